@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import pickle
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -41,7 +42,7 @@ def test_private_material_absent_from_reprs_logs_and_errors(
     loaded = load_private_key(target, PASSWORD)
     texts.append(repr(loaded))
 
-    failing_calls = [
+    failing_calls: list[Callable[[], object]] = [
         lambda: load_private_key(target, b"wrong-password"),
         lambda: PublicKey.from_jwk(pair.private_jwk()),
         lambda: KeyPair.from_jwk({**pair.private_jwk(), "d": pair.private_jwk()["d"][:-2] + "AA"}),

@@ -1,0 +1,81 @@
+"""``mudrika csr``: certificate signing requests bound to an agent's DID."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from mudrika.cli._common import emit_json, err, password_options, read_password
+from mudrika.crypto.keystore import load_private_key, write_file_atomic
+from mudrika.errors import InvalidInput
+from mudrika.identity.csr import create_csr, fingerprint_sha256, self_signed_certificate, to_pem
+from mudrika.identity.did import parse_did
+
+__all__ = ["csr_group"]
+
+
+def default_common_name(did: str) -> str:
+    """did:bindu carries the agent name; for other methods the operator must say it with --cn."""
+    parsed = parse_did(did)
+    if parsed.method == "bindu":
+        parts = parsed.method_specific_id.split(":")
+        if len(parts) == 3 and parts[1]:
+            return parts[1]
+    raise InvalidInput("give the agent name with --cn (the common name is never the DID)", code="missing_cn")
+
+
+@click.group("csr")
+def csr_group() -> None:
+    """Create PKCS#10 CSRs signed by the agent's identity key, with the DID in the subjectAltName."""
+
+
+@csr_group.command("create")
+@click.option("--key", "key_uri", required=True, help="Private key: a path, file:PATH or env:VAR.")
+@click.option("--did", required=True, help="The agent's DID; it goes into the SAN as a URI.")
+@click.option("--cn", help="Common name: the agent's name (≤ 64 characters). Defaults to did:bindu's name part.")
+@click.option("--dns", "dns_names", multiple=True, help="Add a DNS name to the SAN (repeatable).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the CSR PEM here.")
+@click.option(
+    "--self-signed-cert",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write a self-signed development certificate here.",
+)
+@click.option("--days", type=click.IntRange(1, 397), default=30, show_default=True)
+@click.option("--force", is_flag=True, help="Replace existing output files.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON document on stdout.")
+@password_options
+def create(
+    key_uri: str,
+    did: str,
+    cn: str | None,
+    dns_names: tuple[str, ...],
+    out: Path | None,
+    self_signed_cert: Path | None,
+    days: int,
+    force: bool,
+    as_json: bool,
+    password_env: str | None,
+    password_file: Path | None,
+) -> None:
+    """Create a CSR (and optionally a development certificate) for the key and DID."""
+    common_name = cn or default_common_name(did)
+    pair = load_private_key(key_uri, read_password(password_env, password_file))
+    csr = create_csr(pair, agent_name=common_name, did=did, dns_names=dns_names)
+    csr_pem = to_pem(csr)
+    result: dict[str, object] = {"csr_fingerprint": fingerprint_sha256(csr), "common_name": common_name, "did": did}
+    if out is not None:
+        write_file_atomic(out, csr_pem, force=force, private_dir=False)
+        result["csr"] = str(out)
+        err(f"wrote {out}")
+    if self_signed_cert is not None:
+        cert = self_signed_certificate(pair, agent_name=common_name, did=did, dns_names=dns_names, days=days)
+        write_file_atomic(self_signed_cert, to_pem(cert), force=force, private_dir=False)
+        result["certificate"] = str(self_signed_cert)
+        result["certificate_fingerprint"] = fingerprint_sha256(cert)
+        err(f"wrote {self_signed_cert}")
+    if as_json:
+        result["csr_pem"] = csr_pem.decode()
+        emit_json(result)
+    elif out is None:
+        click.echo(csr_pem.decode(), nl=False)

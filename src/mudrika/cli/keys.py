@@ -1,0 +1,68 @@
+"""``mudrika keys``: generate an agent's signing key into a private directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from mudrika.cli._common import emit_json, err, password_options, read_password
+from mudrika.crypto.keys import KeyPair, KeyType
+from mudrika.crypto.keystore import write_file_atomic, write_private_key
+
+__all__ = ["keys_group"]
+
+PRIVATE_KEY_FILE = "private.pem"
+PUBLIC_KEY_FILE = "public.pem"
+
+
+@click.group("keys")
+def keys_group() -> None:
+    """Create and inspect signing keys (Ed25519, P-256, secp256k1, RSA)."""
+
+
+@keys_group.command("generate")
+@click.option(
+    "--type",
+    "key_type",
+    type=click.Choice([t.value for t in KeyType]),
+    default=KeyType.ED25519.value,
+    show_default=True,
+    help="Key type. ed25519 is the smallest and fastest; p256 is the AP2 default for merchants.",
+)
+@click.option("--rsa-bits", type=click.Choice(["2048", "3072", "4096"]), default="2048", show_default=True)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Directory for private.pem (encrypted PKCS#8, mode 0600) and public.pem; created 0700.",
+)
+@click.option("--force", is_flag=True, help="Replace existing key files (default: refuse to overwrite).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON document on stdout.")
+@password_options
+def generate(
+    key_type: str,
+    rsa_bits: str,
+    out_dir: Path,
+    force: bool,
+    as_json: bool,
+    password_env: str | None,
+    password_file: Path | None,
+) -> None:
+    """Generate a key pair; the private key is always written encrypted with your password."""
+    password = read_password(password_env, password_file, confirm=True)
+    pair = KeyPair.generate(KeyType(key_type), rsa_bits=int(rsa_bits))
+    private_path = write_private_key(out_dir / PRIVATE_KEY_FILE, pair, password, force=force)
+    public_path = write_file_atomic(out_dir / PUBLIC_KEY_FILE, pair.public_key.to_pem(), force=force)
+    result = {
+        "key_type": pair.key_type.value,
+        "thumbprint": pair.public_key.thumbprint(),
+        "public_key_multibase": pair.public_key.to_multikey(),
+        "public_jwk": pair.public_key.to_jwk(),
+        "private_key": str(private_path),
+        "public_key": str(public_path),
+    }
+    err(f"wrote {private_path} (encrypted, 0600) and {public_path}")
+    if as_json:
+        emit_json(result)
