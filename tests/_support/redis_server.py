@@ -1,0 +1,127 @@
+"""A real ``redis-server`` on a free loopback port, for integration tests and the replay benchmark.
+
+The server keeps nothing on disk (``--save ''``, no AOF) and runs from a temporary directory.  When
+``redis-server`` is missing the fixture skips, except under CI (``$CI`` set), where it fails so a CI
+run cannot silently skip the distributed replay tests.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests._support.net import free_port
+
+__all__ = ["RedisServer", "redis_server"]
+
+
+def _ping(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+class RedisServer:
+    """One ``redis-server`` process; ``stop()`` and ``start()`` restart it on the same port."""
+
+    def __init__(self, executable: str, port: int, workdir: Path) -> None:
+        self.executable = executable
+        self.port = port
+        self.workdir = workdir
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self, *, timeout: float = 15.0) -> None:
+        if self.running:
+            return
+        self._proc = subprocess.Popen(
+            [
+                self.executable,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--protected-mode",
+                "yes",
+                "--daemonize",
+                "no",
+                "--dir",
+                str(self.workdir),
+                "--loglevel",
+                "warning",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=self.workdir,
+        )
+        deadline = time.monotonic() + timeout
+        while not _ping(self.port):
+            if self._proc.poll() is not None:
+                raise RuntimeError(f"redis-server exited with {self._proc.returncode} on port {self.port}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise TimeoutError(f"redis-server did not answer PING on port {self.port}")
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+def redis_executable() -> str | None:
+    return shutil.which("redis-server")
+
+
+def start_redis_server() -> RedisServer:
+    """Start a server outside pytest (the benchmark); the caller stops it and removes ``workdir``."""
+    executable = redis_executable()
+    if executable is None:
+        raise RuntimeError("redis-server is not installed (scripts/setup.sh installs it)")
+    server = RedisServer(executable, free_port(), Path(tempfile.mkdtemp(prefix="mudrika-redis-")))
+    server.start()
+    return server
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    executable = redis_executable()
+    if executable is None:
+        message = "redis-server is not installed; scripts/setup.sh installs it"
+        if os.environ.get("CI"):
+            pytest.fail(message + " (CI must not skip the Redis tests)")
+        pytest.skip(message)
+    server = RedisServer(executable, free_port(), tmp_path_factory.mktemp("redis"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

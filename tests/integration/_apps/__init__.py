@@ -1,0 +1,1 @@
+"""Small ASGI apps that integration tests serve from separate uvicorn processes."""
