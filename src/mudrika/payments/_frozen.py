@@ -1,0 +1,146 @@
+"""Read-only JSON containers for the raw objects a :class:`~mudrika.payments.models.Received` keeps.
+
+Why: every AP2 binding is a hash over the JSON object *as received*.  If any code could mutate that
+object after it was received, a hash computed later would no longer describe what the peer sent.  So
+the raw object is deep-copied once into these containers and can only be read afterwards.
+
+They subclass ``dict`` and ``list`` (not ``MappingProxyType``/``tuple``) on purpose: RFC 8785
+canonicalisation, ``json.dumps`` and ``isinstance(x, dict)`` checks all keep working on them.  Every
+mutating method raises ``TypeError`` (a programming error, not bad input).  Pickling (a process pool
+in dispute batches) and copying are supported.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn, SupportsIndex
+
+from mudrika.errors import InvalidInput
+
+__all__ = ["FrozenJSONDict", "FrozenJSONList", "freeze", "thaw"]
+
+
+def _read_only(name: str) -> NoReturn:
+    raise TypeError(f"received JSON is read-only ({name}); use .plain() for a mutable copy")
+
+
+class FrozenJSONDict(dict[str, Any]):
+    """A JSON object that cannot be changed after it was built."""
+
+    __slots__ = ()
+
+    def __setitem__(self, key: str, value: Any) -> NoReturn:
+        _read_only("item assignment")
+
+    def __delitem__(self, key: str) -> NoReturn:
+        _read_only("item deletion")
+
+    def __ior__(self, other: Any) -> NoReturn:  # type: ignore[misc]
+        _read_only("|=")
+
+    def clear(self) -> NoReturn:
+        _read_only("clear")
+
+    def pop(self, *args: Any, **kwargs: Any) -> NoReturn:
+        _read_only("pop")
+
+    def popitem(self) -> NoReturn:
+        _read_only("popitem")
+
+    def setdefault(self, *args: Any, **kwargs: Any) -> NoReturn:
+        _read_only("setdefault")
+
+    def update(self, *args: Any, **kwargs: Any) -> NoReturn:
+        _read_only("update")
+
+    def __reduce__(self) -> tuple[type[FrozenJSONDict], tuple[dict[str, Any]]]:
+        return (FrozenJSONDict, (dict(self),))
+
+    def __copy__(self) -> FrozenJSONDict:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> FrozenJSONDict:
+        return self
+
+
+class FrozenJSONList(list[Any]):
+    """A JSON array that cannot be changed after it was built."""
+
+    __slots__ = ()
+
+    def __setitem__(self, index: Any, value: Any) -> NoReturn:
+        _read_only("item assignment")
+
+    def __delitem__(self, index: Any) -> NoReturn:
+        _read_only("item deletion")
+
+    def __iadd__(self, other: Any) -> NoReturn:  # type: ignore[misc]
+        _read_only("+=")
+
+    def __imul__(self, other: SupportsIndex) -> NoReturn:
+        _read_only("*=")
+
+    def append(self, value: Any) -> NoReturn:
+        _read_only("append")
+
+    def extend(self, values: Any) -> NoReturn:
+        _read_only("extend")
+
+    def insert(self, index: SupportsIndex, value: Any) -> NoReturn:
+        _read_only("insert")
+
+    def pop(self, index: SupportsIndex = -1) -> NoReturn:
+        _read_only("pop")
+
+    def remove(self, value: Any) -> NoReturn:
+        _read_only("remove")
+
+    def clear(self) -> NoReturn:
+        _read_only("clear")
+
+    def sort(self, *args: Any, **kwargs: Any) -> NoReturn:
+        _read_only("sort")
+
+    def reverse(self) -> NoReturn:
+        _read_only("reverse")
+
+    def __reduce__(self) -> tuple[type[FrozenJSONList], tuple[list[Any]]]:
+        return (FrozenJSONList, (list(self),))
+
+    def __copy__(self) -> FrozenJSONList:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> FrozenJSONList:
+        return self
+
+
+def freeze(value: Any, *, max_depth: int) -> Any:
+    """Deep-copy a JSON value (already checked to be JSON) into read-only containers.
+
+    ``max_depth`` counts containers like :func:`mudrika.crypto.jcs.loads_strict` does (the top-level
+    container is depth 1); deeper input is ``InvalidInput(code="too_deep")``.
+    """
+    return _freeze(value, 1, max_depth)
+
+
+def _freeze(value: Any, depth: int, max_depth: int) -> Any:
+    if isinstance(value, dict):
+        _check_depth(depth, max_depth)
+        return FrozenJSONDict({key: _freeze(item, depth + 1, max_depth) for key, item in value.items()})
+    if isinstance(value, list | tuple):
+        _check_depth(depth, max_depth)
+        return FrozenJSONList(_freeze(item, depth + 1, max_depth) for item in value)
+    return value
+
+
+def _check_depth(depth: int, max_depth: int) -> None:
+    if depth > max_depth:
+        raise InvalidInput(f"JSON nested deeper than {max_depth} levels", code="too_deep", limit=max_depth)
+
+
+def thaw(value: Any) -> Any:
+    """A plain, mutable deep copy (``dict``/``list``) of a frozen or plain JSON value."""
+    if isinstance(value, dict):
+        return {key: thaw(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [thaw(item) for item in value]
+    return value
