@@ -1,0 +1,108 @@
+"""SD-JWT Disclosures (RFC 9901 §4.2): salts, encoding, decoding and digests.
+
+Why the digest is over the *encoded* string (§4.2.3): JSON has many spellings of one value, and the
+Issuer's signature must commit to exactly one of them.  So a Disclosure is kept as the string it
+arrived as, and every check is made against the digest of that string, never of a re-encoding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from mudrika.crypto._b64 import b64url_decode, b64url_encode
+from mudrika.crypto.jcs import loads_strict
+from mudrika.errors import InvalidInput
+
+__all__ = [
+    "SALT_BYTES",
+    "SD_ALG",
+    "DecodedDisclosure",
+    "Disclosure",
+    "SaltSource",
+    "decode_disclosure",
+    "digest_of",
+    "encode_disclosure",
+    "random_salt",
+]
+
+#: The only ``_sd_alg`` mudrika issues or accepts (§4.1.1: implementations MUST support sha-256).
+SD_ALG: Final = "sha-256"
+#: 128 bits: the RECOMMENDED minimum for the random part of a salt (§9.3).
+SALT_BYTES: Final = 16
+
+SaltSource = Callable[[], str]
+
+
+def random_salt() -> str:
+    """A fresh salt: base64url of 128 bits from the OS CSPRNG (§4.2.1, §9.3)."""
+    return b64url_encode(secrets.token_bytes(SALT_BYTES))
+
+
+def digest_of(text: str) -> str:
+    """base64url(SHA-256(US-ASCII bytes of ``text``)) — §4.2.3 for Disclosures, §4.3.1 for sd_hash."""
+    return b64url_encode(hashlib.sha256(text.encode("ascii")).digest())
+
+
+@dataclass(frozen=True, slots=True)
+class Disclosure:
+    """One Disclosure with where it sits: ``path`` is an RFC 6901 pointer into the processed claims.
+
+    ``name`` is ``None`` for an array element (§4.2.2).  ``parent`` is the digest of the Disclosure
+    whose value holds this one's digest (recursive disclosure, §4.2.6), or ``None`` when the digest
+    sits in the Issuer-signed payload itself.  Salt, value and encoding are kept out of ``repr``:
+    the salt must not leak beyond the Holder (§4.2.1) and the value is personal data.
+    """
+
+    digest: str
+    path: str
+    name: str | None
+    parent: str | None
+    encoded: str = field(repr=False)
+    salt: str = field(repr=False)
+    value: Any = field(repr=False)
+
+
+def encode_disclosure(salt: str, name: str | None, value: Any) -> str:
+    """Build ``[salt, name, value]`` (§4.2.1) or ``[salt, value]`` (§4.2.2) as base64url UTF-8 JSON."""
+    if not isinstance(salt, str) or not salt:
+        raise InvalidInput("salt must be a non-empty string", code="bad_salt")
+    array: list[Any] = [salt, value] if name is None else [salt, name, value]
+    try:
+        text = json.dumps(array, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
+        raise InvalidInput("claim value is not JSON", code="unsupported_type") from None
+    return b64url_encode(text.encode("utf-8"))
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedDisclosure:
+    encoded: str
+    digest: str
+    salt: str
+    name: str | None
+    value: Any
+
+
+def decode_disclosure(encoded: str, *, max_bytes: int, max_depth: int) -> DecodedDisclosure:
+    """Strictly decode one Disclosure: canonical base64url, strict JSON, a 2- or 3-element array
+    whose salt (and claim name) are strings (§4.2.1, §4.2.2).  Where it may sit is checked later."""
+    raw = b64url_decode(encoded, max_len=max_bytes)
+    content = loads_strict(raw, max_bytes=max_bytes, max_depth=max_depth)
+    if not isinstance(content, list) or len(content) not in (2, 3):
+        raise InvalidInput(
+            "disclosure is not a JSON array of two or three elements", code="malformed_disclosure"
+        )
+    salt = content[0]
+    if not isinstance(salt, str):
+        raise InvalidInput("disclosure salt is not a string", code="malformed_disclosure")
+    if len(content) == 2:
+        return DecodedDisclosure(encoded, digest_of(encoded), salt, None, content[1])
+    name = content[1]
+    if not isinstance(name, str):
+        raise InvalidInput("disclosure claim name is not a string", code="malformed_disclosure")
+    return DecodedDisclosure(encoded, digest_of(encoded), salt, name, content[2])
