@@ -18,7 +18,11 @@ from mudrika.cli._common import run_cli
 __all__ = ["cli", "main"]
 
 # Each entry is "module:attribute" of a click command or group added under the root group.
-_COMMANDS: tuple[str, ...] = ()
+_COMMANDS: tuple[str, ...] = (
+    "mudrika.cli.policy:policy_group",
+    "mudrika.cli.jcs:jcs_command",
+    "mudrika.cli.jcs:hash_command",
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
