@@ -174,7 +174,9 @@ def inspect_csr(pem: bytes) -> CsrInfo:
         san = csr.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     except x509.ExtensionNotFound:
         raise InvalidInput("CSR has no subjectAltName", code="bad_csr") from None
-    uris = tuple(uri for uri in san.get_values_for_type(x509.UniformResourceIdentifier) if uri.startswith("did:"))
+    uris = tuple(
+        uri for uri in san.get_values_for_type(x509.UniformResourceIdentifier) if uri.startswith("did:")
+    )
     return CsrInfo(
         common_name=common_name,
         dids=uris,
