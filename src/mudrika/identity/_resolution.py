@@ -1,0 +1,75 @@
+"""Resolution results and the method-driver protocol (W3C DID Resolution, "DID Resolution Result").
+
+Kept apart from ``resolver.py`` so that method modules can return results without importing the
+resolver that imports them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Final, Protocol, runtime_checkable
+
+from mudrika.identity.did import DID
+from mudrika.identity.document import DIDDocument
+
+__all__ = ["CONTENT_TYPE", "MethodDriver", "ResolutionResult", "result"]
+
+#: The representation every driver produces (DID Core §6.2, JSON).
+CONTENT_TYPE: Final = "application/did+json"
+_EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class ResolutionResult:
+    """A resolved DID document with its document metadata and resolution metadata.
+
+    ``document_metadata`` follows DID Core §7.1.3 (``deactivated``, ``created``, ``updated`` …);
+    ``resolution_metadata`` follows §7.1.2 (``contentType``) plus ``method`` and ``driver``.
+    """
+
+    document: DIDDocument
+    document_metadata: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    resolution_metadata: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+
+    @property
+    def deactivated(self) -> bool:
+        """DID Core §7.1.3: a deactivated DID resolves, but none of its keys may be trusted."""
+        return self.document_metadata.get("deactivated") is True
+
+
+def result(
+    document: DIDDocument,
+    *,
+    driver: str,
+    document_metadata: Mapping[str, Any] | None = None,
+) -> ResolutionResult:
+    """Build a result with read-only metadata mappings."""
+    return ResolutionResult(
+        document,
+        MappingProxyType(dict(document_metadata)) if document_metadata else _EMPTY,
+        MappingProxyType({"contentType": CONTENT_TYPE, "method": document.did.method, "driver": driver}),
+    )
+
+
+@runtime_checkable
+class MethodDriver(Protocol):
+    """A DID method implementation the resolver can dispatch to.
+
+    ``methods`` lists the method names it resolves; ``uses_network`` says whether resolving may open
+    a connection (an offline resolver refuses such drivers).  Drivers raise
+    :class:`~mudrika.errors.InvalidInput` for a DID their method cannot parse,
+    :class:`~mudrika.errors.ResolutionError` with a DID Resolution error code (``notFound`` …) and
+    :class:`~mudrika.errors.VerificationError` when a document fails a check.
+    """
+
+    @property
+    def methods(self) -> frozenset[str]: ...
+
+    @property
+    def uses_network(self) -> bool: ...
+
+    def resolve(self, did: DID) -> ResolutionResult: ...
+
+    async def aresolve(self, did: DID) -> ResolutionResult: ...

@@ -1,0 +1,208 @@
+"""DID and DID URL syntax (W3C DID Core 1.0 §3.1 and §3.2, with RFC 3986 for path, query and fragment).
+
+Why a hand-written parser: every identifier an agent presents — a ``kid`` header, a mandate issuer, a
+DID document id — passes through here before anything is looked up, so it must be strict (one
+spelling per identifier, bounded length, percent-encoding checked) and must say *what* was wrong with
+a stable code.  ``str()`` of a parsed value gives back exactly the input: we never normalise, because
+a normalised identifier is a different string from the one that was signed.
+
+Grammar (DID Core §3.1, §3.2)::
+
+    did                = "did:" method-name ":" method-specific-id
+    method-name        = 1*method-char
+    method-char        = %x61-7A / DIGIT
+    method-specific-id = *( *idchar ":" ) 1*idchar
+    idchar             = ALPHA / DIGIT / "." / "-" / "_" / pct-encoded
+    pct-encoded        = "%" HEXDIG HEXDIG
+    did-url            = did path-abempty [ "?" query ] [ "#" fragment ]
+
+and from RFC 3986: ``path-abempty = *( "/" segment )``, ``segment = *pchar``, ``query`` and
+``fragment`` = ``*( pchar / "/" / "?" )``, ``pchar = unreserved / pct-encoded / sub-delims / ":" / "@"``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Final
+
+from mudrika.errors import InvalidInput
+
+__all__ = [
+    "DID",
+    "DIDURL",
+    "MAX_DID_URL_LENGTH",
+    "MAX_METHOD_NAME_LENGTH",
+    "parse_did",
+    "parse_did_url",
+]
+
+#: Longest DID URL we accept.  DID Core sets no limit; ours bounds every lookup and log line.
+MAX_DID_URL_LENGTH: Final = 2048
+#: Longest method name we accept (registered method names are all far shorter).
+MAX_METHOD_NAME_LENGTH: Final = 64
+
+_PCT = r"%[0-9A-Fa-f]{2}"
+_IDCHAR = rf"(?:[A-Za-z0-9._-]|{_PCT})"
+_PCHAR = rf"(?:[A-Za-z0-9._~!$&'()*+,;=:@-]|{_PCT})"
+_METHOD_RE: Final = re.compile(r"[a-z0-9]+")
+_MSID_RE: Final = re.compile(rf"(?:{_IDCHAR}*:)*{_IDCHAR}+")
+_PATH_RE: Final = re.compile(rf"(?:/{_PCHAR}*)*")
+_QUERY_RE: Final = re.compile(rf"(?:{_PCHAR}|[/?])*")
+# One expression for the common, valid case; the component checks below only run to explain a failure.
+_DID_URL_RE: Final = re.compile(
+    rf"did:([a-z0-9]{{1,{MAX_METHOD_NAME_LENGTH}}}):((?:{_IDCHAR}*:)*{_IDCHAR}+)"
+    rf"((?:/{_PCHAR}*)*)(?:\?((?:{_PCHAR}|[/?])*))?(?:#((?:{_PCHAR}|[/?])*))?"
+)
+_BAD_PCT_RE: Final = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+@dataclass(frozen=True, slots=True)
+class DID:
+    """A bare DID: ``did:<method>:<method-specific-id>``."""
+
+    method: str
+    method_specific_id: str
+
+    def __str__(self) -> str:
+        return f"did:{self.method}:{self.method_specific_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class DIDURL:
+    """A DID URL: a DID plus optional path (``path-abempty``, may be ``""``), query and fragment.
+
+    ``query`` and ``fragment`` are ``None`` when absent and ``""`` when present but empty, so that
+    ``str()`` reproduces the input exactly (``did:x:y#`` and ``did:x:y`` are different strings).
+    """
+
+    did: DID
+    path: str = ""
+    query: str | None = None
+    fragment: str | None = None
+
+    def __str__(self) -> str:
+        text = f"did:{self.did.method}:{self.did.method_specific_id}{self.path}"
+        if self.query is not None:
+            text += "?" + self.query
+        if self.fragment is not None:
+            text += "#" + self.fragment
+        return text
+
+    @property
+    def did_str(self) -> str:
+        """The bare DID this URL belongs to, as a string."""
+        return str(self.did)
+
+    @property
+    def is_bare_did(self) -> bool:
+        return not self.path and self.query is None and self.fragment is None
+
+    @classmethod
+    def absolute(cls, ref: str, base_did: DID | str) -> DIDURL:
+        """Resolve a reference found inside a DID document against the document's DID.
+
+        DID Core §3.2.2 allows relative DID URLs in documents (``#key-1``, ``?service=x``,
+        ``/path``); they are relative to the DID of the document.  An absolute DID URL is parsed
+        and returned unchanged — it is *not* forced onto ``base_did``: callers that need the DID to
+        match (the document model does) check ``.did`` themselves.
+        """
+        if not isinstance(ref, str) or not ref:
+            raise InvalidInput("empty DID URL reference", code="empty")
+        if ref.startswith("did:"):
+            return parse_did_url(ref)
+        base = base_did if isinstance(base_did, DID) else parse_did(base_did)
+        if ref[0] not in "#?/":
+            raise InvalidInput(
+                "relative DID URL must start with '#', '?' or '/'", code="not_a_did", ref=ref[:64]
+            )
+        return parse_did_url(str(base) + ref)
+
+
+def _fail(code: str, message: str, text: str) -> InvalidInput:
+    return InvalidInput(message, code=code, did=text[:128])
+
+
+def _explain(text: str) -> InvalidInput:
+    """Say precisely why ``text`` is not a DID URL (only reached when the fast regex failed)."""
+    if not text.startswith("did:"):
+        return _fail("not_a_did", "not a DID: it must start with 'did:'", text)
+    method, sep, rest = text[4:].partition(":")
+    if len(method) > MAX_METHOD_NAME_LENGTH:
+        return _fail("too_long", f"DID method name longer than {MAX_METHOD_NAME_LENGTH} characters", text)
+    if not _METHOD_RE.fullmatch(method):
+        return _fail("bad_method", "DID method name must be 1+ characters of a-z and 0-9", text)
+    if not sep:
+        return _fail("bad_method_specific_id", "DID has no method-specific id after the method", text)
+    cut = len(rest)
+    for delimiter in "/?#":
+        index = rest.find(delimiter)
+        if index != -1:
+            cut = min(cut, index)
+    msid, tail = rest[:cut], rest[cut:]
+    if _BAD_PCT_RE.search(msid):
+        return _fail("bad_percent_encoding", "'%' must be followed by two hex digits", text)
+    if not _MSID_RE.fullmatch(msid):
+        return _fail(
+            "bad_method_specific_id",
+            "method-specific id must be non-empty, use only A-Z a-z 0-9 . - _ %XX and ':' "
+            "separators, and must not end with ':'",
+            text,
+        )
+    before_fragment, _, fragment = tail.partition("#")
+    path, _, query = before_fragment.partition("?")
+    for part, regex, code, label in (
+        (path, _PATH_RE, "bad_path", "path"),
+        (query, _QUERY_RE, "bad_query", "query"),
+        (fragment, _QUERY_RE, "bad_fragment", "fragment"),
+    ):
+        if _BAD_PCT_RE.search(part):
+            return _fail(
+                "bad_percent_encoding", f"'%' in the {label} must be followed by two hex digits", text
+            )
+        if not regex.fullmatch(part):
+            return _fail(code, f"DID URL {label} contains characters RFC 3986 does not allow there", text)
+    # Every component passed on its own, so the combination is what failed; say so generically.
+    return _fail("not_a_did", "not a valid DID URL", text)
+
+
+@lru_cache(maxsize=4096)
+def _parse(text: str) -> DIDURL:
+    match = _DID_URL_RE.fullmatch(text)
+    if match is None:
+        raise _explain(text)
+    method, msid, path, query, fragment = match.groups()
+    return DIDURL(DID(method, msid), path, query, fragment)
+
+
+def parse_did_url(text: str) -> DIDURL:
+    """Parse a DID URL (a bare DID is a DID URL too); raise :class:`InvalidInput` with a precise code.
+
+    Codes: ``empty``, ``not_a_did``, ``too_long``, ``bad_method``, ``bad_method_specific_id``,
+    ``bad_percent_encoding``, ``bad_path``, ``bad_query``, ``bad_fragment``.
+    """
+    if not isinstance(text, str):
+        raise InvalidInput("a DID URL must be a string", code="not_a_did")
+    if not text:
+        raise InvalidInput("empty DID", code="empty")
+    if len(text) > MAX_DID_URL_LENGTH:
+        raise InvalidInput(
+            f"DID URL longer than {MAX_DID_URL_LENGTH} characters",
+            code="too_long",
+            limit=MAX_DID_URL_LENGTH,
+            got=len(text),
+        )
+    return _parse(text)
+
+
+def parse_did(text: str) -> DID:
+    """Parse a bare DID; a DID URL with a path, query or fragment is refused (``not_a_did``)."""
+    url = parse_did_url(text)
+    if not url.is_bare_did:
+        raise InvalidInput(
+            "a DID URL (with path, query or fragment) was given where a bare DID is required",
+            code="not_a_did",
+            did=text[:128],
+        )
+    return url.did

@@ -1,0 +1,188 @@
+"""did:key (W3C CCG did:key Method v0.7) with Multikey (default) or JsonWebKey2020 documents.
+
+Why did:key: the DID *is* the public key (multibase base58btc of multicodec-prefixed key bytes), so
+resolving it needs no network and no trust in anyone's server.  The cost is that it can never rotate.
+
+Format (spec §"Format")::
+
+    did:key:<mb-value>      mb-value := 'z' base58btc( varint(multicodec) || raw-public-key )
+
+Supported multicodecs: ed25519-pub 0xed (32 bytes), secp256k1-pub 0xe7 (33, compressed),
+p256-pub 0x1200 (33, compressed), rsa-pub 0x1205 (PKCS#1 DER), x25519-pub 0xec (32, key agreement
+only).  P-384/P-521/BLS12-381 keys are refused (``unsupportedPublicKeyType``): mudrika does not sign
+with them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+from mudrika.crypto._multibase import base58btc_decode, varint_decode
+from mudrika.crypto.keys import KeyType, PublicKey
+from mudrika.errors import InvalidInput
+from mudrika.identity._resolution import ResolutionResult, result
+from mudrika.identity._x25519 import X25519_MULTICODEC, X25519PublicKey, ed25519_to_x25519
+from mudrika.identity.did import DID, parse_did
+from mudrika.identity.document import AgreementKey, DIDDocument, Purpose
+
+__all__ = [
+    "CONTEXT_DID",
+    "CONTEXT_JWS_2020",
+    "CONTEXT_MULTIKEY",
+    "KeyDriver",
+    "Representation",
+    "create",
+    "decode",
+    "document",
+]
+
+CONTEXT_DID: Final = "https://www.w3.org/ns/did/v1"
+CONTEXT_MULTIKEY: Final = "https://w3id.org/security/multikey/v1"
+CONTEXT_JWS_2020: Final = "https://w3id.org/security/suites/jws-2020/v1"
+
+#: ``multikey``: type ``Multikey`` + ``publicKeyMultibase`` (the spec's recommended default);
+#: ``jwk``: type ``JsonWebKey2020`` + ``publicKeyJwk`` (what older verifiers expect).
+Representation = Literal["multikey", "jwk"]
+
+_SIGNING_PURPOSES: Final[tuple[Purpose, ...]] = (
+    "authentication",
+    "assertionMethod",
+    "capabilityInvocation",
+    "capabilityDelegation",
+)
+# Expected raw key length per multicodec ("Signature Method Creation Algorithm", step 2); None = DER.
+_LENGTHS: Final[dict[int, int | None]] = {0xED: 32, 0xE7: 33, 0x1200: 33, 0x1205: None, X25519_MULTICODEC: 32}
+_TYPES: Final[dict[int, KeyType]] = {
+    0xED: KeyType.ED25519,
+    0xE7: KeyType.SECP256K1,
+    0x1200: KeyType.P256,
+    0x1205: KeyType.RSA,
+}
+_MAX_MULTIBASE: Final = 1600  # an RSA-8192 key; the DID parser caps the whole DID at 2048 anyway
+
+
+def create(public_key: PublicKey | X25519PublicKey) -> str:
+    """``did:key:`` + the key's Multikey encoding."""
+    return "did:key:" + public_key.to_multikey()
+
+
+def decode(did: DID | str) -> AgreementKey:
+    """Decode the public key a did:key carries (spec: "Decode Public Key" + length/validity checks)."""
+    parsed = did if isinstance(did, DID) else parse_did(did)
+    # Document Creation steps 1-2: scheme "did", method "key", a single 'z'-prefixed multibase value.
+    if parsed.method != "key":
+        raise InvalidInput("not a did:key", code="invalidDid", did=str(parsed)[:128])
+    value = parsed.method_specific_id
+    if ":" in value or not value.startswith("z") or len(value) > _MAX_MULTIBASE:
+        raise InvalidInput(
+            "did:key value must be one base58btc multibase string", code="invalidDid", did=str(parsed)[:128]
+        )
+    try:
+        data = base58btc_decode(value[1:])
+        codec, used = varint_decode(data)
+    except InvalidInput:
+        raise InvalidInput(
+            "did:key value is not valid base58btc multicodec", code="invalidDid", did=str(parsed)[:128]
+        ) from None
+    raw = data[used:]
+    if codec not in _LENGTHS:
+        raise InvalidInput(
+            "did:key public key type not supported", code="unsupportedPublicKeyType", codec=hex(codec)
+        )
+    # Signature Method Creation steps 2-3: the length, then that the bytes are a valid key.
+    length = _LENGTHS[codec]
+    if length is not None and len(raw) != length:
+        raise InvalidInput(
+            "did:key public key has the wrong length",
+            code="invalidPublicKeyLength",
+            codec=hex(codec),
+            expected=length,
+            got=len(raw),
+        )
+    if codec == X25519_MULTICODEC:
+        return X25519PublicKey(raw)
+    try:
+        key = PublicKey.from_raw(_TYPES[codec], raw)
+    except InvalidInput as exc:
+        raise InvalidInput(
+            "did:key public key is not valid", code="invalidPublicKey", reason=exc.code
+        ) from None
+    if key.raw != raw:  # e.g. BER where DER is required: one key, one DID
+        raise InvalidInput("did:key public key is not canonically encoded", code="invalidPublicKey")
+    return key
+
+
+def _method(did: str, key: AgreementKey, multibase: str, representation: Representation) -> dict[str, Any]:
+    entry: dict[str, Any] = {"id": f"{did}#{multibase}", "controller": did}
+    if representation == "jwk":
+        entry["type"] = "JsonWebKey2020"
+        entry["publicKeyJwk"] = key.to_jwk()
+    else:
+        entry["type"] = "Multikey"
+        entry["publicKeyMultibase"] = multibase
+    return entry
+
+
+def document(
+    did: DID | str,
+    *,
+    representation: Representation = "multikey",
+    derive_key_agreement: bool = True,
+) -> DIDDocument:
+    """Expand a did:key into its DID document (spec: "Document Creation Algorithm").
+
+    1-2. parse and check the identifier (:func:`decode`);
+    3.   the signature verification method ``<did>#<mb-value>``;
+    4.   document id = the DID;
+    5.   ``verificationMethod`` = [that method];
+    6.   ``authentication``, ``assertionMethod``, ``capabilityInvocation``, ``capabilityDelegation``
+         reference it;
+    7.   with ``derive_key_agreement`` (the spec's ``enableEncryptionKeyDerivation``) an Ed25519 key
+         also gets its X25519 form as a second method, referenced from ``keyAgreement``;
+    8.   ``@context`` = DID v1 + the context of the representation.
+
+    An X25519 did:key has no signature method: its one method is referenced from ``keyAgreement`` only.
+    """
+    parsed = did if isinstance(did, DID) else parse_did(did)
+    key = decode(parsed)  # 1-2
+    did_text = str(parsed)
+    first = _method(did_text, key, parsed.method_specific_id, representation)  # 3
+    methods: list[tuple[dict[str, Any], AgreementKey]] = [(first, key)]  # 5
+    purposes: dict[Purpose, tuple[str, ...]] = {}
+    if isinstance(key, X25519PublicKey):
+        purposes["keyAgreement"] = (first["id"],)
+    else:
+        for purpose in _SIGNING_PURPOSES:  # 6
+            purposes[purpose] = (first["id"],)
+        if derive_key_agreement and key.key_type is KeyType.ED25519:  # 7
+            agreement = ed25519_to_x25519(key)
+            second = _method(did_text, agreement, agreement.to_multikey(), representation)
+            methods.append((second, agreement))
+            purposes["keyAgreement"] = (second["id"],)
+    context = (CONTEXT_DID, CONTEXT_JWS_2020 if representation == "jwk" else CONTEXT_MULTIKEY)  # 8
+    return DIDDocument._assemble(parsed, context, methods, purposes)  # 4: the id is the DID
+
+
+class KeyDriver:
+    """Resolver driver for did:key: pure computation, never touches the network."""
+
+    def __init__(
+        self, *, representation: Representation = "multikey", derive_key_agreement: bool = True
+    ) -> None:
+        self._representation: Representation = representation
+        self._derive = derive_key_agreement
+
+    @property
+    def methods(self) -> frozenset[str]:
+        return frozenset({"key"})
+
+    @property
+    def uses_network(self) -> bool:
+        return False
+
+    def resolve(self, did: DID) -> ResolutionResult:
+        doc = document(did, representation=self._representation, derive_key_agreement=self._derive)
+        return result(doc, driver="key")
+
+    async def aresolve(self, did: DID) -> ResolutionResult:
+        return self.resolve(did)

@@ -1,0 +1,315 @@
+"""The DID Core document model: validation at load time and purpose-bound key lookup."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from mudrika.crypto._multibase import base58btc_encode
+from mudrika.crypto.keys import KeyPair, PublicKey
+from mudrika.errors import InvalidInput, UntrustedKeyError
+from mudrika.identity._x25519 import X25519PublicKey, ed25519_to_x25519
+from mudrika.identity.document import PURPOSES, DIDDocument
+
+DID = "did:example:alice"
+
+
+@pytest.fixture(scope="module")
+def keys() -> dict[str, PublicKey]:
+    return {name: KeyPair.generate(name).public_key for name in ("ed25519", "p256", "secp256k1")}
+
+
+def _document(keys: dict[str, PublicKey]) -> dict[str, Any]:
+    signing = keys["ed25519"]
+    return {
+        "@context": ["https://www.w3.org/ns/did/v1", "https://w3id.org/security/multikey/v1"],
+        "id": DID,
+        "controller": DID,
+        "alsoKnownAs": ["https://alice.example"],
+        "verificationMethod": [
+            {
+                "id": "#key-1",
+                "type": "Multikey",
+                "controller": DID,
+                "publicKeyMultibase": signing.to_multikey(),
+            },
+            {
+                "id": f"{DID}#key-2",
+                "type": "JsonWebKey2020",
+                "controller": DID,
+                "publicKeyJwk": keys["p256"].to_jwk(),
+                "x-note": "kept",
+            },
+            {
+                "id": "#agree",
+                "type": "X25519KeyAgreementKey2020",
+                "controller": DID,
+                "publicKeyMultibase": ed25519_to_x25519(signing).to_multikey(),
+            },
+        ],
+        "authentication": [
+            "#key-1",
+            {
+                "id": "#embedded",
+                "type": "EcdsaSecp256k1VerificationKey2019",
+                "controller": DID,
+                "publicKeyJwk": keys["secp256k1"].to_jwk(),
+            },
+        ],
+        "assertionMethod": [f"{DID}#key-2"],
+        "keyAgreement": ["#agree"],
+        "capabilityInvocation": ["#key-1"],
+        "service": [{"id": "#a2a", "type": "A2AAgent", "serviceEndpoint": "https://alice.example/a2a"}],
+        "x-extension": {"anything": [1, 2, 3]},
+    }
+
+
+def test_key_for_returns_only_keys_authorised_for_the_purpose(keys: dict[str, PublicKey]) -> None:
+    doc = DIDDocument.from_json(_document(keys))
+    assert doc.key_for(f"{DID}#key-1", "authentication") == keys["ed25519"]
+    assert doc.key_for("#key-1", "capabilityInvocation") == keys["ed25519"]
+    assert doc.key_for("#key-2", "assertionMethod") == keys["p256"]
+    assert doc.key_for("#embedded", "authentication") == keys["secp256k1"]
+    agreement = doc.key_for("#agree", "keyAgreement")
+    assert isinstance(agreement, X25519PublicKey)
+    assert agreement == ed25519_to_x25519(keys["ed25519"])
+    with pytest.raises(UntrustedKeyError) as info:
+        doc.key_for("#key-1", "assertionMethod")
+    assert info.value.code == "not_authorised_for_purpose"
+    with pytest.raises(UntrustedKeyError) as info:
+        doc.key_for("#key-2", "capabilityDelegation")
+    assert info.value.code == "not_authorised_for_purpose"
+    with pytest.raises(UntrustedKeyError) as info:
+        doc.key_for("#nope", "authentication")
+    assert info.value.code == "unknown_key"
+    with pytest.raises(UntrustedKeyError) as info:
+        doc.key_for("did:example:bob#key-1", "authentication")
+    assert info.value.code == "unknown_key"
+    with pytest.raises(InvalidInput) as bad:
+        doc.key_for("#key-1", "signing")  # type: ignore[call-overload]
+    assert bad.value.code == "bad_purpose"
+
+
+def test_queries_and_indexes(keys: dict[str, PublicKey]) -> None:
+    doc = DIDDocument.from_json(_document(keys))
+    assert str(doc.did) == DID
+    assert doc.authorised("authentication") == (f"{DID}#key-1", f"{DID}#embedded")
+    assert doc.authorised("capabilityDelegation") == ()
+    assert doc.verification_method("#key-2").type == "JsonWebKey2020"
+    assert set(doc.all_methods) == {f"{DID}#key-1", f"{DID}#key-2", f"{DID}#agree", f"{DID}#embedded"}
+    with pytest.raises(UntrustedKeyError):
+        doc.verification_method("#missing")
+
+
+def test_json_round_trip_keeps_context_and_unknown_properties(keys: dict[str, PublicKey]) -> None:
+    source = _document(keys)
+    doc = DIDDocument.from_json(source)
+    out = doc.to_json()
+    assert out == source
+    assert DIDDocument.from_json(out).to_json() == out
+
+
+def test_document_is_frozen(keys: dict[str, PublicKey]) -> None:
+    doc = DIDDocument.from_json(_document(keys))
+    with pytest.raises(ValidationError):
+        doc.id = "did:example:mallory"
+
+
+def test_x25519_key_is_never_handed_out_for_signing(keys: dict[str, PublicKey]) -> None:
+    source = _document(keys)
+    source["authentication"] = ["#agree"]
+    doc = DIDDocument.from_json(source)
+    with pytest.raises(UntrustedKeyError) as info:
+        doc.key_for("#agree", "authentication")
+    assert info.value.code == "key_type_mismatch"
+
+
+_P256_MULTIKEY = KeyPair.generate("p256").public_key.to_multikey()
+_SHORT_X25519 = "z" + base58btc_encode(b"\xec\x01" + b"\x01" * 10)
+
+
+def _set_method(source: dict[str, Any], index: int, vm_type: str, multibase: str) -> None:
+    source["verificationMethod"][index]["type"] = vm_type
+    source["verificationMethod"][index]["publicKeyMultibase"] = multibase
+
+
+def _mutated(keys: dict[str, PublicKey], change: Any) -> dict[str, Any]:
+    source = copy.deepcopy(_document(keys))
+    change(source)
+    return source
+
+
+@pytest.mark.parametrize(
+    ("change", "code"),
+    [
+        (lambda d: d.__setitem__("assertionMethod", ["#missing"]), "dangling_reference"),
+        (lambda d: d.__setitem__("keyAgreement", ["did:example:bob#agree"]), "dangling_reference"),
+        (lambda d: d["verificationMethod"][1].__setitem__("id", "#key-1"), "duplicate_id"),
+        (lambda d: d["service"][0].__setitem__("id", "#key-1"), "duplicate_id"),
+        (lambda d: d["authentication"][1].__setitem__("id", "#key-1"), "duplicate_id"),
+        (
+            lambda d: d["verificationMethod"][0].__setitem__("id", "did:example:bob#k"),
+            "foreign_verification_method",
+        ),
+        (lambda d: d.__setitem__("id", "alice"), "bad_document_id"),
+        (lambda d: d.__setitem__("id", "did:example:alice#frag"), "bad_document_id"),
+        (lambda d: d.__setitem__("controller", "not-a-did"), "not_a_did"),
+        (lambda d: d["verificationMethod"][0].__setitem__("controller", "nope"), "not_a_did"),
+        (lambda d: d["verificationMethod"][0].pop("publicKeyMultibase"), "missing_key_material"),
+        (
+            lambda d: d["verificationMethod"][1].__setitem__("publicKeyMultibase", "z6Mk"),
+            "ambiguous_key_material",
+        ),
+        (lambda d: d["verificationMethod"][1]["publicKeyJwk"].__setitem__("d", "AAAA"), "private_jwk"),
+        (
+            lambda d: d["verificationMethod"][0].__setitem__("privateKeyMultibase", "z3u2"),
+            "private_key_material",
+        ),
+        (lambda d: d["authentication"][1].__setitem__("privateKeyJwk", {}), "private_key_material"),
+        (lambda d: d.__setitem__("alsoKnownAs", ["https://a.example"] * 65), "too_large"),
+        (lambda d: d["verificationMethod"][0].__setitem__("publicKeyMultibase", "z0OIl"), "bad_multibase"),
+        (lambda d: d["verificationMethod"][0].__setitem__("publicKeyMultibase", "uAAAA"), "bad_multibase"),
+        (lambda d: _set_method(d, 0, "Ed25519VerificationKey2020", _P256_MULTIKEY), "key_type_mismatch"),
+        (lambda d: _set_method(d, 2, "Multikey", _SHORT_X25519), "bad_key"),
+        (lambda d: d["verificationMethod"][1]["publicKeyJwk"].__setitem__("y", "AAAA"), "bad_jwk"),
+        (lambda d: d.__setitem__("verificationMethod", {"id": "#x"}), "bad_did_document"),
+        (lambda d: d.__setitem__("authentication", [5]), "bad_did_document"),
+        (lambda d: d["verificationMethod"][0].__setitem__("type", ""), "bad_verification_method"),
+        (
+            lambda d: d.__setitem__("service", [{"id": "a b", "type": "x", "serviceEndpoint": "y"}]),
+            "bad_did_document",
+        ),
+        (
+            lambda d: d.__setitem__(
+                "verificationMethod",
+                [
+                    {
+                        "id": f"#k{i}",
+                        "type": "Multikey",
+                        "controller": DID,
+                        "publicKeyMultibase": d["verificationMethod"][0]["publicKeyMultibase"],
+                    }
+                    for i in range(65)
+                ],
+            ),
+            "too_large",
+        ),
+    ],
+)
+def test_invalid_documents_are_refused_at_load_time(
+    keys: dict[str, PublicKey], change: Any, code: str
+) -> None:
+    with pytest.raises(InvalidInput) as info:
+        DIDDocument.from_json(_mutated(keys, change))
+    assert info.value.code == code
+
+
+def test_a_document_must_be_an_object() -> None:
+    with pytest.raises(InvalidInput) as info:
+        DIDDocument.from_json(["not", "a", "document"])  # type: ignore[arg-type]
+    assert info.value.code == "bad_did_document"
+
+
+def test_methods_of_a_controller_did_may_be_listed(keys: dict[str, PublicKey]) -> None:
+    source = _document(keys)
+    source["controller"] = [DID, "did:example:org"]
+    source["verificationMethod"].append(
+        {
+            "id": "did:example:org#key-9",
+            "type": "Multikey",
+            "controller": "did:example:org",
+            "publicKeyMultibase": keys["p256"].to_multikey(),
+        }
+    )
+    source["capabilityDelegation"] = ["did:example:org#key-9"]
+    doc = DIDDocument.from_json(source)
+    assert doc.key_for("did:example:org#key-9", "capabilityDelegation") == keys["p256"]
+
+
+def test_methods_we_cannot_use_are_kept_but_yield_no_key() -> None:
+    source = {
+        "id": "did:pkh:eip155:1:0xb9c5714089478a327f09197987f16f9e5d936e8a",
+        "verificationMethod": [
+            {
+                "id": "#blockchainAccountId",
+                "type": "EcdsaSecp256k1RecoveryMethod2020",
+                "controller": "did:pkh:eip155:1:0xb9c5714089478a327f09197987f16f9e5d936e8a",
+                "blockchainAccountId": "eip155:1:0xb9c5714089478a327f09197987f16f9e5d936e8a",
+            },
+            {
+                "id": "#other",
+                "type": "SomeFutureKey2030",
+                "controller": "did:pkh:eip155:1:0xb9c5714089478a327f09197987f16f9e5d936e8a",
+                "publicKeyMultibase": "zUnknownEncoding",
+            },
+        ],
+        "authentication": ["#blockchainAccountId", "#other"],
+    }
+    doc = DIDDocument.from_json(source)
+    with pytest.raises(UntrustedKeyError) as info:
+        doc.key_for("#blockchainAccountId", "authentication")
+    assert info.value.code == "unsupported_method_type"
+    with pytest.raises(UntrustedKeyError) as info:
+        doc.key_for("#other", "authentication")
+    assert info.value.code == "unsupported_method_type"
+
+
+def test_account_id_only_method_of_a_known_type_has_no_public_key() -> None:
+    did = "did:pkh:solana:4sGjMW1sUnHzSxGspuhpqLDx6wiyjNtZ:CKg5d12Jhpej1JqtmxLJgaFqqeYjxgPqToJ4LBdvG9Ev"
+    source = {
+        "id": did,
+        "verificationMethod": [
+            {
+                "id": "#c",
+                "type": "Ed25519VerificationKey2018",
+                "controller": did,
+                "blockchainAccountId": "solana:x",
+            }
+        ],
+        "assertionMethod": ["#c"],
+    }
+    doc = DIDDocument.from_json(source)
+    with pytest.raises(UntrustedKeyError) as info:
+        doc.key_for("#c", "assertionMethod")
+    assert info.value.code == "no_public_key"
+
+
+def test_legacy_base58_key_material_is_read_for_the_types_that_define_it(keys: dict[str, PublicKey]) -> None:
+    source: dict[str, Any] = {
+        "id": DID,
+        "verificationMethod": [
+            {
+                "id": "#k",
+                "type": "Ed25519VerificationKey2018",
+                "controller": DID,
+                "publicKeyBase58": base58btc_encode(keys["ed25519"].raw),
+            },
+            {
+                "id": "#p",
+                "type": "P256Key2021",
+                "controller": DID,
+                "publicKeyBase58": base58btc_encode(keys["p256"].raw),
+            },
+        ],
+        "assertionMethod": ["#k", "#p"],
+    }
+    doc = DIDDocument.from_json(source)
+    assert doc.key_for("#k", "assertionMethod") == keys["ed25519"]
+    assert doc.key_for("#p", "assertionMethod") == keys["p256"]
+    source["verificationMethod"][0]["type"] = "Multikey"  # base58 has no codec: Multikey cannot use it
+    with pytest.raises(InvalidInput) as info:
+        DIDDocument.from_json(source)
+    assert info.value.code == "bad_verification_method"
+
+
+def test_every_purpose_name_is_a_relationship() -> None:
+    assert PURPOSES == (
+        "authentication",
+        "assertionMethod",
+        "keyAgreement",
+        "capabilityInvocation",
+        "capabilityDelegation",
+    )
