@@ -22,6 +22,10 @@ _COMMANDS: tuple[str, ...] = (
     "mudrika.cli.policy:policy_group",
     "mudrika.cli.jcs:jcs_command",
     "mudrika.cli.jcs:hash_command",
+    "mudrika.cli.keys:keys_group",
+    "mudrika.cli.did:did_group",
+    "mudrika.cli.csr:csr_group",
+    "mudrika.cli.provision:provision_command",
 )
 
 

@@ -33,7 +33,9 @@ def csr_group() -> None:
 @csr_group.command("create")
 @click.option("--key", "key_uri", required=True, help="Private key: a path, file:PATH or env:VAR.")
 @click.option("--did", required=True, help="The agent's DID; it goes into the SAN as a URI.")
-@click.option("--cn", help="Common name: the agent's name (≤ 64 characters). Defaults to did:bindu's name part.")
+@click.option(
+    "--cn", help="Common name: the agent's name (≤ 64 characters). Defaults to did:bindu's name part."
+)
 @click.option("--dns", "dns_names", multiple=True, help="Add a DNS name to the SAN (repeatable).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the CSR PEM here.")
 @click.option(
@@ -63,7 +65,11 @@ def create(
     pair = load_private_key(key_uri, read_password(password_env, password_file))
     csr = create_csr(pair, agent_name=common_name, did=did, dns_names=dns_names)
     csr_pem = to_pem(csr)
-    result: dict[str, object] = {"csr_fingerprint": fingerprint_sha256(csr), "common_name": common_name, "did": did}
+    result: dict[str, object] = {
+        "csr_fingerprint": fingerprint_sha256(csr),
+        "common_name": common_name,
+        "did": did,
+    }
     if out is not None:
         write_file_atomic(out, csr_pem, force=force, private_dir=False)
         result["csr"] = str(out)

@@ -1,0 +1,138 @@
+"""``mudrika did``: create a DID for a key, or resolve one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, cast
+
+import click
+
+from mudrika.cli._common import emit_json, err, password_options, read_password
+from mudrika.crypto.jcs import loads_strict
+from mudrika.crypto.keys import PublicKey
+from mudrika.crypto.keystore import load_private_key, write_file_atomic
+from mudrika.errors import InvalidInput
+from mudrika.identity.methods import web
+from mudrika.identity.provision import DidMethod, agent_document, create_did
+from mudrika.identity.resolver import DIDResolver
+
+__all__ = ["did_group"]
+
+_MAX_KEY_FILE = 64 * 1024
+_MAX_SNAPSHOT = 10 * 1024 * 1024
+
+
+def _public_key(path: Path, password_env: str | None, password_file: Path | None) -> PublicKey:
+    """A public PEM is used as is; a private key file is unlocked only to derive its public half."""
+    try:
+        data = path.read_bytes()[: _MAX_KEY_FILE + 1]
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}", code="not_found") from None
+    if b"PRIVATE KEY" in data:
+        return load_private_key(path, read_password(password_env, password_file)).public_key
+    return PublicKey.from_pem(data)
+
+
+@click.group("did")
+def did_group() -> None:
+    """Create and resolve DIDs (did:key, did:jwk, did:web, did:bindu; others through didkit)."""
+
+
+@did_group.command("create")
+@click.option("--method", type=click.Choice(["key", "jwk", "web", "bindu"]), default="key", show_default=True)
+@click.option(
+    "--key",
+    "key_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="public.pem, or the private key (then a password source is needed).",
+)
+@click.option("--author", help="did:bindu: the author (e.g. an e-mail address; sanitised the Bindu way).")
+@click.option("--name", "agent_name", help="did:bindu: the agent name.")
+@click.option("--host", help="did:web: the domain that serves did.json.")
+@click.option("--path", "web_path", help="did:web: optional path, e.g. agents/payments.")
+@click.option("--port", type=click.IntRange(1, 65535), help="did:web: optional port.")
+@click.option("--endpoint", help="did:web/did:bindu: the agent's A2A endpoint, listed as a service.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write the DID document here (did:web: at its .well-known/ or path location).",
+)
+@click.option("--force", is_flag=True, help="Replace an existing document file.")
+@click.option("--json", "as_json", is_flag=True, help="Print {did, did_document} as one JSON document.")
+@password_options
+def create(
+    method: str,
+    key_path: Path,
+    author: str | None,
+    agent_name: str | None,
+    host: str | None,
+    web_path: str | None,
+    port: int | None,
+    endpoint: str | None,
+    out: Path | None,
+    force: bool,
+    as_json: bool,
+    password_env: str | None,
+    password_file: Path | None,
+) -> None:
+    """Derive the DID and DID document for a key."""
+    public = _public_key(key_path, password_env, password_file)
+    did = create_did(
+        public,
+        cast(DidMethod, method),
+        author=author,
+        agent_name=agent_name,
+        web_host=host,
+        web_path=web_path,
+        web_port=port,
+    )
+    document = agent_document(did, public, endpoint=endpoint)
+    if out is not None:
+        if method == "web":
+            written = web.write_document(did, document, out, force=force)
+        else:
+            data = (json.dumps(document.to_json(), indent=2, ensure_ascii=False) + "\n").encode()
+            written = write_file_atomic(out / "did.json", data, force=force, private_dir=False)
+        err(f"wrote {written}")
+    if as_json:
+        emit_json({"did": did, "did_document": document.to_json()})
+    else:
+        click.echo(did)
+
+
+@did_group.command("resolve")
+@click.argument("did")
+@click.option(
+    "--snapshot",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Resolve offline from this JSON file mapping DIDs to DID documents (never touches the network).",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the full resolution result (document + metadata)."
+)
+def resolve(did: str, snapshot: Path | None, as_json: bool) -> None:
+    """Resolve DID to its DID document (did:key/did:jwk locally, did:web over HTTPS, others via didkit)."""
+    if snapshot is not None:
+        try:
+            raw = snapshot.read_bytes()
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {snapshot}: {exc.strerror}", code="not_found") from None
+        documents: Any = loads_strict(raw, max_bytes=_MAX_SNAPSHOT)
+        if not isinstance(documents, dict):
+            raise InvalidInput("a snapshot is a JSON object mapping DIDs to documents", code="bad_snapshot")
+        resolver = DIDResolver.offline(documents)
+    else:
+        resolver = DIDResolver()
+    result = resolver.resolve(did)
+    if as_json:
+        emit_json(
+            {
+                "didDocument": result.document.to_json(),
+                "didDocumentMetadata": dict(result.document_metadata),
+                "didResolutionMetadata": dict(result.resolution_metadata),
+            }
+        )
+    else:
+        click.echo(json.dumps(result.document.to_json(), indent=2, ensure_ascii=False))

@@ -1,0 +1,97 @@
+"""``mudrika provision``: give an agent its key, DID, DID document, CSR and AgentIdentity JSON."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import cast
+
+import click
+
+from mudrika.cli._common import emit_json, err, password_options, read_password
+from mudrika.crypto.keys import KeyType
+from mudrika.identity.provision import DidMethod, provision
+
+__all__ = ["provision_command"]
+
+
+@click.command("provision")
+@click.option("--name", required=True, help="The agent's name (≤ 64 characters): the CSR's common name.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Directory for the agent's files; created with mode 0700.",
+)
+@click.option(
+    "--type",
+    "key_type",
+    type=click.Choice([t.value for t in KeyType]),
+    default="ed25519",
+    show_default=True,
+    help="Key type of a NEW key (an existing key is always reused).",
+)
+@click.option("--rsa-bits", type=click.Choice(["2048", "3072", "4096"]), default="2048", show_default=True)
+@click.option(
+    "--method",
+    type=click.Choice(["key", "jwk", "web", "bindu"]),
+    default="key",
+    show_default=True,
+    help="DID method: key/jwk (self-contained), web (served over HTTPS), bindu (self-certifying, "
+    "needs --author).",
+)
+@click.option("--author", help="did:bindu: the author, e.g. an e-mail address.")
+@click.option("--host", help="did:web: the domain that will serve did.json.")
+@click.option("--path", "web_path", help="did:web: optional path under the domain.")
+@click.option("--port", type=click.IntRange(1, 65535), help="did:web: optional port.")
+@click.option("--endpoint", help="The agent's A2A endpoint (https://…), listed as a DID document service.")
+@click.option("--agentdns-url", help="The agent's AgentDNS URL (https://…), recorded in the AgentIdentity.")
+@click.option("--dns", "dns_names", multiple=True, help="DNS name for the CSR's subjectAltName (repeatable).")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the AgentIdentity as one JSON document on stdout."
+)
+@password_options
+def provision_command(
+    name: str,
+    out_dir: Path,
+    key_type: str,
+    rsa_bits: str,
+    method: str,
+    author: str | None,
+    host: str | None,
+    web_path: str | None,
+    port: int | None,
+    endpoint: str | None,
+    agentdns_url: str | None,
+    dns_names: tuple[str, ...],
+    as_json: bool,
+    password_env: str | None,
+    password_file: Path | None,
+) -> None:
+    """Create (or reuse) the agent's encrypted key and write did.json, agent.csr and identity.json.
+
+    Re-running is safe: an existing private.pem is unlocked and reused, never replaced, so the DID stays
+    the same; only the files derived from the key are rewritten.
+    """
+    password = read_password(password_env, password_file, confirm=not (out_dir / "private.pem").exists())
+    result = provision(
+        name=name,
+        out_dir=out_dir,
+        password=password,
+        key_type=KeyType(key_type),
+        rsa_bits=int(rsa_bits),
+        method=cast(DidMethod, method),
+        author=author,
+        web_host=host,
+        web_path=web_path,
+        web_port=port,
+        endpoint=endpoint,
+        agentdns_url=agentdns_url,
+        dns_names=dns_names,
+    )
+    verb = "created a new" if result.key_created else "reused the existing"
+    err(f"{verb} {key_type} key; DID {result.identity.did}")
+    for label, path in result.files.items():
+        err(f"  {label:13} {path}")
+    if as_json:
+        emit_json(result.identity.to_json())
