@@ -1,0 +1,194 @@
+"""A2A JSON-RPC methods and HTTP+JSON routes, mapped to the operation names the policy speaks.
+
+Why one canonical name per operation: agent cards and policy files name operations the way A2A 0.3
+named its JSON-RPC methods (``message/send``, ``tasks/get`` ...).  A2A 1.0 renamed the methods
+(``SendMessage``, ``GetTask`` ...) and added an HTTP+JSON binding whose routes carry the operation in
+the path (``POST /message:send``).  A server built with ``a2a-sdk`` 1.x answers all three at once
+(1.0 JSON-RPC, 0.3 JSON-RPC under ``enable_v0_3_compat``, and REST), so the middleware must reach the
+same decision whichever spelling a caller uses: a viewer who may not ``message/send`` must not get
+through as ``SendMessage`` or ``POST /v1/message:send``.
+
+The REST table mirrors ``a2a.server.routes.rest_routes.create_rest_routes`` and the 0.3
+``REST03Adapter`` in a2a-sdk 1.3 *including their order*: Starlette takes the first route whose path
+and method both match, and a path parameter matches ``[^/]+`` (so ``GET /tasks/x:cancel`` is a
+``GetTask`` for id ``x:cancel``).  Matching the same way is what keeps the operation we authorise
+equal to the handler the application runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final
+
+__all__ = [
+    "A2A_V03_METHODS",
+    "A2A_V10_METHODS",
+    "OPERATIONS",
+    "REST_ROUTES",
+    "STREAMING_OPERATIONS",
+    "RestRoute",
+    "operation_for_method",
+    "operation_for_route",
+]
+
+# --- canonical operations (the A2A 0.3 method names, plus the task/context extensions) ----------
+
+SEND: Final = "message/send"
+STREAM: Final = "message/stream"
+GET_TASK: Final = "tasks/get"
+LIST_TASKS: Final = "tasks/list"
+CANCEL_TASK: Final = "tasks/cancel"
+RESUBSCRIBE: Final = "tasks/resubscribe"
+PUSH_SET: Final = "tasks/pushNotificationConfig/set"
+PUSH_GET: Final = "tasks/pushNotificationConfig/get"
+PUSH_LIST: Final = "tasks/pushNotificationConfig/list"
+PUSH_DELETE: Final = "tasks/pushNotificationConfig/delete"
+EXTENDED_CARD: Final = "agent/getAuthenticatedExtendedCard"
+
+#: A2A 0.3 JSON-RPC method names (each is its own canonical operation).
+A2A_V03_METHODS: Final[frozenset[str]] = frozenset(
+    {
+        SEND,
+        STREAM,
+        GET_TASK,
+        LIST_TASKS,
+        CANCEL_TASK,
+        RESUBSCRIBE,
+        "tasks/feedback",
+        "contexts/list",
+        "contexts/clear",
+        PUSH_SET,
+        PUSH_GET,
+        PUSH_LIST,
+        PUSH_DELETE,
+        EXTENDED_CARD,
+    }
+)
+
+#: A2A 1.0 JSON-RPC method names as a2a-sdk 1.3 dispatches them -> canonical operation.
+A2A_V10_METHODS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "SendMessage": SEND,
+        "SendStreamingMessage": STREAM,
+        "GetTask": GET_TASK,
+        "ListTasks": LIST_TASKS,
+        "CancelTask": CANCEL_TASK,
+        "SubscribeToTask": RESUBSCRIBE,
+        "CreateTaskPushNotificationConfig": PUSH_SET,
+        "GetTaskPushNotificationConfig": PUSH_GET,
+        "ListTaskPushNotificationConfigs": PUSH_LIST,
+        "DeleteTaskPushNotificationConfig": PUSH_DELETE,
+        "GetExtendedAgentCard": EXTENDED_CARD,
+    }
+)
+
+#: Every canonical operation this module can produce.
+OPERATIONS: Final[frozenset[str]] = A2A_V03_METHODS
+
+#: Operations whose answer is a Server-Sent Events stream rather than one JSON document.
+STREAMING_OPERATIONS: Final[frozenset[str]] = frozenset({STREAM, RESUBSCRIBE})
+
+_METHODS: Final[dict[str, str]] = {name: name for name in A2A_V03_METHODS} | dict(A2A_V10_METHODS)
+
+
+def operation_for_method(method: str) -> str | None:
+    """The canonical operation for a JSON-RPC method of either generation, or None if unknown.
+
+    Exact, case-sensitive match: ``sendmessage`` is not ``SendMessage`` (a2a-sdk does not fold case
+    either, and a mapping that folded case would authorise calls the app then refuses or, worse,
+    routes differently).
+    """
+    return _METHODS.get(method)
+
+
+# --- HTTP+JSON (REST) binding --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RestRoute:
+    """One REST route: HTTP method, path template (Starlette syntax) and the operation it performs."""
+
+    method: str
+    template: str
+    operation: str
+    pattern: re.Pattern[str]
+
+
+_PARAM = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
+_SEGMENT = "[^/]+"  # Starlette's default path convertor: one non-empty segment
+
+
+def _route(method: str, template: str, operation: str) -> RestRoute:
+    parts = _PARAM.split(template)
+    regex = _SEGMENT.join(re.escape(part) for part in parts)
+    return RestRoute(method, template, operation, re.compile(f"^{regex}$"))
+
+
+def _v10_routes(prefix: str) -> tuple[RestRoute, ...]:
+    # Order and content as in a2a-sdk 1.3 create_rest_routes (base_routes).  The same list is also
+    # mounted under "/{tenant}", which is ``_v10_routes("/{tenant}" + prefix)``.
+    return (
+        _route("POST", f"{prefix}/message:send", SEND),
+        _route("POST", f"{prefix}/message:stream", STREAM),
+        _route("POST", f"{prefix}/tasks/{{id}}:cancel", CANCEL_TASK),
+        _route("GET", f"{prefix}/tasks/{{id}}:subscribe", RESUBSCRIBE),
+        _route("POST", f"{prefix}/tasks/{{id}}:subscribe", RESUBSCRIBE),
+        _route("GET", f"{prefix}/tasks/{{id}}", GET_TASK),
+        _route("GET", f"{prefix}/tasks/{{id}}/pushNotificationConfigs/{{push_id}}", PUSH_GET),
+        _route("DELETE", f"{prefix}/tasks/{{id}}/pushNotificationConfigs/{{push_id}}", PUSH_DELETE),
+        _route("POST", f"{prefix}/tasks/{{id}}/pushNotificationConfigs", PUSH_SET),
+        _route("GET", f"{prefix}/tasks/{{id}}/pushNotificationConfigs", PUSH_LIST),
+        _route("GET", f"{prefix}/tasks", LIST_TASKS),
+        _route("GET", f"{prefix}/extendedAgentCard", EXTENDED_CARD),
+    )
+
+
+def _v03_routes(prefix: str) -> tuple[RestRoute, ...]:
+    # a2a-sdk 1.3 REST03Adapter.routes(), registered before the 1.0 routes when v0.3 compat is on.
+    v1 = f"{prefix}/v1"
+    return (
+        _route("POST", f"{v1}/message:send", SEND),
+        _route("POST", f"{v1}/message:stream", STREAM),
+        _route("POST", f"{v1}/tasks/{{id}}:cancel", CANCEL_TASK),
+        _route("GET", f"{v1}/tasks/{{id}}:subscribe", RESUBSCRIBE),
+        _route("POST", f"{v1}/tasks/{{id}}:subscribe", RESUBSCRIBE),
+        _route("GET", f"{v1}/tasks/{{id}}", GET_TASK),
+        _route("GET", f"{v1}/tasks/{{id}}/pushNotificationConfigs/{{push_id}}", PUSH_GET),
+        _route("POST", f"{v1}/tasks/{{id}}/pushNotificationConfigs", PUSH_SET),
+        _route("GET", f"{v1}/tasks/{{id}}/pushNotificationConfigs", PUSH_LIST),
+        _route("GET", f"{v1}/card", EXTENDED_CARD),
+    )
+
+
+#: The REST routes with no path prefix, in the order a2a-sdk registers them (0.3, 1.0, tenant mount).
+REST_ROUTES: Final[tuple[RestRoute, ...]] = _v03_routes("") + _v10_routes("") + _v10_routes("/{tenant}")
+_BY_PREFIX: dict[str, tuple[RestRoute, ...]] = {"": REST_ROUTES}
+_MAX_PREFIXES: Final = 16
+
+
+def _routes_for(prefix: str) -> tuple[RestRoute, ...]:
+    # Starlette order: the v0.3 routes, the 1.0 routes, then the Mount("/{tenant}") of the 1.0 routes.
+    routes = _BY_PREFIX.get(prefix)
+    if routes is None:
+        routes = _v03_routes(prefix) + _v10_routes(prefix) + _v10_routes("/{tenant}" + prefix)
+        if len(_BY_PREFIX) < _MAX_PREFIXES:
+            _BY_PREFIX[prefix] = routes
+    return routes
+
+
+def operation_for_route(method: str, path: str, *, prefix: str = "") -> str | None:
+    """The operation a REST request performs, or None when no A2A route matches (deny).
+
+    ``path`` is the ASGI route path (``scope["path"]`` without ``root_path``); ``prefix`` is the
+    ``path_prefix`` given to ``create_rest_routes``.  The first route whose path *and* method match
+    wins, the ``/{tenant}`` mount of the 1.0 routes last.  ``HEAD`` is matched as ``GET``, as
+    Starlette does.
+    """
+    verb = "GET" if method == "HEAD" else method
+    for route in _routes_for(prefix):
+        if route.method == verb and route.pattern.match(path):
+            return route.operation
+    return None

@@ -1,0 +1,158 @@
+"""Access-token attack matrix: one test per attack, each asserting the exact JSON-RPC code.
+
+Codes (mudrika.trust.jsonrpc): -32010 invalid token, -32011 expired / not yet valid, -32012 bad
+signature.  Boundary rule, made explicit: with leeway L a token is refused from ``exp + L`` on, so a
+token that expired exactly 30 s ago is refused with leeway 30 (and 29 s ago is accepted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+
+from mudrika.crypto.keys import KeyPair
+from mudrika.trust.jsonrpc import code_for
+from mudrika.trust.jwks import JwksCache
+from mudrika.trust.tokens import AccessTokenVerifier
+from tests._support.tokenfactory import Clock, LocalRealm, compact, hs256_with
+
+pytestmark = pytest.mark.security
+
+INVALID_TOKEN = -32010
+TOKEN_EXPIRED = -32011
+INVALID_SIGNATURE = -32012
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock(1_700_000_000.0)
+
+
+@pytest.fixture
+def realm(clock: Clock) -> LocalRealm:
+    return LocalRealm(clock)
+
+
+@pytest.fixture
+def verifier(realm: LocalRealm, clock: Clock) -> Iterator[AccessTokenVerifier]:
+    sync_client, async_client = realm.clients()
+    jwks = JwksCache(
+        jwks_uri=realm.jwks_uri,
+        algorithms={"RS256"},
+        clock=clock,
+        http_client=sync_client,
+        async_http_client=async_client,
+    )
+    yield AccessTokenVerifier(
+        issuer=realm.issuer, audience=realm.audience, azp_allowlist=None, jwks=jwks, clock=clock, leeway=30
+    )
+    sync_client.close()
+
+
+def _code(verifier: AccessTokenVerifier, token: str) -> int:
+    with pytest.raises(Exception) as info:  # noqa: PT011 - the code is what is asserted
+        verifier.verify(token)
+    return int(code_for(info.value))
+
+
+def _header(realm: LocalRealm, **extra: Any) -> dict[str, Any]:
+    return {"alg": "RS256", "typ": "JWT", "kid": realm.signing_kid, **extra}
+
+
+def test_alg_none(verifier: AccessTokenVerifier, realm: LocalRealm) -> None:
+    token = compact(_header(realm, alg="none"), realm.claims(), None, "none")
+    assert _code(verifier, token) == INVALID_TOKEN
+
+
+def test_hs256_signed_with_the_rsa_public_key(verifier: AccessTokenVerifier, realm: LocalRealm) -> None:
+    public_pem = (
+        realm.keys["k1"]
+        .public_key.to_cryptography()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
+    token = hs256_with(public_pem, _header(realm, alg="HS256"), realm.claims())
+    assert _code(verifier, token) == INVALID_TOKEN
+
+
+def test_attacker_key_with_the_same_kid(verifier: AccessTokenVerifier, realm: LocalRealm) -> None:
+    attacker = KeyPair.generate("rsa")
+    assert _code(verifier, realm.token(key=attacker)) == INVALID_SIGNATURE
+
+
+def test_embedded_jwk_header(verifier: AccessTokenVerifier, realm: LocalRealm) -> None:
+    attacker = KeyPair.generate("rsa")
+    token = realm.token(key=attacker, header={"jwk": attacker.public_key.to_jwk()})
+    assert _code(verifier, token) == INVALID_TOKEN
+
+
+def test_jku_header(verifier: AccessTokenVerifier, realm: LocalRealm) -> None:
+    token = realm.token(header={"jku": "https://attacker.test/jwks.json"})
+    assert _code(verifier, token) == INVALID_TOKEN
+
+
+def test_x5u_header(verifier: AccessTokenVerifier, realm: LocalRealm) -> None:
+    token = realm.token(header={"x5u": "https://attacker.test/cert.pem"})
+    assert _code(verifier, token) == INVALID_TOKEN
+
+
+def test_no_kid(verifier: AccessTokenVerifier, realm: LocalRealm) -> None:
+    assert _code(verifier, realm.token(header={"kid": None})) == INVALID_TOKEN
+
+
+def test_expired_by_30s_with_leeway_30_is_at_the_boundary_and_refused(
+    verifier: AccessTokenVerifier, realm: LocalRealm, clock: Clock
+) -> None:
+    now = int(clock())
+    assert _code(verifier, realm.token(exp=now - 30, iat=now - 330)) == TOKEN_EXPIRED
+    # One second inside the leeway is still accepted: the boundary itself is what is refused.
+    assert verifier.verify(realm.token(exp=now - 29, iat=now - 329)).principal.subject
+
+
+def test_expired_by_120s(verifier: AccessTokenVerifier, realm: LocalRealm, clock: Clock) -> None:
+    now = int(clock())
+    assert _code(verifier, realm.token(exp=now - 120, iat=now - 420)) == TOKEN_EXPIRED
+
+
+def test_no_exp(verifier: AccessTokenVerifier, realm: LocalRealm) -> None:
+    assert _code(verifier, realm.token(exp=None)) == INVALID_TOKEN
+
+
+def test_nbf_in_the_future(verifier: AccessTokenVerifier, realm: LocalRealm, clock: Clock) -> None:
+    assert _code(verifier, realm.token(nbf=int(clock()) + 120)) == TOKEN_EXPIRED
+
+
+def test_wrong_aud(verifier: AccessTokenVerifier, realm: LocalRealm) -> None:
+    assert _code(verifier, realm.token(aud=["payments-api", "account"])) == INVALID_TOKEN
+
+
+def test_missing_aud(verifier: AccessTokenVerifier, realm: LocalRealm) -> None:
+    assert _code(verifier, realm.token(aud=None)) == INVALID_TOKEN
+
+
+def test_wrong_iss(verifier: AccessTokenVerifier, realm: LocalRealm) -> None:
+    assert _code(verifier, realm.token(iss="https://idp.test/realms/other")) == INVALID_TOKEN
+
+
+def test_ps256_on_an_rs256_key(verifier: AccessTokenVerifier, realm: LocalRealm) -> None:
+    assert _code(verifier, realm.token(alg="PS256")) == INVALID_TOKEN
+
+
+def test_id_token(verifier: AccessTokenVerifier, realm: LocalRealm) -> None:
+    token = realm.token(
+        typ="ID", aud="agent-gateway", azp="agent-gateway", realm_access=None, resource_access=None
+    )
+    assert _code(verifier, token) == INVALID_TOKEN
+
+
+def test_refresh_token(verifier: AccessTokenVerifier, realm: LocalRealm) -> None:
+    token = realm.token(typ="Refresh", aud=realm.issuer, realm_access=None, resource_access=None)
+    assert _code(verifier, token) == INVALID_TOKEN
+
+
+def test_oversized_token(verifier: AccessTokenVerifier, realm: LocalRealm) -> None:
+    token = realm.token(padding="A" * 20_000)
+    assert len(token) > 16 * 1024
+    assert _code(verifier, token) == INVALID_TOKEN
