@@ -26,6 +26,8 @@ _COMMANDS: tuple[str, ...] = (
     "mudrika.cli.did:did_group",
     "mudrika.cli.csr:csr_group",
     "mudrika.cli.provision:provision_command",
+    "mudrika.cli.mandate:mandate_group",
+    "mudrika.cli.dispute:dispute_group",
 )
 
 

@@ -16,6 +16,13 @@ from mudrika.errors import InvalidInput
 __all__ = ["b64url_decode", "b64url_encode"]
 
 _ALPHABET = re.compile(r"[A-Za-z0-9_-]*")
+_TO_STANDARD = bytes.maketrans(b"-_", b"+/")
+_VALUE = {
+    char: index
+    for index, char in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+}
+_SPARE_BITS = {2: 0x0F, 3: 0x03}
+_PADDING = {0: b"", 2: b"==", 3: b"="}
 
 
 def b64url_encode(data: bytes) -> str:
@@ -31,12 +38,11 @@ def b64url_decode(text: str | bytes, *, max_len: int = 1 << 20) -> bytes:
             raise InvalidInput("base64url value is not ASCII", code="bad_base64url") from None
     if len(text) > max_len:
         raise InvalidInput("base64url value too long", code="too_large", limit=max_len)
-    if len(text) % 4 == 1 or _ALPHABET.fullmatch(text) is None:
+    remainder = len(text) % 4
+    if remainder == 1 or _ALPHABET.fullmatch(text) is None:
         raise InvalidInput("malformed base64url value", code="bad_base64url")
-    try:
-        data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    except (binascii.Error, ValueError):
-        raise InvalidInput("malformed base64url value", code="bad_base64url") from None
-    if b64url_encode(data) != text:
+    # Canonical form (RFC 4648 §3.5): the bits of the last character that fall beyond the final byte
+    # must be zero, otherwise several strings would decode to the same bytes.
+    if remainder and _VALUE[text[-1]] & _SPARE_BITS[remainder]:
         raise InvalidInput("non-canonical base64url value", code="bad_base64url")
-    return data
+    return binascii.a2b_base64(text.encode("ascii").translate(_TO_STANDARD) + _PADDING[remainder])

@@ -22,6 +22,7 @@ import json
 import warnings
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Final
 
 from joserfc import jws as _joserfc_jws
@@ -55,6 +56,11 @@ _MAX_HEADER_BYTES: Final = 4096
 _MAX_LEEWAY: Final = 300.0
 #: Headers that would let the token choose its own verification key.  Never honoured (DESIGN.md).
 FORBIDDEN_HEADERS: Final = frozenset({"jku", "x5u", "x5c", "jwk"})
+#: Every token a key signs carries the same encoded protected header, so the result of decoding and
+#: checking it (steps 2-5 of RFC 7515 §5.2) is remembered per exact header segment.  Only headers that
+#: passed, and only those without "crit", are kept; the map is bounded and simply cleared when full.
+_CHECKED_HEADERS: dict[str, tuple[Mapping[str, Any], str]] = {}
+_MAX_CHECKED_HEADERS: Final = 1024
 #: JWK members that describe how a key may be used rather than the key itself (RFC 7517 §4).
 _JWK_METADATA: Final = frozenset(
     {"use", "key_ops", "alg", "kid", "x5u", "x5c", "x5t", "x5t#S256", "ext", "iat", "exp", "nbf"}
@@ -288,10 +294,20 @@ def verify_compact(
     (typically by ``kid``); the resolver raises when it has no key for that header.
     """
     encoded_header, encoded_payload, encoded_signature = _split(token, max_bytes)
-    # §5.2 steps 2-4: decode and parse the protected header.
-    header = _decode_header(encoded_header)
-    # §5.2 step 5: understand every parameter that must be understood.
-    alg = _check_header(header, understood_crit)
+    checked = _CHECKED_HEADERS.get(encoded_header)
+    if checked is None:
+        # §5.2 steps 2-4: decode and parse the protected header.
+        header: Mapping[str, Any] = _decode_header(encoded_header)
+        # §5.2 step 5: understand every parameter that must be understood.
+        alg = _check_header(header, understood_crit)
+        if "crit" not in header:
+            # Without "crit" the outcome does not depend on the caller, so it can be remembered.
+            header = MappingProxyType(header)
+            if len(_CHECKED_HEADERS) >= _MAX_CHECKED_HEADERS:
+                _CHECKED_HEADERS.clear()
+            _CHECKED_HEADERS[encoded_header] = (header, alg)
+    else:
+        header, alg = checked
     if expected_typ is not None and not _typ_matches(header.get("typ"), expected_typ):
         raise VerificationError("unexpected token type", code="wrong_typ", expected=expected_typ)
     trusted = key if isinstance(key, TrustedKey) else key(header)

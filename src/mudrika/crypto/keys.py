@@ -14,7 +14,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
@@ -100,6 +100,21 @@ _HASHES: Final[Mapping[str, type[hashes.HashAlgorithm]]] = {
     "PS512": hashes.SHA512,
 }
 
+# Padding and hash objects are immutable, so each algorithm's are built once, not per verification.
+_RSA_PARAMS: Final[Mapping[str, tuple[padding.AsymmetricPadding, hashes.HashAlgorithm]]] = {
+    **{f"RS{bits}": (padding.PKCS1v15(), _HASHES[f"RS{bits}"]()) for bits in (256, 384, 512)},
+    **{
+        f"PS{bits}": (
+            padding.PSS(
+                mgf=padding.MGF1(_HASHES[f"PS{bits}"]()), salt_length=_HASHES[f"PS{bits}"]().digest_size
+            ),
+            _HASHES[f"PS{bits}"](),
+        )
+        for bits in (256, 384, 512)
+    },
+}
+_ECDSA_SHA256: Final = ec.ECDSA(hashes.SHA256())
+
 _PublicCrypto = ed25519.Ed25519PublicKey | ec.EllipticCurvePublicKey | rsa.RSAPublicKey
 _PrivateCrypto = ed25519.Ed25519PrivateKey | ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey
 
@@ -164,12 +179,13 @@ def _check_jwk_shape(jwk: Mapping[str, Any]) -> str:
 class PublicKey:
     """An immutable public key of one of the supported types."""
 
-    __slots__ = ("_crypto", "_key_type", "_raw")
+    __slots__ = ("_crypto", "_key_type", "_raw", "_rsa_bytes")
 
     def __init__(self, key: _PublicCrypto) -> None:
         self._key_type = _key_type_of(key)
         self._crypto: _PublicCrypto = key
         self._raw = self._raw_bytes()
+        self._rsa_bytes = (key.key_size + 7) // 8 if isinstance(key, rsa.RSAPublicKey) else 0
 
     # -- construction -------------------------------------------------------------------------------
     @classmethod
@@ -329,24 +345,19 @@ class PublicKey:
             )
         key = self._crypto
         try:
-            if isinstance(key, ed25519.Ed25519PublicKey):
-                key.verify(signature, data)
-            elif isinstance(key, ec.EllipticCurvePublicKey):
+            if self._key_type is KeyType.ED25519:
+                cast(ed25519.Ed25519PublicKey, key).verify(signature, data)
+            elif self._key_type is KeyType.RSA:
+                if len(signature) != self._rsa_bytes:
+                    raise SignatureError("RSA signature has the wrong length", code="bad_signature")
+                pad, hash_alg = _RSA_PARAMS[algorithm]
+                cast(rsa.RSAPublicKey, key).verify(signature, data, pad, hash_alg)
+            else:
                 if len(signature) != 2 * _EC_SIZE:
                     raise SignatureError("ECDSA signature must be raw r||s", code="bad_signature_encoding")
                 r = int.from_bytes(signature[:_EC_SIZE], "big")
                 s = int.from_bytes(signature[_EC_SIZE:], "big")
-                key.verify(encode_dss_signature(r, s), data, ec.ECDSA(_HASHES[algorithm]()))
-            else:
-                if len(signature) != (key.key_size + 7) // 8:
-                    raise SignatureError("RSA signature has the wrong length", code="bad_signature")
-                hash_alg = _HASHES[algorithm]()
-                pad: padding.AsymmetricPadding
-                if algorithm.startswith("PS"):
-                    pad = padding.PSS(mgf=padding.MGF1(hash_alg), salt_length=hash_alg.digest_size)
-                else:
-                    pad = padding.PKCS1v15()
-                key.verify(signature, data, pad, hash_alg)
+                cast(ec.EllipticCurvePublicKey, key).verify(encode_dss_signature(r, s), data, _ECDSA_SHA256)
         except InvalidSignature:
             raise SignatureError("signature verification failed", code="bad_signature") from None
 
