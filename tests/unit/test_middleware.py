@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from mudrika.errors import IdpUnavailable
+from mudrika.errors import IdpUnavailable, ResolutionError, UnavailableError
 from mudrika.trust.jwks import JwksCache
 from mudrika.trust.middleware import (
     PRINCIPAL_KEY,
@@ -419,3 +419,44 @@ async def test_pluggable_authenticator(echo: Echo) -> None:
         broken = await http.post("/", content=body, headers={"X-Broken": "1"})
         assert broken.status_code == 401
         assert broken.json()["error"]["code"] == -32010
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "error",
+    [
+        UnavailableError("replay store down", code="replay_store_unavailable"),
+        ResolutionError("resolver down", code="internalError"),
+    ],
+)
+async def test_any_unavailable_dependency_fails_closed_with_503(echo: Echo, error: UnavailableError) -> None:
+    class Down:
+        async def authenticate(self, request: AuthRequest) -> Authenticated | None:
+            raise error
+
+    app = A2AAuthMiddleware(echo.app, authenticators=[Down()], policy=demo_policy())
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://agent.test"
+    ) as http:
+        response = await http.post("/", json=_call("message/send"))
+    assert response.status_code == 503
+    assert response.headers["retry-after"]
+    assert response.json()["error"]["code"] == -32010
+    assert echo.calls == []
+
+
+@pytest.mark.anyio
+async def test_authenticators_see_the_raw_path(echo: Echo) -> None:
+    seen: list[bytes | None] = []
+
+    class Recorder:
+        async def authenticate(self, request: AuthRequest) -> Authenticated | None:
+            seen.append(request.raw_path)
+            return None
+
+    app = A2AAuthMiddleware(echo.app, authenticators=[Recorder()], policy=demo_policy())
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://agent.test"
+    ) as http:
+        await http.get("/tasks/a%7Eb")
+    assert seen == [b"/tasks/a%7Eb"]

@@ -163,9 +163,14 @@ class DidSignatureAuthenticator:
     def __repr__(self) -> str:
         return f"DidSignatureAuthenticator(public_origin={self._origin!r}, path_prefix={self._prefix!r})"
 
-    def url_for(self, path: str, query_string: bytes) -> str:
-        """The absolute URL the client signed: public origin, mount prefix, encoded path, raw query."""
-        url = self._origin + self._prefix + quote(path, safe=_PATH_SAFE)
+    def url_for(self, path: str, query_string: bytes, raw_path: bytes | None = None) -> str:
+        """The absolute URL the client signed: public origin, mount prefix, encoded path, raw query.
+
+        The raw path bytes are used when the server provides them, so a client that percent-encoded a
+        character that needed none still matches what it signed.
+        """
+        encoded = raw_path.decode("latin-1") if raw_path else quote(path, safe=_PATH_SAFE)
+        url = self._origin + self._prefix + encoded
         if query_string:
             url += "?" + query_string.decode("latin-1")
         return url
@@ -175,7 +180,7 @@ class DidSignatureAuthenticator:
             return None
         result = await aauthenticate_signed_request(
             request.method,
-            self.url_for(request.path, request.query_string),
+            self.url_for(request.path, request.query_string, request.raw_path),
             request.headers,
             request.body,
             verifier=self._verifier,

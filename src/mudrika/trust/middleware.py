@@ -50,7 +50,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
-from mudrika.errors import IdpUnavailable, InvalidInput, VerificationError
+from mudrika.errors import InvalidInput, UnavailableError, VerificationError
 from mudrika.trust import a2a_methods
 from mudrika.trust._mw_http import (
     ASGIApp,
@@ -124,6 +124,9 @@ class AuthRequest:
     query_string: bytes
     headers: Sequence[tuple[bytes, bytes]]
     body: bytes
+    #: The path exactly as the client sent it (ASGI ``raw_path``), percent-encoding untouched; schemes
+    #: that sign the request URL (RFC 9421 ``@target-uri``) need the bytes, not the decoded ``path``.
+    raw_path: bytes | None = None
 
     def header_values(self, name: str) -> list[str]:
         return header_values(self.headers, name.lower().encode("latin-1"))
@@ -332,10 +335,12 @@ class A2AAuthMiddleware:
             query_string=scope.get("query_string", b""),
             headers=scope["headers"],
             body=body,
+            raw_path=scope.get("raw_path"),
         )
         try:
             auth = await self._authenticate(request)
-        except IdpUnavailable as exc:
+        except UnavailableError as exc:
+            # IdP, resolver or replay store down: fail closed with 503, never let the call through.
             _log.warning("auth unavailable for %s %s: %s", method, path[:128], exc.code)
             await self._unavailable(send, body if is_rpc else b"")
             return
