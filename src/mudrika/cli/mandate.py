@@ -1,0 +1,374 @@
+"""``mudrika mandate``: sign AP2 v0.1 intent, cart and payment mandates, and verify a chain.
+
+Why in the CLI: merchants and wallet developers need to produce and check mandates from scripts
+(and a support engineer needs to see *which* binding of a chain failed) without writing code.
+Every command reads JSON strictly (the same parser as the verifier), prints one JSON document on
+stdout, and reads private keys only through ``--key`` plus ``--password-env``/``--password-file``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from mudrika.cli._common import EXIT_FAILED, EXIT_OK, emit_json, password_options, read_password
+from mudrika.cli.dispute import parse_time_option, print_report, write_html
+from mudrika.crypto.jcs import DEFAULT_MAX_BYTES, loads_strict
+from mudrika.crypto.keys import KeyPair
+from mudrika.crypto.keystore import load_private_key
+from mudrika.errors import InvalidInput
+from mudrika.identity.resolver import DIDResolver
+from mudrika.payments.bundle import inspect_bundle, load_bundle
+from mudrika.payments.intent import sign_intent
+from mudrika.payments.merchant import MERCHANT_ALGORITHMS, sign_cart
+from mudrika.payments.models import receive_cart, receive_intent
+from mudrika.payments.report import VerificationReport
+from mudrika.payments.user import KB_MAX_AGE, sign_payment
+from mudrika.payments.verify import DEFAULT_ALGORITHMS, KeyMaterial, inspect_chain
+from mudrika.stores.replay import MemoryReplayStore, ReplayStore, SqliteReplayStore
+
+__all__ = ["mandate_group"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_MAX_TOKEN_FILE = 64 * 1024
+
+
+def _read(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """Read FILE or '-' (stdin), at most ``max_bytes`` (an oversized input is refused, not truncated)."""
+    if source == "-":
+        data = sys.stdin.buffer.read(max_bytes + 1)
+    else:
+        try:
+            with Path(source).open("rb") as handle:
+                data = handle.read(max_bytes + 1)
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {source}: {exc.strerror}", code="unreadable") from None
+    if len(data) > max_bytes:
+        raise InvalidInput(f"{source} is larger than {max_bytes} bytes", code="too_large", limit=max_bytes)
+    return data
+
+
+def _json_file(source: str) -> Any:
+    return loads_strict(_read(source))
+
+
+def _now(text: str | None) -> datetime:
+    return parse_time_option(text, "--now") or datetime.now(UTC)
+
+
+def _key(key_uri: str, password_env: str | None, password_file: Path | None) -> KeyPair:
+    return load_private_key(key_uri, read_password(password_env, password_file))
+
+
+def _signing_options(func: _F) -> _F:
+    func = password_options(func)
+    func = click.option(
+        "--now",
+        "now_text",
+        metavar="TIME",
+        help="Signing time (ISO 8601 with offset). Default: the current time.",
+    )(func)
+    func = click.option(
+        "--key", "key_uri", required=True, help="Private key of the signer: a path, file:PATH or env:VAR."
+    )(func)
+    return click.argument("source", metavar="FILE|-", default="-")(func)
+
+
+@click.group("mandate")
+def mandate_group() -> None:
+    """Sign and verify AP2 v0.1 mandates (intent -> cart -> payment).
+
+    \b
+    sign-intent   the user signs an IntentMandate (user_authorization, a mudrika extension)
+    sign-cart     the merchant signs CartContents into a CartMandate (merchant_authorization)
+    sign-payment  the user authorises PaymentMandateContents (SD-JWT VC + key-binding JWT)
+    verify        verify a chain (three mandate files, or one evidence bundle) and print the report
+    """
+
+
+@mandate_group.command("sign-intent")
+@_signing_options
+@click.option(
+    "--kid", required=True, help="DID URL of the user's key (e.g. did:key:z...#z...); its DID is 'iss'."
+)
+def sign_intent_command(
+    source: str,
+    key_uri: str,
+    now_text: str | None,
+    kid: str,
+    password_env: str | None,
+    password_file: Path | None,
+) -> None:
+    """Sign the IntentMandate in FILE ('-': stdin) as the user; print it with user_authorization.
+
+    The user signs intent_hash = H(the intent without user_authorization) in a compact JWS
+    (typ ap2-intent+jwt). An unsigned intent must keep user_cart_confirmation_required=true.
+    """
+    intent = receive_intent(_read(source))
+    signed = sign_intent(intent, _key(key_uri, password_env, password_file), kid=kid, now=_now(now_text))
+    emit_json(signed.plain())
+
+
+@mandate_group.command("sign-cart")
+@_signing_options
+@click.option("--merchant-did", required=True, help="The merchant's DID (the 'iss' of the cart JWT).")
+@click.option(
+    "--kid", required=True, help="DID URL of the merchant's signing key (a method of --merchant-did)."
+)
+@click.option("--aud", required=True, help="Audience of the cart JWT (who will verify it).")
+@click.option(
+    "--ttl", type=click.IntRange(1, 900), default=900, show_default=True, help="Lifetime in seconds (<= 900)."
+)
+@click.option("--jti", help="JWT id (default: 128 random bits).")
+@click.option(
+    "--alg",
+    type=click.Choice(sorted(MERCHANT_ALGORITHMS)),
+    default="ES256",
+    show_default=True,
+    help="Signature algorithm (must fit the key: EdDSA for Ed25519, ES256K for secp256k1).",
+)
+def sign_cart_command(
+    source: str,
+    key_uri: str,
+    now_text: str | None,
+    merchant_did: str,
+    kid: str,
+    aud: str,
+    ttl: int,
+    jti: str | None,
+    alg: str,
+    password_env: str | None,
+    password_file: Path | None,
+) -> None:
+    """Sign the CartContents in FILE ('-': stdin) as the merchant; print the CartMandate.
+
+    merchant_authorization is a compact JWS with iss, sub (cart id), aud, iat, exp, jti and
+    cart_hash = H(CartContents) over the exact JSON object read from FILE.
+    """
+    contents = _json_file(source)
+    if not isinstance(contents, dict):
+        raise InvalidInput("CartContents must be a JSON object", code="not_an_object")
+    cart = sign_cart(
+        contents,
+        _key(key_uri, password_env, password_file),
+        merchant_did=merchant_did,
+        kid=kid,
+        aud=aud,
+        now=_now(now_text),
+        ttl=ttl,
+        jti=jti,
+        alg=alg,
+    )
+    emit_json(cart.plain())
+
+
+@mandate_group.command("sign-payment")
+@_signing_options
+@click.option("--cart", "cart_file", required=True, help="The signed CartMandate (JSON) being paid.")
+@click.option(
+    "--credential",
+    "credential_file",
+    required=True,
+    help="File holding the user's SD-JWT VC (compact form, as issued: <jwt>~<disclosure>~...~).",
+)
+@click.option(
+    "--aud", required=True, help="Audience of the key-binding JWT (the verifier that sent the nonce)."
+)
+@click.option("--nonce", required=True, help="The verifier's nonce for this payment.")
+@click.option(
+    "--disclose", multiple=True, metavar="PATH", help="Disclose this credential claim (repeatable)."
+)
+def sign_payment_command(
+    source: str,
+    key_uri: str,
+    now_text: str | None,
+    cart_file: str,
+    credential_file: str,
+    aud: str,
+    nonce: str,
+    disclose: tuple[str, ...],
+    password_env: str | None,
+    password_file: Path | None,
+) -> None:
+    """Authorise the PaymentMandateContents in FILE ('-': stdin) as the user; print the PaymentMandate.
+
+    user_authorization = the credential + a key-binding JWT (typ kb+jwt, aud, nonce, iat, sd_hash,
+    transaction_data = [H(CartMandate), H(PaymentMandateContents)]) signed with --key, which must be
+    the key in the credential's cnf.jwk.
+    """
+    contents = _json_file(source)
+    if not isinstance(contents, dict):
+        raise InvalidInput("PaymentMandateContents must be a JSON object", code="not_an_object")
+    cart = receive_cart(_read(cart_file))
+    try:
+        credential = _read(credential_file, max_bytes=_MAX_TOKEN_FILE).decode("ascii").strip()
+    except UnicodeDecodeError:
+        raise InvalidInput("the credential file is not ASCII", code="malformed_sd_jwt") from None
+    payment = sign_payment(
+        contents,
+        credential=credential,
+        user_key=_key(key_uri, password_env, password_file),
+        cart=cart,
+        aud=aud,
+        nonce=nonce,
+        now=_now(now_text),
+        disclose=disclose,
+    )
+    emit_json(payment.plain())
+
+
+def _jwks_option(values: tuple[str, ...]) -> dict[str, Any]:
+    jwks: dict[str, Any] = {}
+    for value in values:
+        issuer, sep, path = value.rpartition("=")
+        if not sep or not issuer or not path:
+            raise click.BadParameter("use ISSUER=FILE", param_hint="--jwks")
+        jwks[issuer] = _json_file(path)
+    return jwks
+
+
+def _did_documents(files: tuple[str, ...]) -> dict[str, Any]:
+    documents: dict[str, Any] = {}
+    for path in files:
+        document = _json_file(path)
+        did = document.get("id") if isinstance(document, dict) else None
+        if not isinstance(did, str):
+            raise InvalidInput(f"{path} is not a DID document (no 'id')", code="bad_did_document")
+        documents[did] = document
+    return documents
+
+
+def _finish(report: VerificationReport, *, as_json: bool, html_path: Path | None, title: str) -> int:
+    print_report(report, title=title)
+    if html_path is not None:
+        write_html(report, html_path, title=title)
+    if as_json:
+        emit_json(report.to_dict())
+    return EXIT_OK if report.ok else EXIT_FAILED
+
+
+@mandate_group.command("verify")
+@click.argument("files", metavar="FILE...", nargs=-1, required=True)
+@click.option("--merchant-aud", help="The 'aud' the merchant's cart JWT must carry.")
+@click.option("--kb-aud", help="The 'aud' the user's key-binding JWT must carry (your identifier).")
+@click.option("--kb-nonce", help="The nonce you issued for this payment.")
+@click.option("--trusted-issuer", multiple=True, help="A credential issuer ('iss') you trust (repeatable).")
+@click.option(
+    "--did-document",
+    multiple=True,
+    metavar="FILE",
+    help="Use this DID document (repeatable). With any, keys come only from the given material "
+    "(plus did:key / did:jwk): no network.",
+)
+@click.option("--jwks", multiple=True, metavar="ISSUER=FILE", help="An issuer's JWK Set (repeatable).")
+@click.option(
+    "--offline", is_flag=True, help="Never touch the network (did:key, did:jwk and given files only)."
+)
+@click.option(
+    "--algorithm",
+    "algorithms",
+    multiple=True,
+    help="Allowed JWS algorithm (repeatable). Default: " + ", ".join(sorted(DEFAULT_ALGORITHMS)) + ".",
+)
+@click.option(
+    "--at",
+    "at_text",
+    metavar="TIME",
+    help="Evaluate at this ISO 8601 time. Default: now (bundle: its evidence_time).",
+)
+@click.option(
+    "--leeway", type=click.FloatRange(0, 30), default=0.0, show_default=True, help="Clock leeway, seconds."
+)
+@click.option(
+    "--kb-max-age",
+    type=click.FloatRange(1, 86400),
+    default=KB_MAX_AGE,
+    show_default=True,
+    help="Oldest acceptable key-binding JWT, seconds.",
+)
+@click.option(
+    "--replay-db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="SQLite replay store that remembers used jti/nonces across runs (default: this run only).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON document on stdout.")
+@click.option(
+    "--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Write an HTML report."
+)
+def verify_command(
+    files: tuple[str, ...],
+    merchant_aud: str | None,
+    kb_aud: str | None,
+    kb_nonce: str | None,
+    trusted_issuer: tuple[str, ...],
+    did_document: tuple[str, ...],
+    jwks: tuple[str, ...],
+    offline: bool,
+    algorithms: tuple[str, ...],
+    at_text: str | None,
+    leeway: float,
+    kb_max_age: float,
+    replay_db: Path | None,
+    as_json: bool,
+    html_path: Path | None,
+) -> int:
+    """Verify a chain: FILE... is INTENT CART PAYMENT (three mandate files), or one evidence bundle.
+
+    With three files, --merchant-aud, --kb-aud, --kb-nonce and at least one --trusted-issuer are
+    required: nothing is trusted by omission. With a bundle, its own expectations and key material
+    are used, offline, at --at or its evidence_time (like `mudrika dispute verify`).
+    The table of checks goes to stderr. Exit 0 when every check passed, 1 when any failed, 2 for
+    malformed input or usage.
+    """
+    at = parse_time_option(at_text)
+    if len(files) == 1:
+        report = inspect_bundle(load_bundle(files[0]), at=at)
+        return _finish(report, as_json=as_json, html_path=html_path, title=f"AP2 chain — {files[0]}")
+    if len(files) != 3:
+        raise click.UsageError("give three files (INTENT CART PAYMENT) or one evidence bundle")
+    missing = [
+        name
+        for name, value in (
+            ("--merchant-aud", merchant_aud),
+            ("--kb-aud", kb_aud),
+            ("--kb-nonce", kb_nonce),
+            ("--trusted-issuer", trusted_issuer),
+        )
+        if not value
+    ]
+    if missing:
+        raise click.UsageError("verifying three mandates needs " + ", ".join(missing))
+    assert merchant_aud is not None
+    assert kb_aud is not None
+    assert kb_nonce is not None
+    documents = _did_documents(did_document)
+    issuer_keys = _jwks_option(jwks)
+    if offline or documents:
+        keys = KeyMaterial.offline_snapshot(documents, jwks=issuer_keys)
+    else:
+        keys = KeyMaterial(DIDResolver(), jwks=issuer_keys)
+    store: ReplayStore = SqliteReplayStore(replay_db) if replay_db is not None else MemoryReplayStore()
+    try:
+        report = inspect_chain(
+            _read(files[0]),
+            _read(files[1]),
+            _read(files[2]),
+            keys=keys,
+            trusted_issuers=trusted_issuer,
+            merchant_audience=merchant_aud,
+            kb_audience=kb_aud,
+            kb_nonce=kb_nonce,
+            now=at or datetime.now(UTC),
+            replay_store=store,
+            algorithms=algorithms or DEFAULT_ALGORITHMS,
+            leeway=leeway,
+            kb_max_age=kb_max_age,
+        )
+    finally:
+        store.close()
+    return _finish(report, as_json=as_json, html_path=html_path, title="AP2 chain verification")

@@ -1,0 +1,202 @@
+"""Where the chain verifier gets verification keys: a DID resolver, JWKS snapshots, pinned keys.
+
+Why one small interface (:class:`KeySource`): the same verifier runs online (a merchant or payment
+processor, keys from :class:`~mudrika.identity.resolver.DIDResolver`) and offline (a dispute analyst,
+keys only from an evidence bundle).  The verifier asks one question — "the key ``kid`` of party
+``owner``, for making assertions" — and the source answers from what it was given, or refuses.
+
+Rules every answer obeys:
+
+* A key always belongs to an **owner** (the merchant's DID, the user's DID, the credential issuer's
+  identifier).  A DID-URL ``kid`` must name a verification method of the owner's DID (a relative
+  ``#frag`` is taken relative to the owner's DID), and the DID document must authorise it for
+  ``assertionMethod`` (DID Core §5.3.2): a key only in ``authentication`` may log in, not sign carts.
+* A **pinned** key is ``{"owner": ..., "jwk": {...}}`` under its kid; the owner must match.
+* A **JWKS** snapshot is per owner (an issuer's URL); the kid is looked up in that set only.
+* ``jku``/``x5u`` are never followed: keys come from this object, never from the token.
+* :meth:`KeyMaterial.offline` builds a source that cannot open a connection
+  (``DIDResolver.offline``: did:key / did:jwk computed locally, everything else from the snapshot).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Protocol, runtime_checkable
+
+from mudrika.crypto.jose import TrustedKey
+from mudrika.crypto.keys import ALGORITHMS_BY_KEY_TYPE, PublicKey
+from mudrika.errors import InvalidInput, UntrustedKeyError
+from mudrika.identity.did import DIDURL, parse_did_url
+from mudrika.identity.resolver import DIDResolver
+
+__all__ = ["KeyMaterial", "KeySource", "ResolvedKey"]
+
+_ALL_ALGORITHMS: Final = frozenset().union(*ALGORITHMS_BY_KEY_TYPE.values())
+_MAX_KEYS_PER_SET: Final = 64
+_MAX_CACHE: Final = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedKey:
+    """A verification key, the kid it was found under, its owner, and any ``alg`` narrowing."""
+
+    key: PublicKey
+    kid: str
+    owner: str
+    source: str
+    """``did`` (a DID document), ``jwks`` or ``pinned``."""
+    algorithms: frozenset[str] | None = None
+    """Algorithms the published key itself allows (JWK ``alg``), ``None`` for "as its type allows"."""
+
+    def trusted(self, policy: frozenset[str]) -> TrustedKey | None:
+        """A :class:`TrustedKey` allowed ``policy`` ∩ key type (∩ JWK alg); ``None`` if that is empty."""
+        allowed = policy & self.key.algorithms
+        if self.algorithms is not None:
+            allowed &= self.algorithms
+        if not allowed:
+            return None
+        return TrustedKey(key=self.key, algorithms=allowed, kid=None, owner=self.owner)
+
+
+@runtime_checkable
+class KeySource(Protocol):
+    """Answers "which key is ``kid`` of ``owner``, for assertions?" — or raises."""
+
+    @property
+    def offline(self) -> bool:
+        """True when this source can never touch the network."""
+        ...
+
+    def assertion_key(self, kid: str, *, owner: str) -> ResolvedKey:
+        """The key, or raise ``UntrustedKeyError`` / ``InvalidInput`` / ``ResolutionError``."""
+        ...
+
+
+def _jwk_key(jwk: Any, where: str) -> tuple[PublicKey, frozenset[str] | None]:
+    if not isinstance(jwk, Mapping):
+        raise InvalidInput(f"{where}: a key must be a JWK object", code="bad_jwk")
+    trusted = TrustedKey.from_jwk(jwk, algorithms=_ALL_ALGORITHMS)
+    narrowed = trusted.algorithms if "alg" in jwk else None
+    return trusted.key, narrowed
+
+
+class KeyMaterial:
+    """A :class:`KeySource` over a DID resolver plus JWKS snapshots and pinned keys.
+
+    ``jwks`` maps an owner (an issuer identifier such as ``https://issuer.example``) to its JWK Set
+    (``{"keys": [...]}``); ``pinned`` maps a kid to ``{"owner": ..., "jwk": {...}}``.  Both are
+    validated when the object is built, so a broken snapshot fails before any verification.
+    """
+
+    __slots__ = ("_cache", "_jwks", "_offline", "_pinned", "_resolver")
+
+    def __init__(
+        self,
+        resolver: DIDResolver | None,
+        *,
+        jwks: Mapping[str, Any] | None = None,
+        pinned: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._resolver = resolver
+        self._offline = resolver is None or resolver.is_offline
+        # Offline key material is a fixed snapshot, so an answer never changes: remember it.  Online
+        # answers are left to the resolver's own TTL cache (keys rotate and DIDs get deactivated).
+        self._cache: dict[tuple[str, str], ResolvedKey] = {}
+        self._jwks: dict[str, dict[str, tuple[PublicKey, frozenset[str] | None]]] = {}
+        for owner, key_set in (jwks or {}).items():
+            keys = key_set.get("keys") if isinstance(key_set, Mapping) else None
+            if not isinstance(owner, str) or not isinstance(keys, list) or len(keys) > _MAX_KEYS_PER_SET:
+                raise InvalidInput("a JWKS snapshot must be {owner: {'keys': [...]}}", code="bad_jwks")
+            by_kid: dict[str, tuple[PublicKey, frozenset[str] | None]] = {}
+            for jwk in keys:
+                kid = jwk.get("kid") if isinstance(jwk, Mapping) else None
+                if not isinstance(kid, str) or not kid or kid in by_kid:
+                    raise InvalidInput(
+                        "every JWKS key needs a unique string 'kid'", code="bad_jwks", owner=owner[:200]
+                    )
+                by_kid[kid] = _jwk_key(jwk, "jwks")
+            self._jwks[owner] = by_kid
+        self._pinned: dict[str, tuple[str, PublicKey, frozenset[str] | None]] = {}
+        for kid, entry in (pinned or {}).items():
+            if (
+                not isinstance(kid, str)
+                or not kid
+                or not isinstance(entry, Mapping)
+                or not isinstance(entry.get("owner"), str)
+            ):
+                raise InvalidInput(
+                    "a pinned key must be {kid: {'owner': ..., 'jwk': {...}}}", code="bad_pinned"
+                )
+            key, narrowed = _jwk_key(entry.get("jwk"), "pinned")
+            self._pinned[kid] = (entry["owner"], key, narrowed)
+
+    @classmethod
+    def offline_snapshot(
+        cls,
+        did_documents: Mapping[str, Any],
+        *,
+        jwks: Mapping[str, Any] | None = None,
+        pinned: Mapping[str, Any] | None = None,
+    ) -> KeyMaterial:
+        """A source that never touches the network: DID documents from ``did_documents`` only."""
+        return cls(DIDResolver.offline(did_documents), jwks=jwks, pinned=pinned)
+
+    @property
+    def offline(self) -> bool:
+        return self._offline
+
+    def assertion_key(self, kid: str, *, owner: str) -> ResolvedKey:
+        if self._offline:
+            cached = self._cache.get((kid, owner))
+            if cached is not None:
+                return cached
+            found = self._lookup(kid, owner)
+            if len(self._cache) >= _MAX_CACHE:
+                self._cache.clear()
+            self._cache[(kid, owner)] = found
+            return found
+        return self._lookup(kid, owner)
+
+    def _lookup(self, kid: str, owner: str) -> ResolvedKey:
+        if not isinstance(kid, str) or not kid:
+            raise UntrustedKeyError("the token names no key (kid)", code="no_kid")
+        owner_is_did = owner.startswith("did:")
+        if owner_is_did and (kid.startswith("did:") or kid[:1] in "#?/"):
+            # A DID-URL kid: absolute, or relative to the owner's DID (SD-JWT VC issuer keys).
+            url = DIDURL.absolute(kid, parse_did_url(owner).did)
+            absolute = str(url)
+            if url.did_str != owner:
+                raise UntrustedKeyError(
+                    "the key is not one of the owner's verification methods",
+                    code="kid_not_owned",
+                    kid=kid[:200],
+                    owner=owner[:200],
+                )
+            pinned = self._pinned.get(absolute) or self._pinned.get(kid)
+            if pinned is not None:
+                return self._from_pinned(kid, owner, pinned)
+            if self._resolver is None:
+                raise UntrustedKeyError("no DID resolver for this key", code="unknown_key", kid=kid[:200])
+            key = self._resolver.resolve_key(absolute, "assertionMethod")
+            return ResolvedKey(key=key, kid=absolute, owner=owner, source="did")
+        pinned = self._pinned.get(kid)
+        if pinned is not None:
+            return self._from_pinned(kid, owner, pinned)
+        found = self._jwks.get(owner, {}).get(kid)
+        if found is None:
+            raise UntrustedKeyError(
+                "no key with this kid for this owner", code="unknown_key", kid=kid[:200], owner=owner[:200]
+            )
+        return ResolvedKey(key=found[0], kid=kid, owner=owner, source="jwks", algorithms=found[1])
+
+    @staticmethod
+    def _from_pinned(
+        kid: str, owner: str, entry: tuple[str, PublicKey, frozenset[str] | None]
+    ) -> ResolvedKey:
+        pinned_owner, key, narrowed = entry
+        if pinned_owner != owner:
+            raise UntrustedKeyError(
+                "the pinned key belongs to another owner", code="kid_not_owned", kid=kid[:200]
+            )
+        return ResolvedKey(key=key, kid=kid, owner=owner, source="pinned", algorithms=narrowed)

@@ -1,0 +1,255 @@
+"""Evidence bundles (``mudrika.evidence/v1``): everything a dispute needs to re-verify a chain offline.
+
+Why a bundle: months after a payment, keys have rotated, a did:web server may be gone, and a
+resolver would answer with *today's* keys.  A dispute must be decided on the key material and the
+expectations that held *when the payment was made*.  So the bundle carries the three mandates as
+raw JSON (the bytes that were hashed and signed), a snapshot of every key needed (DID documents,
+an issuer's JWKS, pinned keys), the verifier's expectations (audiences, nonce, trusted issuers,
+algorithms) and the evidence time.  :func:`inspect_bundle` verifies it without ever touching the
+network: its key source is :meth:`~mudrika.payments._chain_keys.KeyMaterial.offline_snapshot`.
+
+Format (``docs/payments.md`` "Evidence bundle format"); we own it, so unknown members are refused::
+
+    {"format": "mudrika.evidence/v1",
+     "evidence_time": "2025-10-01T12:21:10Z",
+     "description": "optional free text",
+     "mandates": {"intent": {...}, "cart": {...}, "payment": {...}},
+     "expectations": {"merchant_audience": "...", "kb_audience": "...", "kb_nonce": "...",
+                      "trusted_issuers": ["..."], "algorithms": ["ES256", "EdDSA"],
+                      "leeway_seconds": 0, "kb_max_age_seconds": 300},
+     "keys": {"did_documents": {"did:web:...": {...}},
+              "jwks": {"https://issuer.example": {"keys": [...]}},
+              "pinned": {"<kid>": {"owner": "...", "jwk": {...}}}}}
+
+Parsing is strict (:func:`~mudrika.crypto.jcs.loads_strict`: no duplicate keys, no NaN, safe
+integers) and capped (:data:`MAX_BUNDLE_BYTES`, depth 64, 64 DID documents / JWKS / pinned keys).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from mudrika.crypto.jcs import canonicalize, loads_strict
+from mudrika.errors import InvalidInput
+from mudrika.payments._chain_common import DEFAULT_ALGORITHMS, MAX_LEEWAY, Time, epoch, iso
+from mudrika.payments._chain_keys import KeyMaterial
+from mudrika.payments._frozen import thaw
+from mudrika.payments.models import CartMandate, IntentMandate, PaymentMandate, Received, parse_timestamp
+from mudrika.payments.report import VerificationReport
+from mudrika.payments.user import KB_MAX_AGE
+from mudrika.payments.verify import inspect_chain
+from mudrika.stores.replay import MemoryReplayStore, ReplayStore
+
+__all__ = [
+    "BUNDLE_FORMAT",
+    "MAX_BUNDLE_BYTES",
+    "BundleExpectations",
+    "BundleKeys",
+    "BundleMandates",
+    "EvidenceBundle",
+    "build_bundle",
+    "inspect_bundle",
+    "load_bundle",
+    "parse_bundle",
+]
+
+BUNDLE_FORMAT: Final = "mudrika.evidence/v1"
+MAX_BUNDLE_BYTES: Final = 4 * 1024 * 1024
+_MAX_ENTRIES: Final = 64
+_MAX_TEXT: Final = 2048
+
+
+class _Owned(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, hide_input_in_errors=True)
+
+
+class BundleMandates(_Owned):
+    """The three mandates exactly as they were received (raw JSON objects)."""
+
+    intent: dict[str, Any]
+    cart: dict[str, Any]
+    payment: dict[str, Any]
+
+
+class BundleExpectations(_Owned):
+    """What the verifier expected at the time of the payment."""
+
+    merchant_audience: str = Field(min_length=1, max_length=_MAX_TEXT)
+    kb_audience: str = Field(min_length=1, max_length=_MAX_TEXT)
+    kb_nonce: str = Field(min_length=1, max_length=_MAX_TEXT)
+    trusted_issuers: list[str] = Field(min_length=1, max_length=_MAX_ENTRIES)
+    algorithms: list[str] = Field(
+        default_factory=lambda: sorted(DEFAULT_ALGORITHMS), min_length=1, max_length=16
+    )
+    leeway_seconds: float = Field(default=0.0, ge=0.0, le=MAX_LEEWAY)
+    kb_max_age_seconds: float = Field(default=KB_MAX_AGE, gt=0.0, le=86400.0)
+
+
+class BundleKeys(_Owned):
+    """The key material snapshot: nothing else is consulted in dispute mode."""
+
+    did_documents: dict[str, dict[str, Any]] = Field(default_factory=dict, max_length=_MAX_ENTRIES)
+    jwks: dict[str, dict[str, Any]] = Field(default_factory=dict, max_length=_MAX_ENTRIES)
+    pinned: dict[str, dict[str, Any]] = Field(default_factory=dict, max_length=_MAX_ENTRIES)
+
+
+class EvidenceBundle(_Owned):
+    """A parsed ``mudrika.evidence/v1`` bundle."""
+
+    format: Literal["mudrika.evidence/v1"]
+    evidence_time: str = Field(max_length=64)
+    description: str | None = Field(default=None, max_length=_MAX_TEXT)
+    mandates: BundleMandates
+    expectations: BundleExpectations
+    keys: BundleKeys
+
+    @field_validator("evidence_time")
+    @classmethod
+    def _aware_time(cls, value: str) -> str:
+        try:
+            parse_timestamp(value)
+        except InvalidInput as exc:
+            raise ValueError(exc.message) from None
+        return value
+
+    @property
+    def evidence_at(self) -> datetime:
+        """The evidence time as an aware datetime."""
+        return parse_timestamp(self.evidence_time)
+
+    def key_source(self) -> KeyMaterial:
+        """An offline key source over exactly this bundle's key material (never the network)."""
+        keys = self.keys
+        return KeyMaterial.offline_snapshot(keys.did_documents, jwks=keys.jwks, pinned=keys.pinned)
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """The bundle as JSON text (members in the documented order)."""
+        return json.dumps(self.model_dump(mode="json", exclude_none=True), indent=indent, ensure_ascii=False)
+
+
+def parse_bundle(raw: bytes | str, *, max_bytes: int = MAX_BUNDLE_BYTES) -> EvidenceBundle:
+    """Strictly parse a bundle; every problem is :class:`~mudrika.errors.InvalidInput`.
+
+    Codes: those of :func:`~mudrika.crypto.jcs.loads_strict` (``too_large``, ``duplicate_key`` …),
+    ``not_a_bundle`` (not an object / wrong ``format``) and ``bad_bundle`` (``errors`` lists the
+    location and message of each violation, never the values).
+    """
+    value = loads_strict(raw, max_bytes=max_bytes, max_depth=64)
+    if not isinstance(value, dict) or value.get("format") != BUNDLE_FORMAT:
+        raise InvalidInput(f"not a {BUNDLE_FORMAT} evidence bundle", code="not_a_bundle")
+    try:
+        return EvidenceBundle.model_validate(value)
+    except ValidationError as exc:
+        errors = [
+            {"loc": ".".join(str(part) for part in err["loc"]), "msg": err["msg"]}
+            for err in exc.errors(include_url=False, include_input=False, include_context=False)
+        ]
+        first = errors[0]
+        raise InvalidInput(
+            f"malformed evidence bundle: {first['loc'] or '(top level)'}: {first['msg']}",
+            code="bad_bundle",
+            errors=errors,
+        ) from None
+
+
+def load_bundle(path: str | Path, *, max_bytes: int = MAX_BUNDLE_BYTES) -> EvidenceBundle:
+    """Read and parse a bundle file (at most ``max_bytes`` are read)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as exc:
+        raise InvalidInput(f"cannot read bundle {path}: {exc.strerror}", code="unreadable") from None
+    if len(data) > max_bytes:
+        raise InvalidInput("evidence bundle too large", code="too_large", limit=max_bytes)
+    return parse_bundle(data, max_bytes=max_bytes)
+
+
+def _raw(mandate: Received[Any] | Mapping[str, Any]) -> dict[str, Any]:
+    value: dict[str, Any] = thaw(mandate.raw if isinstance(mandate, Received) else mandate)
+    canonicalize(value)  # exchangeable JSON only: the bundle must parse back strictly
+    return value
+
+
+def build_bundle(
+    intent: Received[IntentMandate] | Mapping[str, Any],
+    cart: Received[CartMandate] | Mapping[str, Any],
+    payment: Received[PaymentMandate] | Mapping[str, Any],
+    *,
+    evidence_time: Time,
+    merchant_audience: str,
+    kb_audience: str,
+    kb_nonce: str,
+    trusted_issuers: Collection[str],
+    did_documents: Mapping[str, Any] | None = None,
+    jwks: Mapping[str, Any] | None = None,
+    pinned: Mapping[str, Any] | None = None,
+    algorithms: Collection[str] = DEFAULT_ALGORITHMS,
+    leeway: float = 0.0,
+    kb_max_age: float = KB_MAX_AGE,
+    description: str | None = None,
+) -> EvidenceBundle:
+    """Assemble a bundle from a chain as it was received and the key material that verified it.
+
+    The result is validated exactly like a parsed one (and its key material loaded once), so a
+    bundle that is written out parses back.
+    """
+    document = {
+        "format": BUNDLE_FORMAT,
+        "evidence_time": iso(epoch(evidence_time)),
+        "description": description,
+        "mandates": {"intent": _raw(intent), "cart": _raw(cart), "payment": _raw(payment)},
+        "expectations": {
+            "merchant_audience": merchant_audience,
+            "kb_audience": kb_audience,
+            "kb_nonce": kb_nonce,
+            "trusted_issuers": sorted(trusted_issuers),
+            "algorithms": sorted(algorithms),
+            "leeway_seconds": float(leeway),
+            "kb_max_age_seconds": float(kb_max_age),
+        },
+        "keys": {
+            "did_documents": thaw(dict(did_documents or {})),
+            "jwks": thaw(dict(jwks or {})),
+            "pinned": thaw(dict(pinned or {})),
+        },
+    }
+    if description is None:
+        del document["description"]
+    bundle = parse_bundle(json.dumps(document, ensure_ascii=False, allow_nan=False))
+    bundle.key_source()
+    return bundle
+
+
+def inspect_bundle(
+    bundle: EvidenceBundle, *, at: Time | None = None, replay_store: ReplayStore | None = None
+) -> VerificationReport:
+    """Verify the bundle's chain offline, at ``at`` (default: the bundle's evidence time).
+
+    Dispute mode: keys come only from the bundle; the expectations are the bundle's.  Single use
+    is checked within this evaluation (a fresh in-memory store unless ``replay_store`` is given, e.g.
+    one shared by a batch to find a ``jti`` or nonce used in two disputed chains).
+    Raises :class:`~mudrika.errors.InvalidInput` only for unusable key material or a bad ``at``.
+    """
+    expectations = bundle.expectations
+    when = bundle.evidence_at if at is None else at
+    return inspect_chain(
+        bundle.mandates.intent,
+        bundle.mandates.cart,
+        bundle.mandates.payment,
+        keys=bundle.key_source(),
+        trusted_issuers=expectations.trusted_issuers,
+        merchant_audience=expectations.merchant_audience,
+        kb_audience=expectations.kb_audience,
+        kb_nonce=expectations.kb_nonce,
+        now=when,
+        replay_store=replay_store if replay_store is not None else MemoryReplayStore(max_entries=16),
+        algorithms=expectations.algorithms,
+        leeway=expectations.leeway_seconds,
+        kb_max_age=expectations.kb_max_age_seconds,
+    )

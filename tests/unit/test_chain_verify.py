@@ -1,0 +1,382 @@
+"""The AP2 v0.1 chain verifier: round trips, the report, the state machine, and every link check."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+from datetime import datetime
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from mudrika.errors import (
+    BindingError,
+    ExpiredError,
+    InvalidInput,
+    PolicyDenied,
+    ReplayError,
+    VerificationError,
+)
+from mudrika.identity.resolver import DIDResolver
+from mudrika.payments._chain_hashes import cart_hashes
+from mudrika.payments.models import cart_contents_hash, cart_mandate_hash, receive_cart
+from mudrika.payments.report import Check, VerificationReport
+from mudrika.payments.verify import KeyMaterial, inspect_chain, verify_chain
+from mudrika.stores.replay import MemoryReplayStore
+from tests._support.paths import FIXTURES, REPO_ROOT
+
+
+def _builder() -> ModuleType:
+    name = "mudrika_evidence_builder"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, FIXTURES / "evidence" / "make_bundle.py")
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def _chain(**kwargs: Any) -> Any:
+    return _builder().build_chain(**kwargs)
+
+
+def _inspect(chain: Any, **overrides: Any) -> VerificationReport:
+    kwargs = {**chain.expectations(), "replay_store": MemoryReplayStore(), **overrides}
+    return inspect_chain(chain.intent, chain.cart, chain.payment, **kwargs)
+
+
+def _failed(report: VerificationReport) -> list[str]:
+    return [check.id for check in report.failures]
+
+
+@pytest.mark.parametrize("key_type", ["ed25519", "p256"])
+def test_round_trip_every_check_passes(key_type: str) -> None:
+    chain = _chain(key_type=key_type, seeded=False)
+    report = _inspect(chain)
+    assert report.ok, _failed(report)
+    assert all(check.passed for check in report.checks)
+    assert len(report.checks) == 62
+    assert len({check.id for check in report.checks}) == 62
+    verified = verify_chain(
+        chain.intent, chain.cart, chain.payment, replay_store=MemoryReplayStore(), **chain.expectations()
+    )
+    assert verified.merchant_did == "did:web:stride-athletics.example"
+    assert verified.issuer == "https://wallet-issuer.example"
+    assert verified.user_did == chain.user_did
+    assert verified.user_key == chain.user_key.public_key
+    assert verified.kb_claims["nonce"] == chain.nonce
+    assert verified.credential["email"] == "a.sharma@example.com"
+    assert "given_name" not in verified.credential  # not disclosed
+    assert verified.report.ok
+
+
+def test_raw_bytes_are_accepted_and_parsed_strictly() -> None:
+    chain = _chain()
+    report = _inspect(chain)
+    from_bytes = inspect_chain(
+        chain.intent.wire_bytes(),
+        chain.cart.wire_bytes(),
+        json.dumps(chain.payment.plain()),
+        replay_store=MemoryReplayStore(),
+        **chain.expectations(),
+    )
+    assert from_bytes.ok
+    assert from_bytes.hashes == report.hashes
+    duplicate = b'{"contents": {}, "contents": {}}'
+    bad = inspect_chain(
+        chain.intent, duplicate, chain.payment, replay_store=MemoryReplayStore(), **chain.expectations()
+    )
+    assert _failed(bad) == ["input.cart"]
+    assert bad.by_id("input.cart").code == "duplicate_key"
+    assert all(check.skipped for check in bad.checks[3:])
+    with pytest.raises(InvalidInput):
+        verify_chain(
+            chain.intent, duplicate, chain.payment, replay_store=MemoryReplayStore(), **chain.expectations()
+        )
+
+
+def test_replayed_jti_and_nonce_fail_with_the_same_store() -> None:
+    chain = _chain()
+    store = MemoryReplayStore()
+    assert _inspect(chain, replay_store=store).ok
+    again = _inspect(chain, replay_store=store)
+    assert _failed(again) == ["replay.merchant_jti", "replay.kb_nonce"]
+    with pytest.raises(ReplayError):
+        verify_chain(chain.intent, chain.cart, chain.payment, replay_store=store, **chain.expectations())
+
+
+def test_a_failed_chain_burns_no_single_use_value() -> None:
+    chain = _chain()
+    store = MemoryReplayStore()
+    refused = _inspect(chain, replay_store=store, merchant_audience="https://someone-else.example")
+    assert not refused.ok
+    assert refused.by_id("replay.merchant_jti").skipped
+    assert _inspect(chain, replay_store=store).ok
+
+
+def test_later_stages_are_skipped_never_passed() -> None:
+    chain = _chain()
+    report = _inspect(chain, trusted_issuers=["https://not-the-issuer.example"])
+    assert _failed(report) == ["issuer.trusted"]
+    after = list(report.checks[report.checks.index(report.by_id("issuer.trusted")) + 1 :])
+    assert after
+    assert all(check.skipped for check in after)
+    assert all(check.detail and check.detail.startswith("not run:") for check in after)
+    assert not report.ok
+
+
+def test_report_is_json_and_html_safe() -> None:
+    chain = _chain()
+    report = _inspect(chain, merchant_audience="<script>alert(1)</script>")
+    data = json.loads(report.to_json())
+    assert data["format"] == "mudrika.report/v1"
+    assert data["ok"] is False
+    assert data["counts"]["failed"] == 1
+    assert {"id", "status", "passed", "party", "expected", "got", "key", "detail", "error", "code"} <= set(
+        data["checks"][0]
+    )
+    html = report.to_html()
+    assert "<script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "default-src 'none'" in html
+
+
+def test_raise_for_failure_maps_error_kinds() -> None:
+    ok = VerificationReport(checks=(Check.make("a", "passed", "user"),), evaluated_at="x", mode="offline")
+    ok.raise_for_failure()
+    empty = VerificationReport(checks=(), evaluated_at="x", mode="offline")
+    assert not empty.ok
+    with pytest.raises(VerificationError):
+        empty.raise_for_failure()
+    failed = VerificationReport(
+        checks=(Check.make("merchant.jwt.exp", "failed", "merchant", error="expired", code="expired"),),
+        evaluated_at="x",
+        mode="offline",
+    )
+    with pytest.raises(ExpiredError) as info:
+        failed.raise_for_failure()
+    assert info.value.fields["check"] == "merchant.jwt.exp"
+    with pytest.raises(ValueError, match="error kind"):
+        Check.make("a", "failed", "user")
+
+
+def test_every_check_id_is_documented() -> None:
+    docs = (REPO_ROOT / "docs" / "payments.md").read_text(encoding="utf-8")
+    section = docs[docs.index("## Checks") :]
+    documented = set(re.findall(r"`([a-z_]+(?:\.[a-z_]+)+)`", section))
+    report = _inspect(_chain())
+    missing = {check.id for check in report.checks} - documented
+    assert not missing, f"undocumented check ids: {sorted(missing)}"
+
+
+def test_cart_hash_shortcut_equals_the_model_helpers() -> None:
+    chain = _chain()
+    assert cart_hashes(chain.cart) == (cart_contents_hash(chain.cart), cart_mandate_hash(chain.cart))
+    camel = receive_cart({"contents": chain.cart.plain()["contents"], "merchantAuthorization": "a.b.c"})
+    assert cart_hashes(camel) == (cart_contents_hash(camel), cart_mandate_hash(camel))
+    extra = receive_cart({**chain.cart.plain(), "note": "x"})
+    assert cart_hashes(extra) == (cart_contents_hash(extra), cart_mandate_hash(extra))
+
+
+def test_policy_expectations_are_validated() -> None:
+    chain = _chain()
+    bad: dict[str, Any]
+    for bad in (
+        {"trusted_issuers": "https://wallet-issuer.example"},
+        {"trusted_issuers": []},
+        {"algorithms": ["none"]},
+        {"algorithms": []},
+        {"kb_nonce": ""},
+        {"leeway": 60},
+        {"now": datetime(2025, 10, 1)},
+        {"keys": object()},
+    ):
+        with pytest.raises(InvalidInput):
+            _inspect(chain, **bad)
+
+
+def test_online_resolver_key_source() -> None:
+    """did:key and the JWKS need no network: the online KeyMaterial works on them alike."""
+    chain = _chain()
+    snapshot = KeyMaterial.offline_snapshot(chain.did_documents, jwks=chain.jwks)
+    online = KeyMaterial(DIDResolver(use_didkit=False), jwks=chain.jwks)
+    assert not online.offline
+    assert snapshot.offline
+    user = online.assertion_key(chain.user_kid, owner=chain.user_did)
+    assert user.key == chain.user_key.public_key
+    assert user.source == "did"
+
+
+# ----------------------------------------------------------------------------------------- links
+
+
+def _drop_item(contents: dict[str, Any]) -> None:
+    details = contents["payment_request"]["details"]
+    details["display_items"].pop()
+
+
+LinkCase = tuple[str, dict[str, Any], str, type[VerificationError]]
+
+LINK_CASES: list[LinkCase] = [
+    (
+        "total_is_not_the_sum_of_items",
+        {"edit_cart": _drop_item},
+        "cart.total",
+        BindingError,
+    ),
+    (
+        "payment_total_differs",
+        {"edit_payment": lambda p: p["payment_details_total"]["amount"].update(value=138.48)},
+        "chain.total",
+        BindingError,
+    ),
+    (
+        "payment_currency_differs",
+        {"edit_payment": lambda p: p["payment_details_total"]["amount"].update(currency="EUR")},
+        "chain.total",
+        BindingError,
+    ),
+    (
+        "payment_details_id_differs",
+        {"edit_payment": lambda p: p.update(payment_details_id="order_other")},
+        "chain.payment_details_id",
+        BindingError,
+    ),
+    (
+        "request_id_differs",
+        {"edit_payment": lambda p: p["payment_response"].update(request_id="order_other")},
+        "chain.request_id",
+        BindingError,
+    ),
+    (
+        "method_not_accepted",
+        {"edit_payment": lambda p: p["payment_response"].update(method_name="CRYPTO")},
+        "chain.method",
+        PolicyDenied,
+    ),
+    (
+        "merchant_agent_is_someone_else",
+        {"edit_payment": lambda p: p.update(merchant_agent="Other Shop")},
+        "chain.merchant_agent",
+        BindingError,
+    ),
+    (
+        "paid_after_cart_expiry",
+        {"edit_payment": lambda p: p.update(timestamp="2025-10-01T12:30:01Z")},
+        "chain.timestamp.cart",
+        ExpiredError,
+    ),
+    (
+        "paid_after_intent_expiry",
+        {
+            "edit_intent": lambda i: i.update(intent_expiry="2025-10-01T12:25:00Z"),
+            "edit_payment": lambda p: p.update(timestamp="2025-10-01T12:29:00Z"),
+        },
+        "chain.timestamp.intent",
+        ExpiredError,
+    ),
+    (
+        "merchant_not_in_intent",
+        {"edit_intent": lambda i: i.update(merchants=["Another Shop"])},
+        "intent.merchants",
+        PolicyDenied,
+    ),
+    (
+        "sku_not_in_intent",
+        {"edit_intent": lambda i: i.update(skus=["TR-GTX-42"])},
+        "intent.skus",
+        PolicyDenied,
+    ),
+    (
+        "item_without_sku",
+        {"edit_cart": lambda c: c["payment_request"]["details"]["display_items"][0].pop("sku")},
+        "intent.skus",
+        PolicyDenied,
+    ),
+    (
+        "item_not_refundable",
+        {"edit_cart": lambda c: c["payment_request"]["details"]["display_items"][1].update(refund_period=0)},
+        "intent.refundability",
+        PolicyDenied,
+    ),
+    (
+        "cart_waives_confirmation",
+        {"edit_cart": lambda c: c.update(user_cart_confirmation_required=False)},
+        "intent.cart_confirmation",
+        PolicyDenied,
+    ),
+    (
+        "unknown_intent_constraint",
+        {"edit_intent": lambda i: i.update(max_amount={"currency": "USD", "value": 10})},
+        "intent.constraints",
+        PolicyDenied,
+    ),
+    (
+        "unsigned_intent_without_confirmation",
+        {"sign_the_intent": False, "edit_intent": lambda i: i.update(user_cart_confirmation_required=False)},
+        "intent.authorization",
+        PolicyDenied,
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "build", "check_id", "error"), LINK_CASES, ids=[c[0] for c in LINK_CASES])
+def test_link_checks(name: str, build: dict[str, Any], check_id: str, error: type[VerificationError]) -> None:
+    chain = _chain(**build)
+    report = _inspect(chain)
+    assert check_id in _failed(report), (name, _failed(report))
+    assert not any(check.id.startswith("replay.") and check.passed for check in report.checks)
+    with pytest.raises(error) as info:
+        verify_chain(
+            chain.intent, chain.cart, chain.payment, replay_store=MemoryReplayStore(), **chain.expectations()
+        )
+    assert info.value.fields["check"] == _failed(report)[0]
+
+
+def test_unsigned_intent_with_confirmation_passes() -> None:
+    chain = _chain(sign_the_intent=False)
+    report = _inspect(chain)
+    assert report.ok, _failed(report)
+    ids = {check.id for check in report.checks}
+    assert "intent.jws.signature" not in ids
+    assert report.by_id("intent.signer_is_holder").passed
+
+
+def test_merchant_listed_by_did_matches_cryptographically() -> None:
+    chain = _chain(edit_intent=lambda i: i.update(merchants=["did:web:stride-athletics.example"]))
+    report = _inspect(chain)
+    assert report.ok
+    assert "matched by DID" in (report.by_id("intent.merchants").got or "")
+
+
+def test_intent_signed_by_another_user_is_refused() -> None:
+    chain = _chain()
+    other = _chain(seeded=False)
+    report = inspect_chain(
+        other.intent, chain.cart, chain.payment, replay_store=MemoryReplayStore(), **chain.expectations()
+    )
+    assert "intent.signer_is_holder" in _failed(report)
+
+
+def test_no_restrictions_in_the_intent() -> None:
+    def open_intent(intent: dict[str, Any]) -> None:
+        for name in ("merchants", "skus"):
+            intent.pop(name)
+        intent["requires_refundability"] = False
+
+    report = _inspect(_chain(edit_intent=open_intent))
+    assert report.ok
+    assert report.by_id("intent.merchants").expected == "any merchant (no restriction)"
+
+
+def test_dispute_time_matters() -> None:
+    chain = _chain()
+    later = _inspect(chain, now=chain.now + 3600)
+    assert "merchant.jwt.exp" in _failed(later) or "cart.expiry" in _failed(later)
+    much_later = _inspect(chain, now=chain.now + 86400)
+    assert _failed(much_later) == ["intent.expiry"]

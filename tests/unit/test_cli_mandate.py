@@ -1,0 +1,246 @@
+"""``mudrika mandate``: sign-intent, sign-cart, sign-payment and verify, end to end through main()."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from mudrika.cli import main
+from mudrika.crypto.keys import KeyPair
+from mudrika.crypto.keystore import write_private_key
+from mudrika.identity.methods import key as did_key
+from mudrika.payments.user import issue_user_credential
+from tests._support.paths import FIXTURES
+
+PASSWORD = "correct horse battery staple"
+NOW = "2025-10-01T12:21:10Z"
+MERCHANT = "did:web:stride-athletics.example"
+ISSUER = "https://wallet-issuer.example"
+AUD = "https://payments.processor.example"
+NONCE = "n-cli-7f3a"
+
+
+def _builder() -> ModuleType:
+    name = "mudrika_evidence_builder"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, FIXTURES / "evidence" / "make_bundle.py")
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Keys on disk (encrypted), the merchant's DID document, the issuer's JWKS and a credential."""
+    monkeypatch.setenv("MUDRIKA_TEST_PASSWORD", PASSWORD)
+    keys = tmp_path / "keys"
+    user = KeyPair.generate("p256")
+    merchant = KeyPair.generate("p256")
+    issuer = KeyPair.generate("p256")
+    write_private_key(keys / "user.pem", user, PASSWORD.encode())
+    write_private_key(keys / "merchant.pem", merchant, PASSWORD.encode())
+    user_did = did_key.create(user.public_key)
+    builder = _builder()
+    (tmp_path / "merchant-did.json").write_text(
+        json.dumps(builder.merchant_document(merchant.public_key.to_jwk()))
+    )
+    jwk = {**issuer.public_key.to_jwk(), "kid": "iss-1"}
+    (tmp_path / "issuer-jwks.json").write_text(json.dumps({"keys": [jwk]}))
+    credential = issue_user_credential(
+        issuer_key=issuer, issuer=ISSUER, kid="iss-1", user_key=user.public_key, now=1_759_000_000
+    )
+    (tmp_path / "credential.txt").write_text(credential.compact() + "\n")
+    return {
+        "dir": tmp_path,
+        "user_key": str(keys / "user.pem"),
+        "merchant_key": str(keys / "merchant.pem"),
+        "user_kid": f"{user_did}#{user_did.removeprefix('did:key:')}",
+    }
+
+
+def _sign_all(capsys: pytest.CaptureFixture[str], world: dict[str, Any]) -> Path:
+    base: Path = world["dir"]
+    pw = ("--password-env", "MUDRIKA_TEST_PASSWORD")
+    code, out, err = _run(
+        capsys,
+        "mandate",
+        "sign-intent",
+        str(FIXTURES / "ap2" / "intent_mandate.json"),
+        "--key",
+        world["user_key"],
+        "--kid",
+        world["user_kid"],
+        "--now",
+        "2025-10-01T11:00:00Z",
+        *pw,
+    )
+    assert code == 0, err
+    (base / "intent.json").write_text(out)
+    code, out, err = _run(
+        capsys,
+        "mandate",
+        "sign-cart",
+        str(FIXTURES / "ap2" / "cart_contents.json"),
+        "--key",
+        world["merchant_key"],
+        "--merchant-did",
+        MERCHANT,
+        "--kid",
+        MERCHANT + "#cart-signing-1",
+        "--aud",
+        AUD,
+        "--now",
+        "2025-10-01T12:20:00Z",
+        *pw,
+    )
+    assert code == 0, err
+    (base / "cart.json").write_text(out)
+    code, out, err = _run(
+        capsys,
+        "mandate",
+        "sign-payment",
+        str(FIXTURES / "ap2" / "payment_mandate_contents.json"),
+        "--key",
+        world["user_key"],
+        "--cart",
+        str(base / "cart.json"),
+        "--credential",
+        str(base / "credential.txt"),
+        "--aud",
+        AUD,
+        "--nonce",
+        NONCE,
+        "--now",
+        "2025-10-01T12:21:08Z",
+        *pw,
+    )
+    assert code == 0, err
+    (base / "payment.json").write_text(out)
+    return base
+
+
+def _verify_args(base: Path, nonce: str = NONCE) -> list[str]:
+    return [
+        "mandate",
+        "verify",
+        str(base / "intent.json"),
+        str(base / "cart.json"),
+        str(base / "payment.json"),
+        "--merchant-aud",
+        AUD,
+        "--kb-aud",
+        AUD,
+        "--kb-nonce",
+        nonce,
+        "--trusted-issuer",
+        ISSUER,
+        "--did-document",
+        str(base / "merchant-did.json"),
+        "--jwks",
+        f"{ISSUER}={base / 'issuer-jwks.json'}",
+        "--at",
+        NOW,
+    ]
+
+
+def test_sign_then_verify(capsys: pytest.CaptureFixture[str], world: dict[str, Any]) -> None:
+    base = _sign_all(capsys, world)
+    cart = json.loads((base / "cart.json").read_text())
+    assert set(cart) == {"contents", "merchant_authorization"}
+    code, out, err = _run(capsys, *_verify_args(base), "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["ok"] is True
+    assert report["counts"] == {"passed": 62, "failed": 0, "skipped": 0}
+    assert "every check passed" in err
+    assert "merchant.jwt.cart_hash" in err
+
+
+def test_verify_failures_exit_1(
+    capsys: pytest.CaptureFixture[str], world: dict[str, Any], tmp_path: Path
+) -> None:
+    base = _sign_all(capsys, world)
+    html = tmp_path / "report.html"
+    code, out, err = _run(capsys, *_verify_args(base, nonce="other-nonce"), "--html", str(html))
+    assert code == 1
+    assert out == ""
+    assert "user.kb.nonce" in err
+    assert "FAILED" in err
+    assert "<!DOCTYPE html>" in html.read_text()
+
+
+def test_replay_db_remembers_across_runs(
+    capsys: pytest.CaptureFixture[str], world: dict[str, Any], tmp_path: Path
+) -> None:
+    base = _sign_all(capsys, world)
+    db = ("--replay-db", str(tmp_path / "replay.sqlite3"))
+    assert _run(capsys, *_verify_args(base), *db)[0] == 0
+    code, _, err = _run(capsys, *_verify_args(base), *db)
+    assert code == 1
+    assert "replay.merchant_jti" in err
+
+
+def test_verify_usage_errors(capsys: pytest.CaptureFixture[str], world: dict[str, Any]) -> None:
+    base = _sign_all(capsys, world)
+    args = _verify_args(base)
+    without_nonce = args[: args.index("--kb-nonce")] + args[args.index("--kb-nonce") + 2 :]
+    code, _, err = _run(capsys, *without_nonce)
+    assert code == 2
+    assert "--kb-nonce" in err
+    assert _run(capsys, "mandate", "verify", str(base / "intent.json"), str(base / "cart.json"))[0] == 2
+    assert _run(capsys, *args[:-1], "yesterday")[0] == 2
+
+
+def test_verify_a_bundle(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "mandate", "verify", str(FIXTURES / "evidence" / "bundle.json"), "--json")
+    assert code == 0
+    assert json.loads(out)["evaluated_at"] == "2025-10-01T12:21:10Z"
+
+
+def test_bad_input_exits_2(capsys: pytest.CaptureFixture[str], world: dict[str, Any], tmp_path: Path) -> None:
+    bad = tmp_path / "dup.json"
+    bad.write_text('{"id": "a", "id": "b"}')
+    code, _, err = _run(
+        capsys,
+        "mandate",
+        "sign-cart",
+        str(bad),
+        "--key",
+        world["merchant_key"],
+        "--merchant-did",
+        MERCHANT,
+        "--kid",
+        MERCHANT + "#cart-signing-1",
+        "--aud",
+        AUD,
+        "--password-env",
+        "MUDRIKA_TEST_PASSWORD",
+    )
+    assert code == 2
+    assert "duplicate" in err
+
+
+def test_help_explains_itself(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "mandate", "--help")
+    assert code == 0
+    for command in ("sign-intent", "sign-cart", "sign-payment", "verify"):
+        assert command in out
+    code, out, _ = _run(capsys, "mandate", "verify", "--help")
+    assert code == 0
+    assert "--kb-nonce" in out
+    assert "evidence bundle" in out
