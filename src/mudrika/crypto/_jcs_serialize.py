@@ -31,6 +31,7 @@ from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-
 from typing import Any
 
 from mudrika.crypto._jcs_number import es_number_to_string
+from mudrika.crypto.frozenjson import FrozenJSONDict, FrozenJSONList
 from mudrika.errors import InvalidInput
 
 __all__ = ["MAX_CANONICAL_DEPTH", "MAX_SAFE_INTEGER", "serialize", "short_text"]
@@ -110,9 +111,10 @@ def serialize(value: Any) -> bytes:
 def _prepare(value: Any) -> Any:
     """``value`` itself, or a copy with integral floats as ints, when the C encoder gets it right."""
     t = type(value)
-    if t is dict or t is list:
+    if t is dict or t is list or t is FrozenJSONDict or t is FrozenJSONList:
         objects: list[dict[Any, Any]] = []
-        copy = _prepare_dict(value, 1, objects) if t is dict else _prepare_list(value, 1, objects)
+        is_dict = t is dict or t is FrozenJSONDict
+        copy = _prepare_dict(value, 1, objects) if is_dict else _prepare_list(value, 1, objects)
         try:
             keys = "".join(chain.from_iterable(objects))
         except TypeError:
@@ -151,11 +153,11 @@ def _prepare_dict(obj: dict[Any, Any], depth: int, objects: list[dict[Any, Any]]
             if not (x.is_integer() and -9007199254740992.0 <= x <= 9007199254740992.0):
                 raise _UseGeneralPath
             y: Any = int(x)
-        elif t is dict:
+        elif t is dict or t is FrozenJSONDict:
             y = _prepare_dict(x, depth + 1, objects)
             if y is None:
                 continue
-        elif t is list:
+        elif t is list or t is FrozenJSONList:
             y = _prepare_list(x, depth + 1, objects)
             if y is None:
                 continue
@@ -188,11 +190,11 @@ def _prepare_list(arr: list[Any], depth: int, objects: list[dict[Any, Any]]) -> 
             if not (x.is_integer() and -9007199254740992.0 <= x <= 9007199254740992.0):
                 raise _UseGeneralPath
             y: Any = int(x)
-        elif t is dict:
+        elif t is dict or t is FrozenJSONDict:
             y = _prepare_dict(x, depth + 1, objects)
             if y is None:
                 continue
-        elif t is list:
+        elif t is list or t is FrozenJSONList:
             y = _prepare_list(x, depth + 1, objects)
             if y is None:
                 continue

@@ -22,7 +22,6 @@ from typing import Final
 
 from mudrika.crypto._b64 import b64url_encode
 from mudrika.crypto.jcs import canonicalize
-from mudrika.payments._frozen import thaw
 from mudrika.payments.models import (
     CartMandate,
     IntentMandate,
@@ -49,7 +48,7 @@ def cart_hashes(cart: Received[CartMandate]) -> tuple[str, str]:
     raw = cart.raw
     token = raw.get("merchant_authorization")
     if raw.keys() == _CART_MEMBERS and isinstance(token, str) and _PLAIN_JWS.fullmatch(token):
-        contents = canonicalize(thaw(raw["contents"]))
+        contents = canonicalize(raw["contents"])
         whole = b'{"contents":' + contents + b',"merchant_authorization":"' + token.encode("ascii") + b'"}'
         return _b64_sha256(contents), _b64_sha256(whole)
     return cart_contents_hash(cart), cart_mandate_hash(cart)

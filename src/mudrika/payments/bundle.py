@@ -35,11 +35,11 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from mudrika.crypto.frozenjson import thaw
 from mudrika.crypto.jcs import canonicalize, loads_strict
 from mudrika.errors import InvalidInput
 from mudrika.payments._chain_common import DEFAULT_ALGORITHMS, MAX_LEEWAY, Time, epoch, iso
 from mudrika.payments._chain_keys import KeyMaterial
-from mudrika.payments._frozen import thaw
 from mudrika.payments.models import CartMandate, IntentMandate, PaymentMandate, Received, parse_timestamp
 from mudrika.payments.report import VerificationReport
 from mudrika.payments.user import KB_MAX_AGE

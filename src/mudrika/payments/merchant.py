@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from mudrika.crypto._b64 import b64url_encode
+from mudrika.crypto.frozenjson import thaw
 from mudrika.crypto.jcs import mandate_hash
 from mudrika.crypto.jose import sign_jwt
 from mudrika.crypto.keys import KeyPair
@@ -41,7 +42,6 @@ from mudrika.payments._chain_common import (
 from mudrika.payments._chain_hashes import cart_hashes
 from mudrika.payments._chain_jws import JWS_PHASES, check_jws
 from mudrika.payments._chain_keys import KeySource, ResolvedKey
-from mudrika.payments._frozen import thaw
 from mudrika.payments.models import (
     CartContents,
     CartMandate,

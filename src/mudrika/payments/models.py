@@ -41,9 +41,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
+from mudrika.crypto.frozenjson import FrozenJSONDict, freeze, thaw
 from mudrika.crypto.jcs import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, canonicalize, loads_strict, mandate_hash
 from mudrika.errors import InvalidInput
-from mudrika.payments._frozen import FrozenJSONDict, freeze, thaw
 from mudrika.payments._values import (
     CurrencyCode,
     IsoTimestamp,
@@ -365,7 +365,7 @@ class Received(Generic[M]):
 
     def wire_bytes(self) -> bytes:
         """RFC 8785 bytes of :attr:`raw`: valid JSON that parses back to the same value and hashes."""
-        return canonicalize(thaw(self.raw))
+        return canonicalize(self.raw)
 
     def with_member(self, name: str, value: Any) -> Received[M]:
         """A new Received whose raw object has top-level member ``name`` set to ``value``.
@@ -490,8 +490,8 @@ _INTENT_SIGNATURE_MEMBERS = ("user_authorization", "userAuthorization")
 
 
 def _h(value: Any) -> str:
-    """``mandate_hash`` over a plain copy (the canonicaliser's fast path wants exact dict/list)."""
-    return mandate_hash(thaw(value))
+    """``mandate_hash`` of a raw (read-only) JSON value; the canonicaliser reads it in place."""
+    return mandate_hash(value)
 
 
 def _member(raw: Mapping[str, Any], name: str) -> Any:

@@ -29,6 +29,7 @@ from typing import Any, Final
 
 from mudrika.crypto import sdjwt
 from mudrika.crypto._b64 import b64url_decode, b64url_encode
+from mudrika.crypto.frozenjson import thaw
 from mudrika.crypto.jcs import canonicalize, loads_strict, mandate_hash
 from mudrika.crypto.jose import KeyResolver, TrustedKey
 from mudrika.crypto.keys import KeyPair, PublicKey
@@ -36,7 +37,6 @@ from mudrika.errors import InvalidInput, MudrikaError, UntrustedKeyError
 from mudrika.payments._chain_common import MAX_TOKEN_BYTES, Recorder, Time, epoch, fingerprint, iso
 from mudrika.payments._chain_jws import JWS_PHASES, check_jws, run_jws_phases
 from mudrika.payments._chain_keys import KeySource, ResolvedKey
-from mudrika.payments._frozen import thaw
 from mudrika.payments.models import (
     CartMandate,
     PaymentMandate,

@@ -28,7 +28,7 @@ class HttpxAdapter(BaseAdapter):
         super().__init__()
         self._client = client
 
-    def send(  # noqa: PLR0917 - the signature is requests' BaseAdapter.send
+    def send(
         self,
         request: requests.PreparedRequest,
         stream: bool = False,

@@ -1,11 +1,14 @@
-"""Read-only JSON containers for the raw objects a :class:`~mudrika.payments.models.Received` keeps.
+"""Read-only JSON containers: parsed JSON that can be read, hashed and sent, but never changed.
 
-Why: every AP2 binding is a hash over the JSON object *as received*.  If any code could mutate that
+Why: a signature or hash binding is computed over the JSON object *as received* (every AP2 binding,
+for instance, is such a hash — see ``mudrika.payments.models.Received``).  If any code could mutate that
 object after it was received, a hash computed later would no longer describe what the peer sent.  So
 the raw object is deep-copied once into these containers and can only be read afterwards.
 
-They subclass ``dict`` and ``list`` (not ``MappingProxyType``/``tuple``) on purpose: RFC 8785
-canonicalisation, ``json.dumps`` and ``isinstance(x, dict)`` checks all keep working on them.  Every
+They subclass ``dict`` and ``list`` (not ``MappingProxyType``/``tuple``) on purpose: ``json.dumps``
+and ``isinstance(x, dict)`` checks keep working on them, and RFC 8785 canonicalisation
+(:mod:`mudrika.crypto.jcs`) treats them exactly like ``dict``/``list`` on its fast path, so hashing a
+received object needs no mutable copy.  Every
 mutating method raises ``TypeError`` (a programming error, not bad input).  Pickling (a process pool
 in dispute batches) and copying are supported.
 """
