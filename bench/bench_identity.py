@@ -1,4 +1,4 @@
-"""Identity benchmarks: DID resolution, ours vs didkit, and resolver cache hits per second.
+"""Identity benchmarks: DID resolution ours vs didkit, resolver cache hits/s, provisioning time.
 
 Run: ``.venv/bin/python bench/bench_identity.py``.  Prints one markdown table on stdout.
 
@@ -11,18 +11,22 @@ What is measured (best of several repeats, ``time.perf_counter``):
 * the anchor, ``didkit.resolve_did(did, "{}")``, awaited call after call on one event loop;
 * resolver cache hits per second (``resolve`` of a cached DID in a tight loop).
 
-Sections are functions returning rows so further sections (provisioning) can be added to ``main``.
+* provisioning time per key type: one full ``mudrika provision`` (key generation, PBES2-encrypted
+  PKCS#8, DID, DID document, CSR, AgentIdentity, atomic fsynced writes), best of several runs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from mudrika.crypto.keys import KeyPair
+from mudrika.crypto.keys import KeyPair, KeyType
 from mudrika.identity.methods import key as did_key
+from mudrika.identity.provision import provision
 from mudrika.identity.resolver import DIDResolver
 
 Row = dict[str, Any]
@@ -133,6 +137,38 @@ def cache_rows() -> list[Row]:
     ]
 
 
+def provisioning_rows() -> list[Row]:
+    """Wall time of a full ``provision`` (key, encrypted PEM, DID, document, CSR, AgentIdentity, fsyncs)."""
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind in ("ed25519", "p256", "secp256k1", "rsa"):
+            runs = 3 if kind == "rsa" else 10
+            best = float("inf")
+            for index in range(runs):
+                start = time.perf_counter()
+                provision(
+                    name="bench-agent",
+                    out_dir=Path(tmp) / f"{kind}-{index}",
+                    password=b"bench-password",
+                    key_type=KeyType(kind),
+                    method="bindu",
+                    author="bench",
+                )
+                best = min(best, time.perf_counter() - start)
+            rows.append(
+                {
+                    "case": f"provision a new {kind} agent (did:bindu; RSA is 2048-bit)",
+                    "ours_us": best * 1e6,
+                    "anchor_us": None,
+                    "ratio": None,
+                    "target": "(measured)",
+                    "met": None,
+                    "note": f"{best * 1e3:.1f} ms",
+                }
+            )
+    return rows
+
+
 def _fmt(value: float | None, spec: str) -> str:
     return "n/a" if value is None else format(value, spec)
 
@@ -150,7 +186,7 @@ def print_table(rows: list[Row]) -> None:
 
 
 def main() -> list[Row]:
-    rows = resolution_rows() + cache_rows()
+    rows = resolution_rows() + cache_rows() + provisioning_rows()
     print_table(rows)
     return rows
 

@@ -28,6 +28,7 @@ from mudrika.errors import InvalidInput
 from mudrika.identity.csr import create_csr, fingerprint_sha256, to_pem
 from mudrika.identity.document import DIDDocument
 from mudrika.identity.methods import bindu, jwk, key, web
+from mudrika.identity.methods._single_key import single_key_document
 
 __all__ = [
     "AgentIdentity",
@@ -138,25 +139,7 @@ def agent_document(did: str, public_key: PublicKey, *, endpoint: str | None = No
             agent_name=parsed.agent_name,
             services=_services(did, endpoint),
         )
-    method_id = f"{did}#key-1"
-    data: dict[str, Any] = {
-        "@context": [key.CONTEXT_DID, key.CONTEXT_MULTIKEY],
-        "id": did,
-        "verificationMethod": [
-            {
-                "id": method_id,
-                "type": "Multikey",
-                "controller": did,
-                "publicKeyMultibase": public_key.to_multikey(),
-            }
-        ],
-    }
-    for purpose in _SIGNING_PURPOSES:
-        data[purpose] = [method_id]
-    services = _services(did, endpoint)
-    if services:
-        data["service"] = services
-    return DIDDocument.from_json(data)
+    return single_key_document(did, public_key, services=_services(did, endpoint))
 
 
 def _load_or_create_key(

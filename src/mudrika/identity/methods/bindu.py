@@ -49,7 +49,7 @@ from mudrika.identity._resolution import ResolutionResult, result
 from mudrika.identity._x25519 import X25519PublicKey, ed25519_to_x25519
 from mudrika.identity.did import DID, parse_did
 from mudrika.identity.document import DIDDocument
-from mudrika.identity.methods.key import CONTEXT_DID, CONTEXT_MULTIKEY
+from mudrika.identity.methods._single_key import single_key_document
 
 __all__ = [
     "BinduDID",
@@ -68,7 +68,6 @@ DocumentSource = Callable[[str], Mapping[str, Any] | DIDDocument | None]
 
 _COMPONENT: Final = re.compile(r"[a-z0-9_-]{1,64}")
 _AGENT_ID: Final = re.compile(r"[0-9a-f]{32}")
-_KEY_FRAGMENT: Final = "key-1"
 # multiformats/multicodec table.csv: ed25519-pub, secp256k1-pub, p256-pub, rsa-pub (as did:key uses them).
 _MULTICODEC: Final[Mapping[KeyType, int]] = {
     KeyType.ED25519: 0xED,
@@ -76,7 +75,6 @@ _MULTICODEC: Final[Mapping[KeyType, int]] = {
     KeyType.P256: 0x1200,
     KeyType.RSA: 0x1205,
 }
-_SIGNING: Final = ("authentication", "assertionMethod", "capabilityInvocation", "capabilityDelegation")
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,24 +154,7 @@ def document(
 ) -> DIDDocument:
     """The DID document of a new did:bindu: one Multikey method ``#key-1`` for the four signing purposes."""
     did = create(public_key, author=author, agent_name=agent_name)
-    method_id = f"{did}#{_KEY_FRAGMENT}"
-    data: dict[str, Any] = {
-        "@context": [CONTEXT_DID, CONTEXT_MULTIKEY],
-        "id": did,
-        "verificationMethod": [
-            {
-                "id": method_id,
-                "type": "Multikey",
-                "controller": did,
-                "publicKeyMultibase": public_key.to_multikey(),
-            }
-        ],
-    }
-    for purpose in _SIGNING:
-        data[purpose] = [method_id]
-    if services:
-        data["service"] = [dict(service) for service in services]
-    return DIDDocument.from_json(data)
+    return single_key_document(did, public_key, services=services)
 
 
 def _not_self_certifying(message: str, reason: str, **fields: Any) -> VerificationError:
