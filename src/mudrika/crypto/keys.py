@@ -23,6 +23,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
 from mudrika.crypto._b64 import b64url_decode, b64url_encode
 from mudrika.crypto._multibase import base58btc_decode, base58btc_encode, varint_decode, varint_encode
+from mudrika.crypto._pkcs8 import encrypt_pkcs8_pem
 from mudrika.errors import InvalidInput, SignatureError
 
 __all__ = [
@@ -479,14 +480,13 @@ class KeyPair:
 
     # -- PEM -----------------------------------------------------------------------------------------
     def private_pem(self, password: bytes) -> bytes:
-        """PKCS#8 PEM encrypted with ``password`` (PBES2, AES-256-CBC, via cryptography's best available)."""
+        """PKCS#8 PEM encrypted with ``password``: PBES2, PBKDF2-HMAC-SHA256 (600,000 rounds), AES-256-CBC."""
         if not isinstance(password, bytes) or len(password) < 8:
             raise InvalidInput("key password must be at least 8 bytes", code="weak_password")
-        return self._private.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.BestAvailableEncryption(password),
+        der = self._private.private_bytes(
+            serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
         )
+        return encrypt_pkcs8_pem(der, password)
 
     def private_pem_unencrypted(self) -> bytes:
         """Plaintext PKCS#8 PEM.  Named so that writing an unprotected key is never an accident."""
