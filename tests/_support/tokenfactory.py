@@ -13,21 +13,26 @@ import hmac
 import json
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
 
 from mudrika.crypto._b64 import b64url_encode
 from mudrika.crypto.keys import KeyPair
+from mudrika.trust.jwks import JwksCache
 from mudrika.trust.levels import TrustLevel
 from mudrika.trust.models import KeycloakRole
 from mudrika.trust.policy import OperationRule, Policy
 
-__all__ = ["Clock", "LocalRealm", "compact", "demo_policy", "hs256_with"]
+__all__ = ["T0", "Clock", "LocalRealm", "compact", "demo_policy", "hs256_with", "realm_jwks"]
 
 ISSUER = "https://idp.test/realms/mudrika"
 JWKS_URI = f"{ISSUER}/protocol/openid-connect/certs"
+
+T0 = 1_700_000_000.0
+"""A fixed epoch for tests whose realm clock is driven by hand."""
 
 _KEYS: dict[str, KeyPair] = {}
 
@@ -186,6 +191,24 @@ class LocalRealm:
 
     def clients(self) -> tuple[httpx.Client, httpx.AsyncClient]:
         return httpx.Client(transport=self.transport()), httpx.AsyncClient(transport=self.async_transport())
+
+
+@contextmanager
+def realm_jwks(realm: LocalRealm, **options: Any) -> Iterator[JwksCache]:
+    """An RS256 :class:`JwksCache` on the realm's clock that fetches through the realm's mock
+    endpoint (sync and async); ``options`` are further ``JwksCache`` settings (ttl, cooldown...)."""
+    sync_client, async_client = realm.clients()
+    try:
+        yield JwksCache(
+            jwks_uri=realm.jwks_uri,
+            algorithms={"RS256"},
+            clock=realm.clock,
+            http_client=sync_client,
+            async_http_client=async_client,
+            **options,
+        )
+    finally:
+        sync_client.close()
 
 
 def demo_policy() -> Policy:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 
-import anyio
 import pytest
 import redis
 import redis.asyncio
@@ -16,6 +14,7 @@ from mudrika.errors import InvalidInput, ReplayError, UnavailableError
 from mudrika.stores.replay import MAX_KEY_BYTES, RedisReplayStore, ReplayStore, claim_or_raise
 from tests._support.net import free_port
 from tests._support.redis_server import RedisServer
+from tests._support.replay import race_tasks, race_threads
 
 pytestmark = pytest.mark.integration
 
@@ -117,35 +116,14 @@ def test_claim_many_pipelined(store: RedisReplayStore) -> None:
 
 
 def test_threads_same_key_exactly_one_wins(store: RedisReplayStore) -> None:
-    barrier = threading.Barrier(100)
-    results: list[bool] = []
-    lock = threading.Lock()
-
-    def worker() -> None:
-        barrier.wait()
-        won = store.claim("jti:race:threads", time.time() + 60)
-        with lock:
-            results.append(won)
-
-    threads = [threading.Thread(target=worker) for _ in range(100)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    results = race_threads(lambda _: store.claim("jti:race:threads", time.time() + 60))
     assert len(results) == 100
     assert results.count(True) == 1
 
 
 @pytest.mark.anyio
 async def test_async_gather_exactly_one_wins(astore: RedisReplayStore) -> None:
-    results: list[bool] = []
-
-    async def one() -> None:
-        results.append(await astore.aclaim("jti:race:async", time.time() + 60))
-
-    async with anyio.create_task_group() as tg:
-        for _ in range(100):
-            tg.start_soon(one)
+    results = await race_tasks(lambda: astore.aclaim("jti:race:async", time.time() + 60))
     assert len(results) == 100
     assert results.count(True) == 1
 

@@ -15,9 +15,8 @@ from cryptography.hazmat.primitives import serialization
 
 from mudrika.crypto.keys import KeyPair
 from mudrika.trust.jsonrpc import code_for
-from mudrika.trust.jwks import JwksCache
 from mudrika.trust.tokens import AccessTokenVerifier
-from tests._support.tokenfactory import Clock, LocalRealm, compact, hs256_with
+from tests._support.tokenfactory import T0, Clock, LocalRealm, compact, hs256_with, realm_jwks
 
 pytestmark = pytest.mark.security
 
@@ -28,7 +27,7 @@ INVALID_SIGNATURE = -32012
 
 @pytest.fixture
 def clock() -> Clock:
-    return Clock(1_700_000_000.0)
+    return Clock(T0)
 
 
 @pytest.fixture
@@ -38,18 +37,15 @@ def realm(clock: Clock) -> LocalRealm:
 
 @pytest.fixture
 def verifier(realm: LocalRealm, clock: Clock) -> Iterator[AccessTokenVerifier]:
-    sync_client, async_client = realm.clients()
-    jwks = JwksCache(
-        jwks_uri=realm.jwks_uri,
-        algorithms={"RS256"},
-        clock=clock,
-        http_client=sync_client,
-        async_http_client=async_client,
-    )
-    yield AccessTokenVerifier(
-        issuer=realm.issuer, audience=realm.audience, azp_allowlist=None, jwks=jwks, clock=clock, leeway=30
-    )
-    sync_client.close()
+    with realm_jwks(realm) as jwks:
+        yield AccessTokenVerifier(
+            issuer=realm.issuer,
+            audience=realm.audience,
+            azp_allowlist=None,
+            jwks=jwks,
+            clock=clock,
+            leeway=30,
+        )
 
 
 def _code(verifier: AccessTokenVerifier, token: str) -> int:

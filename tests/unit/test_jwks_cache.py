@@ -14,7 +14,7 @@ import pytest
 from mudrika.errors import IdpUnavailable, InvalidInput
 from mudrika.trust.jsonrpc import InvalidToken
 from mudrika.trust.jwks import JwksCache, StaticKeySet, parse_jwks
-from tests._support.tokenfactory import Clock, LocalRealm
+from tests._support.tokenfactory import T0, Clock, LocalRealm, realm_jwks
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 def clock() -> Clock:
-    return Clock(1_700_000_000.0)
+    return Clock(T0)
 
 
 @pytest.fixture
@@ -33,20 +33,9 @@ def realm(clock: Clock) -> LocalRealm:
 
 
 @pytest.fixture
-def cache(realm: LocalRealm, clock: Clock) -> Iterator[JwksCache]:
-    sync_client, async_client = realm.clients()
-    jwks = JwksCache(
-        jwks_uri=realm.jwks_uri,
-        algorithms={"RS256"},
-        ttl=300,
-        refresh_cooldown=10,
-        max_stale=600,
-        clock=clock,
-        http_client=sync_client,
-        async_http_client=async_client,
-    )
-    yield jwks
-    sync_client.close()
+def cache(realm: LocalRealm) -> Iterator[JwksCache]:
+    with realm_jwks(realm, ttl=300, refresh_cooldown=10, max_stale=600) as jwks:
+        yield jwks
 
 
 def test_first_use_fetches_once_and_caches(cache: JwksCache, realm: LocalRealm) -> None:

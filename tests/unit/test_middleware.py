@@ -24,7 +24,7 @@ from mudrika.trust.middleware import (
 )
 from mudrika.trust.policy import Principal
 from mudrika.trust.tokens import AccessTokenVerifier
-from tests._support.tokenfactory import Clock, LocalRealm, demo_policy
+from tests._support.tokenfactory import Clock, LocalRealm, demo_policy, realm_jwks
 
 
 @pytest.fixture
@@ -86,17 +86,9 @@ def realm(clock: Clock) -> LocalRealm:
 
 
 @pytest.fixture
-def jwks(realm: LocalRealm, clock: Clock) -> Iterator[JwksCache]:
-    sync_client, async_client = realm.clients()
-    cache = JwksCache(
-        jwks_uri=realm.jwks_uri,
-        algorithms={"RS256"},
-        clock=clock,
-        http_client=sync_client,
-        async_http_client=async_client,
-    )
-    yield cache
-    sync_client.close()
+def jwks(realm: LocalRealm) -> Iterator[JwksCache]:
+    with realm_jwks(realm) as cache:
+        yield cache
 
 
 @pytest.fixture

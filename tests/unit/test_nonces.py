@@ -20,19 +20,11 @@ from mudrika.errors import (
 )
 from mudrika.stores.nonces import NonceIssuer
 from mudrika.stores.replay import MemoryReplayStore
+from tests._support.replay import T0, FakeClock
 
-T0 = 1_700_000_000.0
 SECRET = bytes(range(32))
 OTHER_SECRET = bytes(range(1, 33))
 AUD = "did:web:merchant.example"
-
-
-class FakeClock:
-    def __init__(self, now: float = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class CountingStore(MemoryReplayStore):

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import threading
 import time
 
-import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,16 +16,7 @@ from mudrika.stores.replay import (
     aclaim_or_raise,
     claim_or_raise,
 )
-
-T0 = 1_700_000_000.0
-
-
-class FakeClock:
-    def __init__(self, now: float = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
+from tests._support.replay import T0, FakeClock, race_tasks, race_threads
 
 
 @pytest.fixture
@@ -164,21 +153,7 @@ def test_closed_store_is_unavailable(store: MemoryReplayStore) -> None:
 
 def test_threads_same_key_exactly_one_wins() -> None:
     store = MemoryReplayStore()
-    barrier = threading.Barrier(100)
-    results: list[bool] = []
-    results_lock = threading.Lock()
-
-    def worker() -> None:
-        barrier.wait()
-        won = store.claim("jti:race:1", time.time() + 60)
-        with results_lock:
-            results.append(won)
-
-    threads = [threading.Thread(target=worker) for _ in range(100)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    results = race_threads(lambda _: store.claim("jti:race:1", time.time() + 60))
     assert len(results) == 100
     assert results.count(True) == 1
 
@@ -186,14 +161,7 @@ def test_threads_same_key_exactly_one_wins() -> None:
 @pytest.mark.anyio
 async def test_async_gather_exactly_one_wins() -> None:
     store = MemoryReplayStore()
-    results: list[bool] = []
-
-    async def one() -> None:
-        results.append(await store.aclaim("jti:race:2", time.time() + 60))
-
-    async with anyio.create_task_group() as tg:
-        for _ in range(100):
-            tg.start_soon(one)
+    results = await race_tasks(lambda: store.aclaim("jti:race:2", time.time() + 60))
     assert results.count(True) == 1
     assert len(results) == 100
     with pytest.raises(ReplayError):

@@ -5,27 +5,16 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import anyio
 import pytest
 
 from mudrika.errors import InvalidInput, ReplayError, UnavailableError
 from mudrika.stores.replay import MAX_KEY_BYTES, ReplayStore, SqliteReplayStore, claim_or_raise
-
-T0 = 1_700_000_000.0
-
-
-class FakeClock:
-    def __init__(self, now: float = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
+from tests._support.replay import T0, FakeClock, race_tasks, race_threads
 
 
 @pytest.fixture
@@ -143,21 +132,7 @@ def test_claim_or_raise(store: SqliteReplayStore) -> None:
 
 def test_threads_on_two_connections_exactly_one_wins(db: Path) -> None:
     stores = [SqliteReplayStore(db, timeout=10), SqliteReplayStore(db, timeout=10)]
-    barrier = threading.Barrier(100)
-    results: list[bool] = []
-    lock = threading.Lock()
-
-    def worker(i: int) -> None:
-        barrier.wait()
-        won = stores[i % 2].claim("jti:race:1", time.time() + 60)
-        with lock:
-            results.append(won)
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(100)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    results = race_threads(lambda i: stores[i % 2].claim("jti:race:1", time.time() + 60))
     for s in stores:
         s.close()
     assert len(results) == 100
@@ -167,14 +142,7 @@ def test_threads_on_two_connections_exactly_one_wins(db: Path) -> None:
 @pytest.mark.anyio
 async def test_async_gather_exactly_one_wins(db: Path) -> None:
     store = SqliteReplayStore(db, timeout=10)
-    results: list[bool] = []
-
-    async def one() -> None:
-        results.append(await store.aclaim("jti:race:2", time.time() + 60))
-
-    async with anyio.create_task_group() as tg:
-        for _ in range(100):
-            tg.start_soon(one)
+    results = await race_tasks(lambda: store.aclaim("jti:race:2", time.time() + 60))
     await store.aclose()
     assert len(results) == 100
     assert results.count(True) == 1

@@ -13,7 +13,7 @@ from mudrika.errors import IdpUnavailable, InvalidInput
 from mudrika.trust.jsonrpc import AuthenticationRequired, InvalidToken, TokenExpired
 from mudrika.trust.jwks import JwksCache
 from mudrika.trust.tokens import AccessTokenVerifier, token_id
-from tests._support.tokenfactory import Clock, LocalRealm
+from tests._support.tokenfactory import T0, Clock, LocalRealm, realm_jwks
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 def clock() -> Clock:
-    return Clock(1_700_000_000.0)
+    return Clock(T0)
 
 
 @pytest.fixture
@@ -32,17 +32,9 @@ def realm(clock: Clock) -> LocalRealm:
 
 
 @pytest.fixture
-def jwks(realm: LocalRealm, clock: Clock) -> Iterator[JwksCache]:
-    sync_client, async_client = realm.clients()
-    cache = JwksCache(
-        jwks_uri=realm.jwks_uri,
-        algorithms={"RS256"},
-        clock=clock,
-        http_client=sync_client,
-        async_http_client=async_client,
-    )
-    yield cache
-    sync_client.close()
+def jwks(realm: LocalRealm) -> Iterator[JwksCache]:
+    with realm_jwks(realm) as cache:
+        yield cache
 
 
 def _verifier(realm: LocalRealm, jwks: JwksCache, clock: Clock, **options: Any) -> AccessTokenVerifier:

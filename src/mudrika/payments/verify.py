@@ -139,6 +139,10 @@ class _Policy:
     kb_max_age: float
     max_bytes: int
 
+    def signed(self) -> dict[str, Any]:
+        """The expectations every signed stage (intent, cart, payment) checks against."""
+        return {"keys": self.keys, "algorithms": self.algorithms, "now": self.now, "leeway": self.leeway}
+
 
 def _policy(
     *,
@@ -252,15 +256,8 @@ class _TrustedChain:
     # (2) intent -----------------------------------------------------------------------------------
     def admit_intent(self) -> bool:
         assert self.intent is not None
-        p = self.policy
         self.intent_facts = check_intent(
-            self.rec,
-            self.intent,
-            keys=p.keys,
-            algorithms=p.algorithms,
-            now=p.now,
-            leeway=p.leeway,
-            expected_hash=self.hashes["intent"],
+            self.rec, self.intent, expected_hash=self.hashes["intent"], **self.policy.signed()
         )
         return self.intent_facts is not None
 
@@ -268,16 +265,12 @@ class _TrustedChain:
     def admit_cart(self) -> bool:
         assert self.intent_facts is not None
         assert self.cart is not None
-        p = self.policy
         self.cart_facts = check_cart(
             self.rec,
             self.cart,
-            keys=p.keys,
-            audience=p.merchant_audience,
-            algorithms=p.algorithms,
-            now=p.now,
-            leeway=p.leeway,
+            audience=self.policy.merchant_audience,
             contents_hash=self.hashes["cart_contents"],
+            **self.policy.signed(),
         )
         return self.cart_facts is not None
 
@@ -291,16 +284,13 @@ class _TrustedChain:
             self.rec,
             self.payment,
             self.cart,
-            keys=p.keys,
             trusted_issuers=p.trusted_issuers,
             kb_audience=p.kb_audience,
             kb_nonce=p.kb_nonce,
-            algorithms=p.algorithms,
-            now=p.now,
-            leeway=p.leeway,
             kb_max_age=p.kb_max_age,
             payment_hash=self.hashes["payment_contents"],
             cart_hash=self.hashes["cart"],
+            **p.signed(),
         )
         return self.payment_facts is not None
 

@@ -50,7 +50,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final, Literal, Protocol
 
@@ -288,7 +288,7 @@ class AccessTokenVerifier:
             if plan.kid is not None:
                 key = self._jwks.key_for(plan.kid)
                 # The entry belongs to the key set the key came from (read after a possible refresh).
-                plan = replace(plan, generation=self._jwks.generation)
+                plan = _Plan(plan.digest, self._jwks.generation, plan.kid)
                 result = self._finish_jwt(token, key, plan)
                 if result is not None:
                     return result
@@ -307,7 +307,7 @@ class AccessTokenVerifier:
             plan = self._plan(token, digest)
             if plan.kid is not None:
                 key = await self._jwks.a_key_for(plan.kid)
-                plan = replace(plan, generation=self._jwks.generation)
+                plan = _Plan(plan.digest, self._jwks.generation, plan.kid)
                 result = self._finish_jwt(token, key, plan)
                 if result is not None:
                     return result
