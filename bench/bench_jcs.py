@@ -16,30 +16,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import rfc8785
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "bench"))
 
+from _timing import best_us  # noqa: E402
 from mudrika.crypto.jcs import canonicalize, loads_strict, mandate_hash  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "cart_contents_2kb.json"
-
-
-def best_us(functions: dict[str, Callable[[], object]], rounds: int, number: int) -> dict[str, float]:
-    best = {name: float("inf") for name in functions}
-    for _ in range(rounds):
-        for name, func in functions.items():
-            start = time.perf_counter()
-            for _ in range(number):
-                func()
-            elapsed = (time.perf_counter() - start) / number * 1e6
-            best[name] = min(best[name], elapsed)
-    return best
 
 
 def main() -> None:

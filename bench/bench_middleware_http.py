@@ -18,7 +18,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,8 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 sys.path.insert(0, str(REPO_ROOT / "src"))
+
+from tests._support.net import free_port, wait_listening  # noqa: E402
 
 AUTOCANNON = REPO_ROOT / "tests" / "node" / "node_modules" / "autocannon" / "autocannon.js"
 BODY = json.dumps(
@@ -74,24 +75,6 @@ def serve(mode: str, port: int, jwks_file: str) -> None:
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, lifespan="off")  # type: ignore[arg-type]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def wait_listening(port: int, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise TimeoutError(f"server on port {port} did not start")
-
-
 def load(mode: str, jwks_file: str, token: str, duration: int, connections: int) -> dict[str, float]:
     port = free_port()
     server = subprocess.Popen(
@@ -100,7 +83,7 @@ def load(mode: str, jwks_file: str, token: str, duration: int, connections: int)
         env={**os.environ, "PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{REPO_ROOT / 'src'}"},
     )
     try:
-        wait_listening(port)
+        wait_listening(port, timeout=20.0)
         command = [
             shutil.which("node") or "node",
             str(AUTOCANNON),

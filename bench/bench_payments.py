@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -33,7 +32,9 @@ from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "bench"))
 
+from _timing import best_us  # noqa: E402
 from mudrika.crypto._b64 import b64url_decode  # noqa: E402
 from mudrika.crypto.jose import verify_compact  # noqa: E402
 from mudrika.crypto.keys import KeyPair  # noqa: E402
@@ -67,17 +68,6 @@ def floor_for(token: str, key: KeyPair) -> Callable[[], None]:
     algorithm = ec.ECDSA(hashes.SHA256())
     public.verify(der, data, algorithm)
     return lambda: public.verify(der, data, algorithm)
-
-
-def best_us(functions: dict[str, Callable[[], object]], rounds: int, number: int) -> dict[str, float]:
-    best = {name: float("inf") for name in functions}
-    for _ in range(rounds):
-        for name, func in functions.items():
-            start = time.perf_counter()
-            for _ in range(number):
-                func()
-            best[name] = min(best[name], (time.perf_counter() - start) / number * 1e6)
-    return best
 
 
 def main() -> None:

@@ -8,13 +8,14 @@ import json
 import uuid
 from collections.abc import Iterator
 
-import anyio
 import httpx
 import pytest
 
 from mudrika.crypto.keys import KeyPair, KeyType
 from mudrika.trust.httpsig import HttpMessageSigner
+from tests._support.httpsig import did_key, sign_request
 from tests._support.redis_server import RedisServer
+from tests._support.replay import post_concurrently
 from tests.integration._apps.httpsig_app import (
     ENV_JWK,
     ENV_KEYID,
@@ -44,8 +45,7 @@ def signer_key() -> KeyPair:
 
 @pytest.fixture(scope="module")
 def keyid(signer_key: KeyPair) -> str:
-    multikey = signer_key.public_key.to_multikey()
-    return f"did:key:{multikey}#{multikey}"
+    return did_key(signer_key)[1]
 
 
 @pytest.fixture(scope="module")
@@ -69,27 +69,19 @@ def replicas(
 def signed(signer_key: KeyPair, keyid: str) -> dict[str, str]:
     """One request signed for the replicas' public origin (they sit behind one load balancer)."""
     signer = HttpMessageSigner(signer_key, keyid, expires_in=300)
-    headers = {"Content-Type": "application/json"}
-    return {**headers, **signer.sign("POST", f"{PUBLIC_ORIGIN}/a2a", headers, BODY).as_dict()}
+    return sign_request(signer, "POST", f"{PUBLIC_ORIGIN}/a2a", BODY)
 
 
 async def present_all(urls: list[str], requests: list[dict[str, str]]) -> list[tuple[int, dict[str, object]]]:
     """POST every header set (with BODY) concurrently, spread round-robin across the replicas."""
-    answers: list[tuple[int, dict[str, object]]] = []
-    limiter = anyio.Semaphore(CONCURRENCY)
-    limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
-    async with httpx.AsyncClient(timeout=30, limits=limits) as client:
-
-        async def present(i: int, headers: dict[str, str]) -> None:
-            async with limiter:
-                response = await client.post(f"{urls[i % len(urls)]}/a2a", content=BODY, headers=headers)
-            answers.append((response.status_code, response.json()))
-
-        with anyio.fail_after(180):
-            async with anyio.create_task_group() as tg:
-                for i, headers in enumerate(requests):
-                    tg.start_soon(present, i, headers)
-    return answers
+    responses = await post_concurrently(
+        urls,
+        len(requests),
+        lambda client, url, i: client.post(f"{url}/a2a", content=BODY, headers=requests[i]),
+        concurrency=CONCURRENCY,
+        deadline=180,
+    )
+    return [(response.status_code, response.json()) for response in responses]
 
 
 @pytest.mark.anyio

@@ -7,11 +7,11 @@ import collections
 import uuid
 from collections.abc import Iterator
 
-import anyio
 import httpx
 import pytest
 
 from tests._support.redis_server import RedisServer
+from tests._support.replay import post_concurrently
 from tests.integration._apps.replay_app import ENV_NAMESPACE, ENV_REDIS_URL
 from tests.integration._apps.replicas import serve_replicas
 
@@ -38,24 +38,15 @@ def replicas(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory
 
 
 async def _race(urls: list[str], jti: str) -> collections.Counter[int]:
-    statuses: collections.Counter[int] = collections.Counter()
-    accepted_by: list[int] = []
-    limiter = anyio.Semaphore(CONCURRENCY)
-    limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
-
-    async with httpx.AsyncClient(timeout=30, limits=limits) as client:
-
-        async def present(i: int) -> None:
-            async with limiter:
-                response = await client.post(f"{urls[i % len(urls)]}/present", json={"jti": jti})
-            statuses[response.status_code] += 1
-            if response.status_code == 200:
-                accepted_by.append(response.json()["pid"])
-
-        with anyio.fail_after(120):
-            async with anyio.create_task_group() as tg:
-                for i in range(PRESENTATIONS):
-                    tg.start_soon(present, i)
+    responses = await post_concurrently(
+        urls,
+        PRESENTATIONS,
+        lambda client, url, _: client.post(f"{url}/present", json={"jti": jti}),
+        concurrency=CONCURRENCY,
+        deadline=120,
+    )
+    statuses = collections.Counter(response.status_code for response in responses)
+    accepted_by = [response.json()["pid"] for response in responses if response.status_code == 200]
     assert len(accepted_by) == statuses[200]
     return statuses
 

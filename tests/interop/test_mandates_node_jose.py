@@ -7,30 +7,16 @@ checks what we claim it checks.  All cases go to one node process (``tests/node/
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
-import sys
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests._support.paths import FIXTURES, NODE_DIR, node_peer
+from tests._support.evidence import evidence_builder
+from tests._support.paths import NODE_DIR, node_peer
 
 pytestmark = pytest.mark.interop
-
-
-def _builder() -> ModuleType:
-    name = "mudrika_evidence_builder"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, FIXTURES / "evidence" / "make_bundle.py")
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def _node_batch(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -52,8 +38,8 @@ def test_node_jose_verifies_merchant_and_intent_jws() -> None:
     cases: list[dict[str, Any]] = []
     expected: list[bool] = []
     for key_type, alg in (("p256", "ES256"), ("ed25519", "EdDSA")):
-        chain = _builder().build_chain(key_type=key_type, seeded=False)
-        builder = _builder()
+        chain = evidence_builder().build_chain(key_type=key_type, seeded=False)
+        builder = evidence_builder()
         merchant_jwk = chain.merchant_key.public_key.to_jwk()
         user_jwk = chain.user_key.public_key.to_jwk()
         cart_token = chain.cart.model.merchant_authorization

@@ -109,6 +109,24 @@ def _our_verify(presentation: str, issuer_key: KeyPair, now: float, **overrides:
     return sdjwt.verify(presentation, **kwargs)
 
 
+def _our_verify_unbound(presentation: str, issuer_key: KeyPair, now: float) -> sdjwt.VerifiedSdJwt:
+    """Our verifier with no key binding required (the mode the gap tests compare against)."""
+    return _our_verify(
+        presentation, issuer_key, now, require_key_binding=False, expected_aud=None, expected_nonce=None
+    )
+
+
+def _issue_email(issuer_key: KeyPair, holder_key: KeyPair, now: int) -> sdjwt.SdJwt:
+    """An SD-JWT of :func:`_claims` with only ``email`` selectively disclosable, bound to the holder."""
+    return sdjwt.issue(
+        _claims(now),
+        issuer_key=issuer_key,
+        kid=None,
+        disclosable=["/email"],
+        holder_key=holder_key.public_key,
+    )
+
+
 # -- node @sd-jwt/core ----------------------------------------------------------------------------
 
 
@@ -203,20 +221,12 @@ def test_we_verify_node_sd_jwt_kb(issuer_key: KeyPair, holder_key: KeyPair) -> N
 def test_node_accepts_unreferenced_disclosure_gap(issuer_key: KeyPair, holder_key: KeyPair) -> None:
     # §7.1 step 5: a Disclosure no digest references MUST be rejected.  @sd-jwt/core ignores it.
     now = 1_760_000_000
-    issued = sdjwt.issue(
-        _claims(now),
-        issuer_key=issuer_key,
-        kid=None,
-        disclosable=["/email"],
-        holder_key=holder_key.public_key,
-    )
+    issued = _issue_email(issuer_key, holder_key, now)
     stray = "WyJzdHJheS1zYWx0LXN0cmF5LXNhbHQiLCJpc19hZG1pbiIsdHJ1ZV0"
     tampered = issued.issuer_jwt + "~" + stray + "~"
     assert _node_verify(tampered, issuer_key, now, None)["ok"]
     with pytest.raises(VerificationError) as info:
-        _our_verify(
-            tampered, issuer_key, now, require_key_binding=False, expected_aud=None, expected_nonce=None
-        )
+        _our_verify_unbound(tampered, issuer_key, now)
     assert info.value.code == "unreferenced_disclosure"
 
 
@@ -235,29 +245,19 @@ def test_node_lets_a_disclosure_overwrite_a_plain_claim_gap(issuer_key: KeyPair)
     assert result["ok"]
     assert result["payload"]["role"] == "admin"
     with pytest.raises(VerificationError) as info:
-        _our_verify(
-            presentation, issuer_key, now, require_key_binding=False, expected_aud=None, expected_nonce=None
-        )
+        _our_verify_unbound(presentation, issuer_key, now)
     assert info.value.code == "claim_name_clash"
 
 
 def test_node_ignores_kb_checks_gap(issuer_key: KeyPair, holder_key: KeyPair) -> None:
     # Without keyBindingNonce, @sd-jwt/core never looks at the KB-JWT; with it, aud and iat are unchecked.
     now = 1_760_000_000
-    issued = sdjwt.issue(
-        _claims(now),
-        issuer_key=issuer_key,
-        kid=None,
-        disclosable=["/email"],
-        holder_key=holder_key.public_key,
-    )
+    issued = _issue_email(issuer_key, holder_key, now)
     forged = _forge_kb(issued.issuer_jwt, KeyPair.generate("p256"), now)
     assert not _node_verify(forged, issuer_key, now, NONCE)["ok"]
     assert _node_verify(forged, issuer_key, now, None)["ok"]
     with pytest.raises(MudrikaError) as info:
-        _our_verify(
-            forged, issuer_key, now, require_key_binding=False, expected_aud=None, expected_nonce=None
-        )
+        _our_verify_unbound(forged, issuer_key, now)
     assert info.value.code == "unexpected_key_binding"
     stale_elsewhere = sdjwt.present(
         issued, disclose=[], holder_key=holder_key, aud="https://other.example", nonce=NONCE, iat=now - 86_000
@@ -327,13 +327,7 @@ def test_we_verify_sd_jwt_python_sd_jwt_kb(issuer_key: KeyPair, holder_key: KeyP
 def test_sd_jwt_python_gaps(issuer_key: KeyPair, holder_key: KeyPair) -> None:
     # sd-jwt 0.10.4 accepts an unreferenced Disclosure and skips the KB-JWT when aud/nonce are omitted.
     now = int(time.time())
-    issued = sdjwt.issue(
-        _claims(now),
-        issuer_key=issuer_key,
-        kid=None,
-        disclosable=["/email"],
-        holder_key=holder_key.public_key,
-    )
+    issued = _issue_email(issuer_key, holder_key, now)
     public = _jwcrypto(issuer_key.public_key.to_jwk())
     stray = "WyJzdHJheS1zYWx0LXN0cmF5LXNhbHQiLCJpc19hZG1pbiIsdHJ1ZV0"
     SDJWTVerifier(f"{issued.issuer_jwt}~{stray}~", lambda _i, _h: public).get_verified_payload()

@@ -22,7 +22,6 @@ from mudrika.errors import (
     SignatureError,
     UntrustedKeyError,
 )
-from mudrika.identity.document import DIDDocument
 from mudrika.stores.replay import MemoryReplayStore
 from mudrika.trust._httpsig_sf import InnerList, Item, serialize_dictionary
 from mudrika.trust.httpsig import (
@@ -38,24 +37,17 @@ from mudrika.trust.httpsig import (
     signature_base,
 )
 from mudrika.trust.jsonrpc import JsonRpcAuthCode, code_for
+from tests._support.httpsig import HEADERS, NOW, ORIGIN, did_key, did_key_document, sign_request
 
 pytestmark = pytest.mark.security
 
-NOW = 1_800_000_000.0
-ORIGIN = "https://agent.example"
 URL = "https://agent.example/a2a/tasks"
 BODY = b'{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"id":"t-1"}}'
-HEADERS = {"Content-Type": "application/json"}
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def identity(key: KeyPair) -> tuple[str, str]:
-    multikey = key.public_key.to_multikey()
-    return f"did:key:{multikey}", f"did:key:{multikey}#{multikey}"
 
 
 @pytest.fixture(scope="module")
@@ -78,8 +70,8 @@ def verifier_for(keys: KeyLookup, store: MemoryReplayStore, **kwargs: Any) -> Ht
 def sign(
     key: KeyPair, keyid: str | None = None, *, url: str = URL, body: bytes = BODY, at: float = NOW
 ) -> dict[str, str]:
-    signer = HttpMessageSigner(key, keyid or identity(key)[1], clock=lambda: at)
-    return {**HEADERS, **signer.sign("POST", url, HEADERS, body).as_dict()}
+    signer = HttpMessageSigner(key, keyid or did_key(key)[1], clock=lambda: at)
+    return sign_request(signer, "POST", url, body)
 
 
 def expect(exc: MudrikaError, cls: type[MudrikaError], code: str, rpc: JsonRpcAuthCode) -> None:
@@ -89,7 +81,7 @@ def expect(exc: MudrikaError, cls: type[MudrikaError], code: str, rpc: JsonRpcAu
 
 
 def test_replay_to_the_same_path(victim: KeyPair, store: MemoryReplayStore) -> None:
-    verifier = verifier_for(StaticKeyLookup({identity(victim)[1]: victim.public_key}), store)
+    verifier = verifier_for(StaticKeyLookup({did_key(victim)[1]: victim.public_key}), store)
     headers = sign(victim)
     verifier.verify("POST", URL, headers, BODY)
     with pytest.raises(ReplayError) as info:
@@ -98,7 +90,7 @@ def test_replay_to_the_same_path(victim: KeyPair, store: MemoryReplayStore) -> N
 
 
 def test_replay_to_another_path(victim: KeyPair, store: MemoryReplayStore) -> None:
-    did, keyid = identity(victim)
+    did, keyid = did_key(victim)
     verifier = verifier_for(StaticKeyLookup({keyid: victim.public_key}), store)
     headers = sign(victim)
     accepted = verifier.verify("POST", URL, headers, BODY)
@@ -111,7 +103,7 @@ def test_replay_to_another_path(victim: KeyPair, store: MemoryReplayStore) -> No
 
 
 def test_another_path_first_does_not_burn_the_nonce(victim: KeyPair, store: MemoryReplayStore) -> None:
-    verifier = verifier_for(StaticKeyLookup({identity(victim)[1]: victim.public_key}), store)
+    verifier = verifier_for(StaticKeyLookup({did_key(victim)[1]: victim.public_key}), store)
     headers = sign(victim)
     with pytest.raises(SignatureError):
         verifier.verify("POST", "https://agent.example/a2a/admin", headers, BODY)
@@ -120,7 +112,7 @@ def test_another_path_first_does_not_burn_the_nonce(victim: KeyPair, store: Memo
 
 def test_replay_to_another_agent(victim: KeyPair, store: MemoryReplayStore) -> None:
     """A request signed for agent A, presented to agent B (which shares no replay store with A)."""
-    keys = StaticKeyLookup({identity(victim)[1]: victim.public_key})
+    keys = StaticKeyLookup({did_key(victim)[1]: victim.public_key})
     other = HttpSignatureVerifier(
         keys=keys,
         replay_store=store,
@@ -134,14 +126,14 @@ def test_replay_to_another_agent(victim: KeyPair, store: MemoryReplayStore) -> N
 
 
 def test_changed_method(victim: KeyPair, store: MemoryReplayStore) -> None:
-    verifier = verifier_for(StaticKeyLookup({identity(victim)[1]: victim.public_key}), store)
+    verifier = verifier_for(StaticKeyLookup({did_key(victim)[1]: victim.public_key}), store)
     with pytest.raises(SignatureError) as info:
         verifier.verify("PUT", URL, sign(victim), BODY)
     expect(info.value, SignatureError, "bad_signature", JsonRpcAuthCode.INVALID_SIGNATURE)
 
 
 def test_changed_body_with_the_old_digest(victim: KeyPair, store: MemoryReplayStore) -> None:
-    verifier = verifier_for(StaticKeyLookup({identity(victim)[1]: victim.public_key}), store)
+    verifier = verifier_for(StaticKeyLookup({did_key(victim)[1]: victim.public_key}), store)
     headers = sign(victim)
     with pytest.raises(SignatureError) as info:
         verifier.verify("POST", URL, headers, BODY.replace(b"tasks/get", b"tasks/cancel"))
@@ -151,7 +143,7 @@ def test_changed_body_with_the_old_digest(victim: KeyPair, store: MemoryReplaySt
 
 
 def test_changed_body_with_a_new_digest(victim: KeyPair, store: MemoryReplayStore) -> None:
-    verifier = verifier_for(StaticKeyLookup({identity(victim)[1]: victim.public_key}), store)
+    verifier = verifier_for(StaticKeyLookup({did_key(victim)[1]: victim.public_key}), store)
     forged = BODY.replace(b"tasks/get", b"tasks/cancel")
     headers = {**sign(victim), "Content-Digest": content_digest(forged)}
     with pytest.raises(SignatureError) as info:
@@ -160,14 +152,14 @@ def test_changed_body_with_a_new_digest(victim: KeyPair, store: MemoryReplayStor
 
 
 def test_expired_signature(victim: KeyPair, store: MemoryReplayStore) -> None:
-    verifier = verifier_for(StaticKeyLookup({identity(victim)[1]: victim.public_key}), store)
+    verifier = verifier_for(StaticKeyLookup({did_key(victim)[1]: victim.public_key}), store)
     with pytest.raises(ExpiredError) as info:
         verifier.verify("POST", URL, sign(victim, at=NOW - 66), BODY)
     expect(info.value, ExpiredError, "signature_expired", JsonRpcAuthCode.TOKEN_EXPIRED)
 
 
 def test_created_in_the_future(victim: KeyPair, store: MemoryReplayStore) -> None:
-    verifier = verifier_for(StaticKeyLookup({identity(victim)[1]: victim.public_key}), store)
+    verifier = verifier_for(StaticKeyLookup({did_key(victim)[1]: victim.public_key}), store)
     with pytest.raises(ExpiredError) as info:
         verifier.verify("POST", URL, sign(victim, at=NOW + 30), BODY)
     expect(info.value, ExpiredError, "created_in_future", JsonRpcAuthCode.TOKEN_EXPIRED)
@@ -192,7 +184,7 @@ def _hand_signed(
 
 
 def test_missing_nonce(victim: KeyPair, store: MemoryReplayStore) -> None:
-    keyid = identity(victim)[1]
+    keyid = did_key(victim)[1]
     headers = _hand_signed(
         victim,
         keyid,
@@ -214,8 +206,8 @@ def test_missing_nonce(victim: KeyPair, store: MemoryReplayStore) -> None:
 
 def test_keyid_of_another_did(victim: KeyPair, store: MemoryReplayStore) -> None:
     attacker = KeyPair.generate(KeyType.ED25519)
-    victim_keyid = identity(victim)[1]
-    keys = StaticKeyLookup({victim_keyid: victim.public_key, identity(attacker)[1]: attacker.public_key})
+    victim_keyid = did_key(victim)[1]
+    keys = StaticKeyLookup({victim_keyid: victim.public_key, did_key(attacker)[1]: attacker.public_key})
     with pytest.raises(SignatureError) as info:
         verifier_for(keys, store).verify("POST", URL, sign(attacker, victim_keyid), BODY)
     expect(info.value, SignatureError, "bad_signature", JsonRpcAuthCode.INVALID_SIGNATURE)
@@ -224,7 +216,7 @@ def test_keyid_of_another_did(victim: KeyPair, store: MemoryReplayStore) -> None
 def test_keyid_of_another_did_with_another_key_type(victim: KeyPair, store: MemoryReplayStore) -> None:
     """alg follows the attacker's P-256 key, the victim's key is Ed25519: refused before any crypto."""
     attacker = KeyPair.generate(KeyType.P256)
-    victim_keyid = identity(victim)[1]
+    victim_keyid = did_key(victim)[1]
     with pytest.raises(SignatureError) as info:
         verifier_for(StaticKeyLookup({victim_keyid: victim.public_key}), store).verify(
             "POST", URL, sign(attacker, victim_keyid), BODY
@@ -234,7 +226,7 @@ def test_keyid_of_another_did_with_another_key_type(victim: KeyPair, store: Memo
 
 def test_algorithm_confusion_in_the_header(victim: KeyPair, store: MemoryReplayStore) -> None:
     """alg claims RSA for an Ed25519 key: the header never decides how the key is used."""
-    keyid = identity(victim)[1]
+    keyid = did_key(victim)[1]
     params: tuple[tuple[str, int | str], ...] = (
         ("created", int(NOW)),
         ("expires", int(NOW) + 60),
@@ -250,22 +242,7 @@ def test_algorithm_confusion_in_the_header(victim: KeyPair, store: MemoryReplayS
 
 
 def test_method_not_authorised_for_authentication(victim: KeyPair, store: MemoryReplayStore) -> None:
-    did, keyid = identity(victim)
-    document = DIDDocument.from_json(
-        {
-            "@context": ["https://www.w3.org/ns/did/v1"],
-            "id": did,
-            "verificationMethod": [
-                {
-                    "id": keyid,
-                    "type": "Multikey",
-                    "controller": did,
-                    "publicKeyMultibase": victim.public_key.to_multikey(),
-                }
-            ],
-            "assertionMethod": [keyid],
-        }
-    )
+    document = did_key_document(victim, "assertionMethod")
     verifier = verifier_for(DocumentKeyLookup([document]), store)
     with pytest.raises(UntrustedKeyError) as info:
         verifier.verify("POST", URL, sign(victim), BODY)
@@ -273,7 +250,7 @@ def test_method_not_authorised_for_authentication(victim: KeyPair, store: Memory
 
 
 def test_body_not_covered_by_the_signature(victim: KeyPair, store: MemoryReplayStore) -> None:
-    keyid = identity(victim)[1]
+    keyid = did_key(victim)[1]
     inner = InnerList(
         (Item("@method"), Item("@target-uri")),
         (
@@ -299,7 +276,7 @@ def test_header_injection_in_a_covered_field(victim: KeyPair, store: MemoryRepla
     """A newline in a covered value would let a sender forge a line of the signature base."""
     headers = {**sign(victim), "Content-Type": 'application/json\n"@method": GET'}
     with pytest.raises(InvalidInput) as info:
-        verifier_for(StaticKeyLookup({identity(victim)[1]: victim.public_key}), store).verify(
+        verifier_for(StaticKeyLookup({did_key(victim)[1]: victim.public_key}), store).verify(
             "POST", URL, headers, BODY
         )
     expect(info.value, InvalidInput, "bad_component_value", JsonRpcAuthCode.INVALID_TOKEN)
@@ -307,7 +284,7 @@ def test_header_injection_in_a_covered_field(victim: KeyPair, store: MemoryRepla
 
 @pytest.mark.anyio
 async def test_body_streamed_longer_than_the_cap(victim: KeyPair, store: MemoryReplayStore) -> None:
-    keyid = identity(victim)[1]
+    keyid = did_key(victim)[1]
     verifier = verifier_for(StaticKeyLookup({keyid: victim.public_key}), store, max_body=64 * 1024)
     pulled = 0
 

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import importlib.util
 import json
-import sys
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -26,26 +23,14 @@ from mudrika.payments.report import VerificationReport
 from mudrika.payments.user import sign_payment
 from mudrika.payments.verify import KeyMaterial, inspect_chain, verify_chain
 from mudrika.stores.replay import MemoryReplayStore
-from tests._support.paths import FIXTURES
+from tests._support.evidence import evidence_builder
 
 pytestmark = pytest.mark.security
 
 
-def _builder() -> ModuleType:
-    name = "mudrika_evidence_builder"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, FIXTURES / "evidence" / "make_bundle.py")
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
 @pytest.fixture
 def chain() -> Any:
-    return _builder().build_chain(key_type="p256", seeded=False)
+    return evidence_builder().build_chain(key_type="p256", seeded=False)
 
 
 def _report(
@@ -57,6 +42,13 @@ def _report(
 ) -> VerificationReport:
     kwargs = {**chain.expectations(), "replay_store": MemoryReplayStore(), **overrides}
     return inspect_chain(chain.intent, cart or chain.cart, payment or chain.payment, **kwargs)
+
+
+def _verify(chain: Any, *, payment: Received[PaymentMandate] | None = None, **overrides: Any) -> None:
+    """verify_chain over the chain (or with ``payment`` in place of its own), with overridden
+    expectations and a fresh replay store; the tests expect it to raise."""
+    kwargs = {**chain.expectations(), "replay_store": MemoryReplayStore(), **overrides}
+    verify_chain(chain.intent, chain.cart, payment or chain.payment, **kwargs)
 
 
 def _first_failure(report: VerificationReport) -> str:
@@ -82,13 +74,7 @@ def test_wrong_merchant_audience(chain: Any) -> None:
     report = _report(chain, merchant_audience="https://another-processor.example")
     assert _first_failure(report) == "merchant.jwt.aud"
     with pytest.raises(BindingError):
-        verify_chain(
-            chain.intent,
-            chain.cart,
-            chain.payment,
-            **{**chain.expectations(), "merchant_audience": "https://x.example"},
-            replay_store=MemoryReplayStore(),
-        )
+        _verify(chain, merchant_audience="https://x.example")
 
 
 def test_wrong_kb_audience(chain: Any) -> None:
@@ -105,13 +91,7 @@ def test_expired_merchant_authorization(chain: Any) -> None:
     report = _report(chain, now=chain.now + 900)
     assert _first_failure(report) == "merchant.jwt.exp"
     with pytest.raises(ExpiredError):
-        verify_chain(
-            chain.intent,
-            chain.cart,
-            chain.payment,
-            **{**chain.expectations(), "now": chain.now + 900},
-            replay_store=MemoryReplayStore(),
-        )
+        _verify(chain, now=chain.now + 900)
 
 
 def test_replayed_key_binding_from_an_old_payment(chain: Any) -> None:
@@ -144,9 +124,7 @@ def test_kb_signed_by_another_key(chain: Any) -> None:
     report = _report(chain, payment=payment)
     assert _first_failure(report) == "user.kb.signature"
     with pytest.raises(SignatureError):
-        verify_chain(
-            chain.intent, chain.cart, payment, **chain.expectations(), replay_store=MemoryReplayStore()
-        )
+        _verify(chain, payment=payment)
 
 
 def test_alg_none(chain: Any) -> None:
@@ -183,20 +161,14 @@ def test_der_encoded_ecdsa_signature(chain: Any) -> None:
 
 def test_kid_not_authorised_for_assertion(chain: Any) -> None:
     """The merchant's DID document lists the key only under authentication: it may log in, not sign carts."""
-    builder = _builder()
+    builder = evidence_builder()
     document = builder.merchant_document(chain.merchant_key.public_key.to_jwk(), purposes=("authentication",))
     keys = KeyMaterial.offline_snapshot({builder.MERCHANT_DID: document}, jwks=chain.jwks)
     report = _report(chain, keys=keys)
     assert _first_failure(report) == "merchant.jws.key"
     assert report.by_id("merchant.jws.key").code == "not_authorised_for_purpose"
     with pytest.raises(UntrustedKeyError):
-        verify_chain(
-            chain.intent,
-            chain.cart,
-            chain.payment,
-            **{**chain.expectations(), "keys": keys},
-            replay_store=MemoryReplayStore(),
-        )
+        _verify(chain, keys=keys)
 
 
 @pytest.mark.parametrize("name", ["jku", "x5u", "jwk", "x5c"])
@@ -234,7 +206,7 @@ def test_intent_jws_presented_as_merchant_authorization(chain: Any) -> None:
 
 def test_cart_swapped_after_the_user_signed(chain: Any) -> None:
     """The merchant re-signs a different (more expensive) cart after the user authorised the first."""
-    builder = _builder()
+    builder = evidence_builder()
     contents = chain.cart.plain()["contents"]
     contents["payment_request"]["details"]["display_items"][0]["amount"]["value"] = 1200
     contents["payment_request"]["details"]["total"]["amount"]["value"] = 1218.49
@@ -251,7 +223,7 @@ def test_cart_swapped_after_the_user_signed(chain: Any) -> None:
 
 
 def test_payment_reused_with_another_cart(chain: Any) -> None:
-    other = _builder().build_chain(key_type="p256", seeded=False)
+    other = evidence_builder().build_chain(key_type="p256", seeded=False)
     payment = sign_payment(
         chain.payment.plain()["payment_mandate_contents"],
         credential=chain.credential,
@@ -267,10 +239,4 @@ def test_payment_reused_with_another_cart(chain: Any) -> None:
 
 def test_failures_raise_verification_errors(chain: Any) -> None:
     with pytest.raises(VerificationError):
-        verify_chain(
-            chain.intent,
-            chain.cart,
-            chain.payment,
-            **{**chain.expectations(), "trusted_issuers": ["https://nobody.example"]},
-            replay_store=MemoryReplayStore(),
-        )
+        _verify(chain, trusted_issuers=["https://nobody.example"])

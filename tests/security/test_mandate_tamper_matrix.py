@@ -17,11 +17,8 @@ It lists and counts the mutations and asserts that none survives.
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
-import sys
 from collections.abc import Iterator
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -29,24 +26,12 @@ import pytest
 from mudrika.crypto._b64 import b64url_decode, b64url_encode
 from mudrika.payments.verify import inspect_chain
 from mudrika.stores.replay import MemoryReplayStore
-from tests._support.paths import FIXTURES
+from tests._support.evidence import evidence_builder
 
 pytestmark = pytest.mark.security
 
 Path_ = tuple[str | int, ...]
 Mutation = tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]
-
-
-def _builder() -> ModuleType:
-    name = "mudrika_evidence_builder"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, FIXTURES / "evidence" / "make_bundle.py")
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def leaves(value: Any, path: Path_ = ()) -> Iterator[tuple[Path_, Any]]:
@@ -140,7 +125,7 @@ def mutations(intent: dict[str, Any], cart: dict[str, Any], payment: dict[str, A
 
 
 def test_no_single_mutation_survives() -> None:
-    chain = _builder().build_chain(key_type="p256")
+    chain = evidence_builder().build_chain(key_type="p256")
     expectations = chain.expectations()
     intent, cart, payment = chain.intent.plain(), chain.cart.plain(), chain.payment.plain()
     baseline = inspect_chain(intent, cart, payment, replay_store=MemoryReplayStore(), **expectations)

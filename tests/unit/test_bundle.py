@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import pickle
-import socket
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-import httpx
 import pytest
 
 from mudrika.errors import InvalidInput
@@ -22,21 +17,7 @@ from mudrika.payments.bundle import (
     load_bundle,
     parse_bundle,
 )
-from tests._support.paths import FIXTURES
-
-BUNDLE = FIXTURES / "evidence" / "bundle.json"
-
-
-def _builder() -> ModuleType:
-    name = "mudrika_evidence_builder"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, FIXTURES / "evidence" / "make_bundle.py")
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+from tests._support.evidence import BUNDLE, evidence_builder, forbid_network
 
 
 def _document() -> dict[str, Any]:
@@ -46,16 +27,7 @@ def _document() -> dict[str, Any]:
 
 @pytest.fixture
 def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Any attempt to open a connection fails the test loudly."""
-
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("dispute verification tried to use the network")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
-    monkeypatch.setattr(httpx.Client, "send", refuse)
-    monkeypatch.setattr(httpx.AsyncClient, "send", refuse)
+    forbid_network(monkeypatch)
 
 
 @pytest.mark.usefixtures("no_network")
@@ -77,7 +49,7 @@ def test_evaluated_today_the_same_chain_fails() -> None:
 
 
 def test_make_bundle_reproduces_the_fixture_byte_for_byte() -> None:
-    chain = _builder().build_chain()
+    chain = evidence_builder().build_chain()
     bundle = chain.bundle(
         description="Example dispute evidence: the fixtures/ap2 purchase, signed with seed keys "
         "(fixtures/evidence/make_bundle.py). Valid at the evidence time; expired today."
@@ -168,7 +140,7 @@ def test_bad_key_material_is_malformed_input() -> None:
 
 
 def test_pinned_keys_are_bound_to_their_owner() -> None:
-    chain = _builder().build_chain()
+    chain = evidence_builder().build_chain()
     document = json.loads(chain.bundle().to_json())
     issuer_jwk = document["keys"]["jwks"].pop("https://wallet-issuer.example")["keys"][0]
     document["keys"]["pinned"] = {

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 from datetime import datetime
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -26,23 +23,12 @@ from mudrika.payments.models import cart_contents_hash, cart_mandate_hash, recei
 from mudrika.payments.report import Check, VerificationReport
 from mudrika.payments.verify import KeyMaterial, inspect_chain, verify_chain
 from mudrika.stores.replay import MemoryReplayStore
-from tests._support.paths import FIXTURES, REPO_ROOT
-
-
-def _builder() -> ModuleType:
-    name = "mudrika_evidence_builder"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, FIXTURES / "evidence" / "make_bundle.py")
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+from tests._support.evidence import evidence_builder
+from tests._support.paths import REPO_ROOT
 
 
 def _chain(**kwargs: Any) -> Any:
-    return _builder().build_chain(**kwargs)
+    return evidence_builder().build_chain(**kwargs)
 
 
 def _inspect(chain: Any, **overrides: Any) -> VerificationReport:

@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 
 from mudrika.cli import main
-from tests._support.paths import FIXTURES
-
-BUNDLE = FIXTURES / "evidence" / "bundle.json"
+from tests._support.evidence import BUNDLE, forbid_network
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -25,14 +20,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 @pytest.fixture
 def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("dispute verification tried to use the network")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
-    monkeypatch.setattr(httpx.Client, "send", refuse)
-    monkeypatch.setattr(httpx.AsyncClient, "send", refuse)
+    forbid_network(monkeypatch)
 
 
 @pytest.mark.usefixtures("no_network")

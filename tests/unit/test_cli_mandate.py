@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -16,6 +13,7 @@ from mudrika.crypto.keys import KeyPair
 from mudrika.crypto.keystore import write_private_key
 from mudrika.identity.methods import key as did_key
 from mudrika.payments.user import issue_user_credential
+from tests._support.evidence import evidence_builder
 from tests._support.paths import FIXTURES
 
 PASSWORD = "correct horse battery staple"
@@ -24,18 +22,6 @@ MERCHANT = "did:web:stride-athletics.example"
 ISSUER = "https://wallet-issuer.example"
 AUD = "https://payments.processor.example"
 NONCE = "n-cli-7f3a"
-
-
-def _builder() -> ModuleType:
-    name = "mudrika_evidence_builder"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, FIXTURES / "evidence" / "make_bundle.py")
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -55,7 +41,7 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     write_private_key(keys / "user.pem", user, PASSWORD.encode())
     write_private_key(keys / "merchant.pem", merchant, PASSWORD.encode())
     user_did = did_key.create(user.public_key)
-    builder = _builder()
+    builder = evidence_builder()
     (tmp_path / "merchant-did.json").write_text(
         json.dumps(builder.merchant_document(merchant.public_key.to_jwk()))
     )
@@ -75,62 +61,59 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
 def _sign_all(capsys: pytest.CaptureFixture[str], world: dict[str, Any]) -> Path:
     base: Path = world["dir"]
-    pw = ("--password-env", "MUDRIKA_TEST_PASSWORD")
-    code, out, err = _run(
-        capsys,
-        "mandate",
-        "sign-intent",
-        str(FIXTURES / "ap2" / "intent_mandate.json"),
-        "--key",
-        world["user_key"],
-        "--kid",
-        world["user_kid"],
-        "--now",
-        "2025-10-01T11:00:00Z",
-        *pw,
+    # (command, source under fixtures/ap2, signing key, --now, further options, output file); each
+    # step may read the files the steps before it wrote (the payment signs over cart.json).
+    steps: tuple[tuple[str, str, str, str, tuple[str, ...], str], ...] = (
+        (
+            "sign-intent",
+            "intent_mandate.json",
+            world["user_key"],
+            "2025-10-01T11:00:00Z",
+            ("--kid", world["user_kid"]),
+            "intent.json",
+        ),
+        (
+            "sign-cart",
+            "cart_contents.json",
+            world["merchant_key"],
+            "2025-10-01T12:20:00Z",
+            ("--merchant-did", MERCHANT, "--kid", MERCHANT + "#cart-signing-1", "--aud", AUD),
+            "cart.json",
+        ),
+        (
+            "sign-payment",
+            "payment_mandate_contents.json",
+            world["user_key"],
+            "2025-10-01T12:21:08Z",
+            (
+                "--cart",
+                str(base / "cart.json"),
+                "--credential",
+                str(base / "credential.txt"),
+                "--aud",
+                AUD,
+                "--nonce",
+                NONCE,
+            ),
+            "payment.json",
+        ),
     )
-    assert code == 0, err
-    (base / "intent.json").write_text(out)
-    code, out, err = _run(
-        capsys,
-        "mandate",
-        "sign-cart",
-        str(FIXTURES / "ap2" / "cart_contents.json"),
-        "--key",
-        world["merchant_key"],
-        "--merchant-did",
-        MERCHANT,
-        "--kid",
-        MERCHANT + "#cart-signing-1",
-        "--aud",
-        AUD,
-        "--now",
-        "2025-10-01T12:20:00Z",
-        *pw,
-    )
-    assert code == 0, err
-    (base / "cart.json").write_text(out)
-    code, out, err = _run(
-        capsys,
-        "mandate",
-        "sign-payment",
-        str(FIXTURES / "ap2" / "payment_mandate_contents.json"),
-        "--key",
-        world["user_key"],
-        "--cart",
-        str(base / "cart.json"),
-        "--credential",
-        str(base / "credential.txt"),
-        "--aud",
-        AUD,
-        "--nonce",
-        NONCE,
-        "--now",
-        "2025-10-01T12:21:08Z",
-        *pw,
-    )
-    assert code == 0, err
-    (base / "payment.json").write_text(out)
+    for command, source, key, now, options, target in steps:
+        code, out, err = _run(
+            capsys,
+            "mandate",
+            command,
+            str(FIXTURES / "ap2" / source),
+            "--key",
+            key,
+            *options,
+            "--now",
+            now,
+            "--password-env",
+            "MUDRIKA_TEST_PASSWORD",
+        )
+        assert code == 0, err
+        (base / target).write_text(out)
     return base
 
 

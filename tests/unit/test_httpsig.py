@@ -23,7 +23,6 @@ from mudrika.errors import (
     UntrustedKeyError,
     VerificationError,
 )
-from mudrika.identity.document import DIDDocument
 from mudrika.identity.resolver import DIDResolver
 from mudrika.stores.replay import MemoryReplayStore
 from mudrika.trust import did_auth
@@ -57,23 +56,15 @@ from mudrika.trust.levels import TrustLevel
 from mudrika.trust.middleware import A2AAuthMiddleware, AuthRequest
 from mudrika.trust.models import KeycloakRole
 from mudrika.trust.policy import OperationRule, Policy
+from tests._support.httpsig import HEADERS, NOW, ORIGIN, did_key, did_key_document, sign_request
 
-NOW = 1_800_000_000.0
-ORIGIN = "https://agent.example"
 URL = "https://agent.example/a2a?x=1"
 BODY = b'{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}'
-HEADERS = {"Content-Type": "application/json"}
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def did_key(key: KeyPair) -> tuple[str, str]:
-    multikey = key.public_key.to_multikey()
-    did = f"did:key:{multikey}"
-    return did, f"{did}#{multikey}"
 
 
 def make_signer(key: KeyPair, **kwargs: Any) -> HttpMessageSigner:
@@ -95,9 +86,7 @@ def make_verifier(
 def signed_headers(
     signer: HttpMessageSigner, method: str = "POST", url: str = URL, body: bytes = BODY
 ) -> dict[str, str]:
-    headers = dict(HEADERS)
-    headers.update(signer.sign(method, url, headers, body).as_dict())
-    return headers
+    return sign_request(signer, method, url, body)
 
 
 @pytest.fixture(scope="module")
@@ -701,30 +690,12 @@ def test_long_did_replay_key_is_hashed() -> None:
 # --- key lookups ---------------------------------------------------------------------------------
 
 
-def _document(did: str, keyid: str, key: KeyPair, relationship: str) -> DIDDocument:
-    return DIDDocument.from_json(
-        {
-            "@context": ["https://www.w3.org/ns/did/v1"],
-            "id": did,
-            "verificationMethod": [
-                {
-                    "id": keyid,
-                    "type": "Multikey",
-                    "controller": did,
-                    "publicKeyMultibase": key.public_key.to_multikey(),
-                }
-            ],
-            relationship: [keyid],
-        }
-    )
-
-
 def test_document_key_lookup_uses_authentication_only(ed_key: KeyPair) -> None:
-    did, keyid = did_key(ed_key)
-    lookup = DocumentKeyLookup([_document(did, keyid, ed_key, "authentication")])
+    keyid = did_key(ed_key)[1]
+    lookup = DocumentKeyLookup([did_key_document(ed_key, "authentication")])
     assert lookup.lookup(keyid) == ed_key.public_key
     with pytest.raises(UntrustedKeyError) as info:
-        DocumentKeyLookup([_document(did, keyid, ed_key, "assertionMethod")]).lookup(keyid)
+        DocumentKeyLookup([did_key_document(ed_key, "assertionMethod")]).lookup(keyid)
     assert info.value.code == "not_authorised_for_purpose"
     with pytest.raises(UntrustedKeyError) as info:
         lookup.lookup("did:key:zUnknown#k")

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -20,21 +17,10 @@ from mudrika.payments.models import IntentMandate, Received, intent_hash, receiv
 from mudrika.payments.report import VerificationReport
 from mudrika.payments.verify import inspect_chain
 from mudrika.stores.replay import MemoryReplayStore
+from tests._support.evidence import evidence_builder
 from tests._support.paths import FIXTURES
 
 INTENT = json.loads((FIXTURES / "ap2" / "intent_mandate.json").read_text(encoding="utf-8"))
-
-
-def _builder() -> ModuleType:
-    name = "mudrika_evidence_builder"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, FIXTURES / "evidence" / "make_bundle.py")
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def _parts(token: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -80,7 +66,7 @@ def test_kid_must_be_a_did_url_with_a_fragment(kid: str) -> None:
 
 
 def _report_with_intent(intent: Received[IntentMandate]) -> VerificationReport:
-    chain = _builder().build_chain()
+    chain = evidence_builder().build_chain()
     return inspect_chain(
         intent, chain.cart, chain.payment, replay_store=MemoryReplayStore(), **chain.expectations()
     )
@@ -89,7 +75,7 @@ def _report_with_intent(intent: Received[IntentMandate]) -> VerificationReport:
 def _signed_by_chain_user(
     claims_override: dict[str, Any], typ: str = INTENT_JWS_TYP
 ) -> Received[IntentMandate]:
-    chain = _builder().build_chain()
+    chain = evidence_builder().build_chain()
     intent = receive_intent(INTENT)
     claims = {
         "iss": chain.user_did,
@@ -102,7 +88,7 @@ def _signed_by_chain_user(
 
 
 def test_changed_intent_fails_the_intent_hash() -> None:
-    chain = _builder().build_chain()
+    chain = evidence_builder().build_chain()
     edited = chain.intent.with_member("natural_language_description", "Anything at all, any price")
     report = _report_with_intent(edited)
     assert [check.id for check in report.failures] == ["intent.jws.intent_hash"]
@@ -130,7 +116,7 @@ def test_intent_jws_with_another_typ_is_refused() -> None:
 
 
 def test_intent_signed_with_an_unknown_key_is_refused() -> None:
-    chain = _builder().build_chain()
+    chain = evidence_builder().build_chain()
     stranger = KeyPair.generate("ed25519")
     forged = sign_intent(receive_intent(INTENT), stranger, kid=chain.user_kid, now=chain.now - 10)
     report = _report_with_intent(forged)

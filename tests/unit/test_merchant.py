@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -25,6 +22,7 @@ from mudrika.payments.merchant import VerifiedCart, sign_cart, verify_cart
 from mudrika.payments.models import CartContents, CartMandate, Received, cart_contents_hash, receive_cart
 from mudrika.payments.verify import DEFAULT_ALGORITHMS, KeyMaterial
 from mudrika.stores.replay import MemoryReplayStore
+from tests._support.evidence import evidence_builder
 from tests._support.paths import FIXTURES
 
 CONTENTS = json.loads((FIXTURES / "ap2" / "cart_contents.json").read_text(encoding="utf-8"))
@@ -34,20 +32,8 @@ AUD = "https://payments.processor.example"
 NOW = 1_759_321_270
 
 
-def _builder() -> ModuleType:
-    name = "mudrika_evidence_builder"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, FIXTURES / "evidence" / "make_bundle.py")
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
 def _keys(key: KeyPair) -> KeyMaterial:
-    document = _builder().merchant_document(key.public_key.to_jwk())
+    document = evidence_builder().merchant_document(key.public_key.to_jwk())
     return KeyMaterial.offline_snapshot({MERCHANT: document})
 
 

@@ -17,6 +17,7 @@ from mudrika.crypto._sdjwt_pointer import format_pointer, parse_pointer
 from mudrika.crypto.jose import TrustedKey, parse_unverified_header, sign_jwt
 from mudrika.crypto.keys import KeyPair
 from mudrika.errors import InvalidInput, VerificationError
+from tests._support.sdjwt import UNBOUND
 
 ISSUER = "https://issuer.example"
 NOW = 1_700_000_000
@@ -206,13 +207,10 @@ def test_custom_typ_and_rsa_issuer() -> None:
     verified = sdjwt.verify(
         issued.compact(),
         issuer_key=TrustedKey.for_key(rsa.public_key),
-        issuer=None,
         now=NOW,
-        require_key_binding=False,
-        expected_aud=None,
-        expected_nonce=None,
         kb_max_age=60,
         expected_typ="example+sd-jwt",
+        **UNBOUND,
     )
     assert verified.payload == {"iat": NOW, "exp": NOW + 1}
 
@@ -576,10 +574,7 @@ def test_disclosure_without_sd_alg_defaults_to_sha256(issuer_key: KeyPair) -> No
     verified = _verify(
         f"{token}~{encoded}~",
         issuer_key,
-        require_key_binding=False,
-        expected_aud=None,
-        expected_nonce=None,
-        issuer=None,
+        **UNBOUND,
     )
     assert verified.payload == {"iat": NOW, "exp": NOW + 5, "n": 1}
 
@@ -635,9 +630,6 @@ def test_malformed_issuer_payloads_are_rejected(
         _verify(
             presentation,
             issuer_key,
-            require_key_binding=False,
-            expected_aud=None,
-            expected_nonce=None,
-            issuer=None,
+            **UNBOUND,
         )
     assert info.value.code == code

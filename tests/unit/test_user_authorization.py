@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -26,21 +23,10 @@ from mudrika.payments.report import VerificationReport
 from mudrika.payments.user import PAYMENT_CREDENTIAL_VCT, issue_user_credential, sign_payment
 from mudrika.payments.verify import inspect_chain
 from mudrika.stores.replay import MemoryReplayStore
+from tests._support.evidence import evidence_builder
 from tests._support.paths import FIXTURES
 
 CONTENTS = json.loads((FIXTURES / "ap2" / "payment_mandate_contents.json").read_text(encoding="utf-8"))
-
-
-def _builder() -> ModuleType:
-    name = "mudrika_evidence_builder"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, FIXTURES / "evidence" / "make_bundle.py")
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def _kb_claims(payment: Received[PaymentMandate]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -110,7 +96,7 @@ def test_issue_user_credential() -> None:
 
 
 def test_sign_payment_key_binding_claims() -> None:
-    chain = _builder().build_chain(key_type="p256", seeded=False)
+    chain = evidence_builder().build_chain(key_type="p256", seeded=False)
     header, claims = _kb_claims(chain.payment)
     assert header["typ"] == "kb+jwt"
     assert header["alg"] == "ES256"
@@ -123,7 +109,7 @@ def test_sign_payment_key_binding_claims() -> None:
 
 
 def test_sign_payment_refuses_bad_input() -> None:
-    chain = _builder().build_chain()
+    chain = evidence_builder().build_chain()
     with pytest.raises(InvalidInput):
         _resign(chain, user_key=KeyPair.generate("ed25519"))  # not the cnf key
     unsigned = chain.cart.with_member("merchant_authorization", None)
@@ -134,13 +120,13 @@ def test_sign_payment_refuses_bad_input() -> None:
 
 
 def test_wrong_aud_and_wrong_nonce_are_both_reported() -> None:
-    chain = _builder().build_chain()
+    chain = evidence_builder().build_chain()
     payment = _resign(chain, aud="https://evil.example", nonce="guessed")
     assert _failed(_report(chain, payment)) == ["user.kb.aud", "user.kb.nonce"]
 
 
 def test_key_binding_too_old_or_in_the_future() -> None:
-    chain = _builder().build_chain()
+    chain = evidence_builder().build_chain()
     assert _failed(_report(chain, now=chain.now + 301)) == ["user.kb.iat"]
     future = _resign(chain, now=chain.now + 60)
     assert _failed(_report(chain, future)) == ["user.kb.iat"]
@@ -148,14 +134,14 @@ def test_key_binding_too_old_or_in_the_future() -> None:
 
 
 def test_transaction_data_binds_this_cart() -> None:
-    chain = _builder().build_chain()
-    other = _builder().build_chain(edit_cart=lambda c: c.update(id="cart_other"))
+    chain = evidence_builder().build_chain()
+    other = evidence_builder().build_chain(edit_cart=lambda c: c.update(id="cart_other"))
     payment = _resign(chain, cart=other.cart)
     assert _failed(_report(chain, payment)) == ["user.kb.transaction_data"]
 
 
 def test_missing_key_binding() -> None:
-    chain = _builder().build_chain()
+    chain = evidence_builder().build_chain()
     bare = (chain.payment.model.user_authorization or "").rsplit("~", 1)[0] + "~"
     payment = receive_payment({**chain.payment.plain(), "user_authorization": bare})
     report = _report(chain, payment)
@@ -165,7 +151,7 @@ def test_missing_key_binding() -> None:
 
 
 def test_sd_hash_covers_the_presented_disclosures() -> None:
-    chain = _builder().build_chain()
+    chain = evidence_builder().build_chain()
     presentation = chain.payment.model.user_authorization or ""
     parts = presentation.split("~")
     # Drop the disclosure but keep the KB-JWT that was signed over it.
@@ -175,7 +161,7 @@ def test_sd_hash_covers_the_presented_disclosures() -> None:
 
 
 def test_credential_checks() -> None:
-    chain = _builder().build_chain()
+    chain = evidence_builder().build_chain()
     assert _failed(_report(chain, trusted_issuers=["https://other-issuer.example"])) == ["issuer.trusted"]
     expired = issue_user_credential(
         issuer_key=chain.issuer_key,
@@ -199,7 +185,7 @@ def test_credential_checks() -> None:
 
 
 def test_kb_with_wrong_typ() -> None:
-    chain = _builder().build_chain()
+    chain = evidence_builder().build_chain()
     sd_part = (chain.payment.model.user_authorization or "").rsplit("~", 1)[0] + "~"
     _, claims = _kb_claims(chain.payment)
     forged = sign_jwt(claims, chain.user_key, typ="JWT")
@@ -208,7 +194,7 @@ def test_kb_with_wrong_typ() -> None:
 
 
 def test_credential_issued_by_a_stranger_key() -> None:
-    chain = _builder().build_chain()
+    chain = evidence_builder().build_chain()
     forged = issue_user_credential(
         issuer_key=KeyPair.generate("ed25519"),
         issuer="https://wallet-issuer.example",

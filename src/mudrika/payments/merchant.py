@@ -157,6 +157,20 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
+def _claim_binds(rec: Recorder, check_id: str, value: Any, expected: str, *, code: str, key: str) -> None:
+    """Record a claim that must equal ``expected`` exactly (a binding check of the merchant JWT)."""
+    rec.check(
+        check_id,
+        _PARTY,
+        value == expected,
+        error="binding",
+        code=code,
+        expected=expected,
+        got=str(value),
+        key=key,
+    )
+
+
 def check_cart(
     rec: Recorder,
     cart: Received[CartMandate],
@@ -264,27 +278,10 @@ def _check_merchant_jwt(
     owner = checked.key.owner
     start = len(rec.checks)
     # RFC 7519 §4.1.1: the issuer is the merchant whose key signed (the kid's DID).
-    rec.check(
-        "merchant.jwt.iss",
-        _PARTY,
-        claims.get("iss") == owner,
-        error="binding",
-        code="merchant_iss_mismatch",
-        expected=owner,
-        got=str(claims.get("iss")),
-        key=kid,
-    )
+    _claim_binds(rec, "merchant.jwt.iss", claims.get("iss"), owner, code="merchant_iss_mismatch", key=kid)
+    # §4.1.2: the subject is this cart.
     cart_id = cart.model.contents.id
-    rec.check(
-        "merchant.jwt.sub",
-        _PARTY,
-        claims.get("sub") == cart_id,
-        error="binding",
-        code="cart_id_mismatch",
-        expected=cart_id,
-        got=str(claims.get("sub")),
-        key=kid,
-    )
+    _claim_binds(rec, "merchant.jwt.sub", claims.get("sub"), cart_id, code="cart_id_mismatch", key=kid)
     aud = claims.get("aud")
     aud_ok = isinstance(aud, str) and hmac.compare_digest(aud.encode(), audience.encode())
     rec.check(
