@@ -69,7 +69,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         elapsed = time.perf_counter() - started
         if proc.returncode != 0:
-            sections.append(f"## {name}\n\nFAILED (exit {proc.returncode}):\n\n```\n{proc.stderr[-2000:]}\n```\n")
+            sections.append(
+                f"## {name}\n\nFAILED (exit {proc.returncode}):\n\n```\n{proc.stderr[-2000:]}\n```\n"
+            )
         else:
             sections.append(proc.stdout.strip() + f"\n\n<sub>{name}: {elapsed:.0f} s wall</sub>\n")
     header = (
