@@ -79,7 +79,11 @@ async def post_concurrently(
     """
     responses: list[httpx.Response] = []
     limiter = anyio.Semaphore(concurrency)
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    # Expire idle connections well before the replicas do (SERVER_KEEP_ALIVE = 60 s), so a request
+    # never goes out on a connection the server is closing at that instant.
+    limits = httpx.Limits(
+        max_connections=concurrency, max_keepalive_connections=concurrency, keepalive_expiry=15.0
+    )
     async with httpx.AsyncClient(timeout=30, limits=limits) as client:
 
         async def one(i: int) -> None:

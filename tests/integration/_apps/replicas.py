@@ -15,6 +15,9 @@ import httpx
 from tests._support.net import free_port
 from tests._support.paths import REPO_ROOT
 
+#: Seconds uvicorn keeps an idle connection open; clients must expire theirs sooner.
+SERVER_KEEP_ALIVE = 60
+
 
 def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
     deadline = time.monotonic() + timeout
@@ -72,6 +75,10 @@ def serve_replicas(
                     "--no-access-log",
                     "--timeout-graceful-shutdown",
                     "5",
+                    # Longer than any client's keep-alive expiry: the server must never close an idle
+                    # connection at the moment a client reuses it (that race surfaces as ReadError).
+                    "--timeout-keep-alive",
+                    str(SERVER_KEEP_ALIVE),
                 ],
                 cwd=REPO_ROOT,
                 env=child_env,
