@@ -33,3 +33,11 @@ def node_peer() -> Path:
     if not modules.is_dir():
         pytest.skip("tests/node/node_modules missing; run scripts/setup.sh --with-node")
     return modules
+
+
+def openssl() -> str:
+    """The openssl binary, or skip when it is missing (scripts/setup.sh installs it)."""
+    path = shutil.which("openssl")
+    if path is None:
+        pytest.skip("openssl is not installed (scripts/setup.sh installs it)")
+    return path

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -12,15 +11,9 @@ from cryptography.x509.oid import NameOID
 
 from mudrika.crypto.keys import KeyPair, KeyType
 from mudrika.identity.csr import create_csr, fingerprint_sha256, inspect_csr, self_signed_certificate, to_pem
+from tests._support.paths import openssl
 
 DID = "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK"
-
-
-def _openssl() -> str:
-    path = shutil.which("openssl")
-    if path is None:
-        pytest.skip("openssl is not installed (scripts/setup.sh installs it)")
-    return path
 
 
 @pytest.mark.parametrize("key_type", list(KeyType), ids=[t.value for t in KeyType])
@@ -30,7 +23,7 @@ def test_csr_verifies_with_openssl_and_carries_the_did(key_type: KeyType, tmp_pa
     pem_path = tmp_path / "agent.csr"
     pem_path.write_bytes(to_pem(csr))
     result = subprocess.run(
-        [_openssl(), "req", "-in", str(pem_path), "-verify", "-noout", "-text"],
+        [openssl(), "req", "-in", str(pem_path), "-verify", "-noout", "-text"],
         capture_output=True,
         text=True,
         check=False,
@@ -58,7 +51,7 @@ def test_self_signed_certificate_verifies_with_openssl(key_type: KeyType, tmp_pa
     cert_path = tmp_path / "agent.crt"
     cert_path.write_bytes(to_pem(cert))
     result = subprocess.run(
-        [_openssl(), "verify", "-CAfile", str(cert_path), "-partial_chain", str(cert_path)],
+        [openssl(), "verify", "-CAfile", str(cert_path), "-partial_chain", str(cert_path)],
         capture_output=True,
         text=True,
         check=False,
@@ -66,7 +59,7 @@ def test_self_signed_certificate_verifies_with_openssl(key_type: KeyType, tmp_pa
     )
     assert result.returncode == 0, result.stdout + result.stderr
     fingerprint = subprocess.run(
-        [_openssl(), "x509", "-in", str(cert_path), "-noout", "-fingerprint", "-sha256"],
+        [openssl(), "x509", "-in", str(cert_path), "-noout", "-fingerprint", "-sha256"],
         capture_output=True,
         text=True,
         check=True,

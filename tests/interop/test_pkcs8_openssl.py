@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -10,15 +9,9 @@ import pytest
 
 from mudrika.crypto._pkcs8 import PBKDF2_ITERATIONS
 from mudrika.crypto.keys import KeyPair, KeyType, PublicKey
+from tests._support.paths import openssl
 
 PASSWORD = "interop-password-1"
-
-
-def _openssl() -> str:
-    path = shutil.which("openssl")
-    if path is None:
-        pytest.skip("openssl is not installed (scripts/setup.sh installs it)")
-    return path
 
 
 @pytest.mark.parametrize("key_type", list(KeyType), ids=[t.value for t in KeyType])
@@ -27,7 +20,7 @@ def test_openssl_decrypts_our_key_with_the_password_only(key_type: KeyType, tmp_
     path = tmp_path / "key.pem"
     path.write_bytes(pair.private_pem(PASSWORD.encode()))
     out = subprocess.run(
-        [_openssl(), "pkey", "-in", str(path), "-passin", f"pass:{PASSWORD}", "-pubout"],
+        [openssl(), "pkey", "-in", str(path), "-passin", f"pass:{PASSWORD}", "-pubout"],
         capture_output=True,
         check=False,
         timeout=60,
@@ -35,7 +28,7 @@ def test_openssl_decrypts_our_key_with_the_password_only(key_type: KeyType, tmp_
     assert out.returncode == 0, out.stderr
     assert PublicKey.from_pem(out.stdout) == pair.public_key
     wrong = subprocess.run(
-        [_openssl(), "pkey", "-in", str(path), "-passin", "pass:not-the-password", "-noout"],
+        [openssl(), "pkey", "-in", str(path), "-passin", "pass:not-the-password", "-noout"],
         capture_output=True,
         check=False,
         timeout=60,
@@ -47,7 +40,7 @@ def test_key_file_uses_pbes2_pbkdf2_sha256_aes256_with_600k_rounds(tmp_path: Pat
     path = tmp_path / "key.pem"
     path.write_bytes(KeyPair.generate(KeyType.ED25519).private_pem(PASSWORD.encode()))
     dump = subprocess.run(
-        [_openssl(), "asn1parse", "-in", str(path)], capture_output=True, text=True, check=True, timeout=60
+        [openssl(), "asn1parse", "-in", str(path)], capture_output=True, text=True, check=True, timeout=60
     ).stdout
     for name in ("PBES2", "PBKDF2", "hmacWithSHA256", "aes-256-cbc"):
         assert f":{name}" in dump

@@ -163,14 +163,7 @@ def sign_compact(
     extra_header: Mapping[str, Any] | None = None,
 ) -> str:
     """Produce a compact JWS (RFC 7515 §7.1) over ``payload`` with ``key``."""
-    algorithm = alg or key.public_key.default_algorithm
-    if algorithm not in key.public_key.algorithms:
-        raise InvalidInput(
-            "algorithm not valid for this key type",
-            code="alg_key_mismatch",
-            alg=algorithm,
-            key_type=key.key_type.value,
-        )
+    algorithm = key.signing_algorithm(alg)
     header: dict[str, Any] = {"alg": algorithm}
     if kid is not None:
         header["kid"] = kid

@@ -454,8 +454,8 @@ class KeyPair:
     def key_type(self) -> KeyType:
         return self._public.key_type
 
-    def sign(self, data: bytes, algorithm: str | None = None) -> bytes:
-        """Sign as JWS does (RFC 7518): ECDSA raw r||s, RSA PKCS#1 v1.5 or PSS, Ed25519 pure."""
+    def signing_algorithm(self, algorithm: str | None = None) -> str:
+        """``algorithm`` (default: the key type's) if this key may sign with it; InvalidInput otherwise."""
         alg = algorithm or self._public.default_algorithm
         if alg not in self._public.algorithms:
             raise InvalidInput(
@@ -464,6 +464,11 @@ class KeyPair:
                 alg=alg,
                 key_type=self.key_type.value,
             )
+        return alg
+
+    def sign(self, data: bytes, algorithm: str | None = None) -> bytes:
+        """Sign as JWS does (RFC 7518): ECDSA raw r||s, RSA PKCS#1 v1.5 or PSS, Ed25519 pure."""
+        alg = self.signing_algorithm(algorithm)
         key = self._private
         if isinstance(key, ed25519.Ed25519PrivateKey):
             return key.sign(data)
