@@ -66,11 +66,9 @@ class KeySource(Protocol):
     @property
     def offline(self) -> bool:
         """True when this source can never touch the network."""
-        ...
 
     def assertion_key(self, kid: str, *, owner: str) -> ResolvedKey:
         """The key, or raise ``UntrustedKeyError`` / ``InvalidInput`` / ``ResolutionError``."""
-        ...
 
 
 def _jwk_key(jwk: Any, where: str) -> tuple[PublicKey, frozenset[str] | None]:

@@ -56,11 +56,9 @@ class ReplayStore(Protocol):
         Raises ``InvalidInput`` for a bad key or expiry and ``UnavailableError`` when the store
         cannot be reached or is full; never returns ``True`` without having recorded the claim.
         """
-        ...
 
     async def aclaim(self, key: str, expires_at: float) -> bool:
         """Same as :meth:`claim`, without blocking the event loop on I/O."""
-        ...
 
     def close(self) -> None: ...
 

@@ -294,7 +294,7 @@ class AccessTokenVerifier:
                     return result
             return self._finish_introspection(token, plan, self._introspect(token))
         except A2AAuthError as exc:
-            _log.info("token %s rejected: %s", digest.hex()[:12], exc.code)
+            _log.info("credential sha256:%s rejected: %s", digest.hex()[:12], exc.code)
             raise
 
     async def a_verify(self, token: str) -> VerifiedToken:
@@ -313,7 +313,7 @@ class AccessTokenVerifier:
                     return result
             return self._finish_introspection(token, plan, await self._a_introspect(token))
         except A2AAuthError as exc:
-            _log.info("token %s rejected: %s", digest.hex()[:12], exc.code)
+            _log.info("credential sha256:%s rejected: %s", digest.hex()[:12], exc.code)
             raise
 
     @property
