@@ -34,7 +34,7 @@ from typing import Any, Final, Literal
 
 from mudrika.crypto.jcs import DEFAULT_MAX_BYTES
 from mudrika.crypto.keys import ALGORITHMS_BY_KEY_TYPE, PublicKey
-from mudrika.errors import InvalidInput, MudrikaError
+from mudrika.errors import InvalidInput, MudrikaError, VerificationError
 from mudrika.payments._chain_common import (
     DEFAULT_ALGORITHMS,
     Recorder,
@@ -396,6 +396,19 @@ class _TrustedChain:
         )
 
 
+def _run(
+    intent: MandateInput,
+    cart: MandateInput,
+    payment: MandateInput,
+    replay_store: ReplayStore,
+    **expectations: Any,
+) -> _TrustedChain:
+    """Check the expectations once, then walk the chain link by link (shared by inspect and verify)."""
+    chain = _TrustedChain(_policy(**expectations))
+    chain.run(intent, cart, payment, replay_store)
+    return chain
+
+
 def inspect_chain(
     intent: MandateInput,
     cart: MandateInput,
@@ -429,7 +442,11 @@ def inspect_chain(
     Raises only :class:`~mudrika.errors.InvalidInput` (``bad_policy``, ``bad_leeway``,
     ``naive_time``) for expectations that are themselves malformed.
     """
-    policy = _policy(
+    chain = _run(
+        intent,
+        cart,
+        payment,
+        replay_store,
         keys=keys,
         trusted_issuers=trusted_issuers,
         merchant_audience=merchant_audience,
@@ -441,8 +458,6 @@ def inspect_chain(
         kb_max_age=kb_max_age,
         max_bytes=max_bytes,
     )
-    chain = _TrustedChain(policy)
-    chain.run(intent, cart, payment, replay_store)
     return chain.report()
 
 
@@ -468,7 +483,11 @@ def verify_chain(
     Same arguments and checks as :func:`inspect_chain`.  The error carries ``code`` (the failed
     check's code) and the fields ``check``, ``party``, ``expected`` and ``got``.
     """
-    policy = _policy(
+    chain = _run(
+        intent,
+        cart,
+        payment,
+        replay_store,
         keys=keys,
         trusted_issuers=trusted_issuers,
         merchant_audience=merchant_audience,
@@ -480,18 +499,21 @@ def verify_chain(
         kb_max_age=kb_max_age,
         max_bytes=max_bytes,
     )
-    chain = _TrustedChain(policy)
-    chain.run(intent, cart, payment, replay_store)
     report = chain.report()
     report.raise_for_failure()
     intent_facts, cart_facts, payment_facts = chain.intent_facts, chain.cart_facts, chain.payment_facts
-    assert chain.single_use
-    assert intent_facts is not None
-    assert cart_facts is not None
-    assert payment_facts is not None
-    assert chain.intent is not None
-    assert chain.cart is not None
-    assert chain.payment is not None
+    # Explicit, not ``assert`` (stripped under ``python -O``): a report without failures must also have
+    # admitted every link and claimed every single-use value, or nothing is returned.
+    if (
+        not chain.single_use
+        or intent_facts is None
+        or cart_facts is None
+        or payment_facts is None
+        or chain.intent is None
+        or chain.cart is None
+        or chain.payment is None
+    ):
+        raise VerificationError("the chain was not fully verified", code="chain_incomplete")
     return VerifiedChain(
         intent=chain.intent,
         cart=chain.cart,
