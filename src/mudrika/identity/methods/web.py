@@ -29,8 +29,9 @@ import re
 import ssl
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import Final
+from typing import Any, Final
 
 import httpx
 
@@ -189,6 +190,21 @@ class _Body:
         return b"".join(self._chunks)
 
 
+@contextmanager
+def _transport_errors() -> Iterator[None]:
+    """Turn httpx failures into the DID Resolution ``internalError`` (no URL or body in the message)."""
+    try:
+        yield
+    except httpx.TimeoutException:
+        raise ResolutionError(
+            "DID document fetch timed out", code="internalError", reason="timeout"
+        ) from None
+    except httpx.HTTPError as exc:
+        raise ResolutionError(
+            "DID document fetch failed", code="internalError", reason="transport", error=type(exc).__name__
+        ) from None
+
+
 class WebDriver:
     """Resolver driver for did:web over HTTPS (sync with ``httpx.Client``, async with ``AsyncClient``)."""
 
@@ -280,32 +296,24 @@ class WebDriver:
     def resolve(self, did: DID) -> ResolutionResult:
         url = httpx.URL(url_for(did))
         deadline = time.monotonic() + self._timeout
-        try:
-            with httpx.Client(
-                verify=self._verify,
-                timeout=self._timeout,
-                follow_redirects=False,
-                trust_env=False,
-                headers=_HEADERS,
-            ) as client:
-                for _ in range(self._max_redirects + 1):
-                    with client.stream("GET", url) as response:
-                        target = self._next(url, response)
-                        if target is None:
-                            return self._finish(did, self._read(response.iter_raw(), deadline))
-                    url = target
-        except httpx.TimeoutException:
-            raise ResolutionError(
-                "DID document fetch timed out", code="internalError", reason="timeout"
-            ) from None
-        except httpx.HTTPError as exc:
-            raise ResolutionError(
-                "DID document fetch failed",
-                code="internalError",
-                reason="transport",
-                error=type(exc).__name__,
-            ) from None
+        with _transport_errors(), httpx.Client(**self._client_options()) as client:
+            for _ in range(self._max_redirects + 1):
+                with client.stream("GET", url) as response:
+                    target = self._next(url, response)
+                    if target is None:
+                        return self._finish(did, self._read(response.iter_raw(), deadline))
+                url = target
         raise ResolutionError("too many redirects", code="internalError", reason="too_many_redirects")
+
+    def _client_options(self) -> dict[str, Any]:
+        # No redirects followed by httpx (we check each hop ourselves), no proxy or CA from the env.
+        return {
+            "verify": self._verify,
+            "timeout": self._timeout,
+            "follow_redirects": False,
+            "trust_env": False,
+            "headers": _HEADERS,
+        }
 
     def _read(self, chunks: Iterator[bytes], deadline: float) -> bytes:
         body = _Body(self._max_bytes, deadline)
@@ -317,31 +325,14 @@ class WebDriver:
     async def aresolve(self, did: DID) -> ResolutionResult:
         url = httpx.URL(url_for(did))
         deadline = time.monotonic() + self._timeout
-        try:
-            async with httpx.AsyncClient(
-                verify=self._verify,
-                timeout=self._timeout,
-                follow_redirects=False,
-                trust_env=False,
-                headers=_HEADERS,
-            ) as client:
+        with _transport_errors():
+            async with httpx.AsyncClient(**self._client_options()) as client:
                 for _ in range(self._max_redirects + 1):
                     async with client.stream("GET", url) as response:
                         target = self._next(url, response)
                         if target is None:
                             return self._finish(did, await self._aread(response.aiter_raw(), deadline))
                     url = target
-        except httpx.TimeoutException:
-            raise ResolutionError(
-                "DID document fetch timed out", code="internalError", reason="timeout"
-            ) from None
-        except httpx.HTTPError as exc:
-            raise ResolutionError(
-                "DID document fetch failed",
-                code="internalError",
-                reason="transport",
-                error=type(exc).__name__,
-            ) from None
         raise ResolutionError("too many redirects", code="internalError", reason="too_many_redirects")
 
     async def _aread(self, chunks: AsyncIterator[bytes], deadline: float) -> bytes:
