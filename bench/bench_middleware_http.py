@@ -51,9 +51,9 @@ def build_app(mode: str, jwks_file: str) -> object:
     from starlette.routing import Route
     from tests._support.tokenfactory import ISSUER, demo_policy
 
-    from mudrika.trust.jwks import StaticKeySet
+    from mudrika.trust.keycloak.jwks import StaticKeySet
+    from mudrika.trust.keycloak.tokens import AccessTokenVerifier
     from mudrika.trust.middleware import A2AAuthMiddleware, BearerAuthenticator
-    from mudrika.trust.tokens import AccessTokenVerifier
 
     async def rpc(request: Request) -> JSONResponse:
         call = json.loads(await request.body())

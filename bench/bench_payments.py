@@ -4,11 +4,11 @@ Run: .venv/bin/python bench/bench_payments.py [--rounds N] [--number N]
 
 Two comparisons (ES256 / P-256 keys everywhere, the AP2 v0.1 default):
 
-1. ``merchant_authorization`` — :func:`mudrika.payments.merchant.verify_cart` (JWS parse, key lookup,
+1. ``merchant_authorization`` — :func:`mudrika.payments.chain.verify_cart` (JWS parse, key lookup,
    alg allow-list, signature, every claim, cart_hash over the raw contents, cart total, jti claimed in a
    fresh MemoryReplayStore) vs the floor: one ``cryptography`` ECDSA-P256 verify of the same signing
    input with a pre-encoded DER signature.  Target: ours >= 0.8x the floor's speed.
-2. Full chain — :func:`mudrika.payments.verify.verify_chain` on already-received mandates (62 named
+2. Full chain — :func:`mudrika.payments.chain.verify_chain` on already-received mandates (62 named
    checks, 4 JWS, SD-JWT disclosures, 4 mandate hashes, replay claims) vs the sum of the four raw
    verifies (intent JWS, merchant JWT, SD-JWT issuer JWT, KB-JWT).  Target: >= 0.7x.  Parsing the
    three mandates from bytes (strict JSON + pydantic) is reported on its own line.
@@ -38,11 +38,12 @@ from _timing import best_us  # noqa: E402
 from mudrika.crypto._b64 import b64url_decode  # noqa: E402
 from mudrika.crypto.jose import verify_compact  # noqa: E402
 from mudrika.crypto.keys import KeyPair  # noqa: E402
-from mudrika.payments._chain_common import Recorder  # noqa: E402
-from mudrika.payments._chain_hashes import cart_hashes, chain_hashes  # noqa: E402
-from mudrika.payments.merchant import check_cart, verify_cart  # noqa: E402
+from mudrika.payments.chain import verify_cart, verify_chain  # noqa: E402
+from mudrika.payments.chain._cart import check_cart  # noqa: E402
+from mudrika.payments.chain._common import Recorder  # noqa: E402
+from mudrika.payments.chain._hashes import cart_hashes, chain_hashes  # noqa: E402
 from mudrika.payments.models import receive_cart, receive_intent, receive_payment  # noqa: E402
-from mudrika.payments.verify import DEFAULT_ALGORITHMS, verify_chain  # noqa: E402
+from mudrika.payments.profile import DEFAULT_ALGORITHMS  # noqa: E402
 from mudrika.stores.replay import MemoryReplayStore  # noqa: E402
 
 

@@ -40,9 +40,9 @@ sys.path.insert(0, str(REPO_ROOT / "src"))
 from tests._support.tokenfactory import Clock, LocalRealm  # noqa: E402
 
 from mudrika.crypto.jose import verify_jwt  # noqa: E402
-from mudrika.trust._http_bridge import install_transports  # noqa: E402
-from mudrika.trust.jwks import JwksCache  # noqa: E402
-from mudrika.trust.tokens import AccessTokenVerifier  # noqa: E402
+from mudrika.trust.keycloak._http_bridge import install_transports  # noqa: E402
+from mudrika.trust.keycloak.jwks import JwksCache  # noqa: E402
+from mudrika.trust.keycloak.tokens import AccessTokenVerifier  # noqa: E402
 
 REPEATS = 5
 

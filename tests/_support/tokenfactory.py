@@ -21,7 +21,7 @@ import httpx
 
 from mudrika.crypto._b64 import b64url_encode
 from mudrika.crypto.keys import KeyPair
-from mudrika.trust.jwks import JwksCache
+from mudrika.trust.keycloak.jwks import JwksCache
 from mudrika.trust.levels import TrustLevel
 from mudrika.trust.models import KeycloakRole
 from mudrika.trust.policy import OperationRule, Policy

@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from mudrika.errors import IdpUnavailable, InvalidInput
-from mudrika.trust.keycloak import (
+from mudrika.trust.keycloak.adapters import (
     KeycloakAdapter,
     RealmRoles,
     import_realm_export,

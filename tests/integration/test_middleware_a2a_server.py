@@ -39,9 +39,9 @@ from a2a.types.a2a_pb2 import (
 )
 from starlette.applications import Starlette
 
-from mudrika.trust.jwks import JwksCache
+from mudrika.trust.keycloak.jwks import JwksCache
+from mudrika.trust.keycloak.tokens import AccessTokenVerifier
 from mudrika.trust.middleware import A2AAuthMiddleware, BearerAuthenticator
-from mudrika.trust.tokens import AccessTokenVerifier
 from tests._support.idp import KeycloakIdp
 from tests._support.net import free_port, wait_listening
 from tests._support.tokenfactory import demo_policy

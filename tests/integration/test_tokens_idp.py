@@ -14,9 +14,9 @@ import pytest
 
 from mudrika.errors import IdpUnavailable
 from mudrika.trust.jsonrpc import InvalidToken, code_for
-from mudrika.trust.jwks import JwksCache
-from mudrika.trust.keycloak import KeycloakAdapter
-from mudrika.trust.tokens import AccessTokenVerifier
+from mudrika.trust.keycloak.adapters import KeycloakAdapter
+from mudrika.trust.keycloak.jwks import JwksCache
+from mudrika.trust.keycloak.tokens import AccessTokenVerifier
 from tests._support.idp import KeycloakIdp
 from tests._support.tokenfactory import Clock
 

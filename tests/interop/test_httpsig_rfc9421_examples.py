@@ -14,7 +14,6 @@ import pytest
 from mudrika.crypto.keys import KeyPair, PublicKey
 from mudrika.errors import InvalidInput, SignatureError
 from mudrika.stores.replay import MemoryReplayStore
-from mudrika.trust._httpsig_sf import InnerList, Item, parse_dictionary, serialize_dictionary
 from mudrika.trust.httpsig import (
     HttpSignatureVerifier,
     MessageView,
@@ -22,6 +21,7 @@ from mudrika.trust.httpsig import (
     content_digest,
     signature_base,
 )
+from mudrika.trust.httpsig._sf import InnerList, Item, parse_dictionary, serialize_dictionary
 
 pytestmark = pytest.mark.interop
 

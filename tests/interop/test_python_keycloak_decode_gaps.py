@@ -1,5 +1,5 @@
 """The gaps of python-keycloak 7's ``KeycloakOpenID.decode_token`` (its defaults) that
-:class:`~mudrika.trust.tokens.AccessTokenVerifier` closes, shown against the Keycloak-shaped peer.
+:class:`~mudrika.trust.keycloak.tokens.AccessTokenVerifier` closes, shown against the Keycloak-shaped peer.
 
 Each test is an assertion pair: python-keycloak accepts (or does what is described), ours refuses.
 Observed with python-keycloak 7.1.1: every claimed gap reproduces, and RS384 tokens are accepted too
@@ -15,10 +15,10 @@ import httpx
 import pytest
 from keycloak import KeycloakOpenID
 
-from mudrika.trust._http_bridge import install_transports
 from mudrika.trust.jsonrpc import InvalidToken, TokenExpired, code_for
-from mudrika.trust.jwks import JwksCache
-from mudrika.trust.tokens import AccessTokenVerifier
+from mudrika.trust.keycloak._http_bridge import install_transports
+from mudrika.trust.keycloak.jwks import JwksCache
+from mudrika.trust.keycloak.tokens import AccessTokenVerifier
 from tests._support.idp import KeycloakIdp
 
 pytestmark = [pytest.mark.interop, pytest.mark.integration]

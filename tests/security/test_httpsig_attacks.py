@@ -23,7 +23,6 @@ from mudrika.errors import (
     UntrustedKeyError,
 )
 from mudrika.stores.replay import MemoryReplayStore
-from mudrika.trust._httpsig_sf import InnerList, Item, serialize_dictionary
 from mudrika.trust.httpsig import (
     REGISTERED_ALGORITHMS,
     REPLAY_KEY_PREFIX,
@@ -36,6 +35,7 @@ from mudrika.trust.httpsig import (
     content_digest,
     signature_base,
 )
+from mudrika.trust.httpsig._sf import InnerList, Item, serialize_dictionary
 from mudrika.trust.jsonrpc import JsonRpcAuthCode, code_for
 from tests._support.httpsig import HEADERS, NOW, ORIGIN, did_key, did_key_document, sign_request
 

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from mudrika.crypto._b64 import b64url_decode, b64url_encode
-from mudrika.payments.verify import inspect_chain
+from mudrika.payments.chain import inspect_chain
 from mudrika.stores.replay import MemoryReplayStore
 from tests._support.evidence import evidence_builder
 

@@ -13,9 +13,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from mudrika.trust.jwks import JwksCache
+from mudrika.trust.keycloak.jwks import JwksCache
+from mudrika.trust.keycloak.tokens import AccessTokenVerifier
 from mudrika.trust.middleware import A2AAuthMiddleware, BearerAuthenticator
-from mudrika.trust.tokens import AccessTokenVerifier
 from tests._support.tokenfactory import Clock, LocalRealm, demo_policy
 
 pytestmark = pytest.mark.security

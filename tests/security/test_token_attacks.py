@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives import serialization
 
 from mudrika.crypto.keys import KeyPair
 from mudrika.trust.jsonrpc import code_for
-from mudrika.trust.tokens import AccessTokenVerifier
+from mudrika.trust.keycloak.tokens import AccessTokenVerifier
 from tests._support.tokenfactory import T0, Clock, LocalRealm, compact, hs256_with, realm_jwks
 
 pytestmark = pytest.mark.security

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mudrika.trust.a2a_methods import (
+from mudrika.trust.a2a.methods import (
     A2A_V03_METHODS,
     A2A_V10_METHODS,
     OPERATIONS,

@@ -18,10 +18,10 @@ from mudrika.errors import (
     VerificationError,
 )
 from mudrika.identity.resolver import DIDResolver
-from mudrika.payments._chain_hashes import cart_hashes
+from mudrika.payments.chain import KeyMaterial, inspect_chain, render_html, verify_chain
+from mudrika.payments.chain._hashes import cart_hashes
+from mudrika.payments.chain.report import Check, VerificationReport
 from mudrika.payments.models import cart_contents_hash, cart_mandate_hash, receive_cart
-from mudrika.payments.report import Check, VerificationReport
-from mudrika.payments.verify import KeyMaterial, inspect_chain, verify_chain
 from mudrika.stores.replay import MemoryReplayStore
 from tests._support.evidence import evidence_builder
 from tests._support.paths import REPO_ROOT
@@ -126,7 +126,7 @@ def test_report_is_json_and_html_safe() -> None:
     assert {"id", "status", "passed", "party", "expected", "got", "key", "detail", "error", "code"} <= set(
         data["checks"][0]
     )
-    html = report.to_html()
+    html = render_html(report)
     assert "<script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "default-src 'none'" in html

@@ -12,7 +12,7 @@ from mudrika.cli import main
 from mudrika.crypto.keys import KeyPair
 from mudrika.crypto.keystore import write_private_key
 from mudrika.identity.methods import key as did_key
-from mudrika.payments.user import issue_user_credential
+from mudrika.payments.signing import issue_user_credential
 from tests._support.evidence import evidence_builder
 from tests._support.paths import FIXTURES
 

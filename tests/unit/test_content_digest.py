@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mudrika.errors import InvalidInput, SignatureError
-from mudrika.trust._httpsig_digest import BodyDigest, aread_body, read_body
 from mudrika.trust.httpsig import content_digest, parse_content_digest
+from mudrika.trust.httpsig._digest import BodyDigest, aread_body, read_body
 
 # The body of the RFC 9421 Appendix B.2 test request and the sha-512 Content-Digest printed there.
 RFC9421_BODY = b'{"hello": "world"}'

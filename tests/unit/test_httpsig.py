@@ -25,15 +25,7 @@ from mudrika.errors import (
 )
 from mudrika.identity.resolver import DIDResolver
 from mudrika.stores.replay import MemoryReplayStore
-from mudrika.trust import did_auth
-from mudrika.trust._httpsig_sf import (
-    InnerList,
-    Item,
-    Token,
-    parse_dictionary,
-    serialize_dictionary,
-    serialize_inner_list,
-)
+from mudrika.trust import middleware as did_auth
 from mudrika.trust.httpsig import (
     ALGORITHMS,
     PRIVATE_ALGORITHMS,
@@ -50,6 +42,14 @@ from mudrika.trust.httpsig import (
     VerifiedRequest,
     parse_target_uri,
     signature_base,
+)
+from mudrika.trust.httpsig._sf import (
+    InnerList,
+    Item,
+    Token,
+    parse_dictionary,
+    serialize_dictionary,
+    serialize_inner_list,
 )
 from mudrika.trust.jsonrpc import AuthenticationRequired, JsonRpcAuthCode, code_for
 from mudrika.trust.levels import TrustLevel

@@ -12,10 +12,11 @@ from mudrika.crypto.jose import sign_jwt
 from mudrika.crypto.keys import KeyPair
 from mudrika.errors import InvalidInput
 from mudrika.identity.methods import key as did_key
-from mudrika.payments.intent import INTENT_JWS_TYP, sign_intent
+from mudrika.payments.chain import inspect_chain
+from mudrika.payments.chain.report import VerificationReport
 from mudrika.payments.models import IntentMandate, Received, intent_hash, receive_intent
-from mudrika.payments.report import VerificationReport
-from mudrika.payments.verify import inspect_chain
+from mudrika.payments.profile import INTENT_JWS_TYP
+from mudrika.payments.signing import sign_intent
 from mudrika.stores.replay import MemoryReplayStore
 from tests._support.evidence import evidence_builder
 from tests._support.paths import FIXTURES

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from mudrika.crypto import _jcs_serialize
 from mudrika.crypto.jcs import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_DEPTH,
@@ -24,6 +23,7 @@ from mudrika.crypto.jcs import (
     loads_strict,
     mandate_hash,
 )
+from mudrika.crypto.jcs import _serialize as _jcs_serialize
 from mudrika.errors import InvalidInput
 from tests._support.paths import vectors
 
@@ -558,7 +558,7 @@ def test_encoder_fallbacks_produce_the_same_text(monkeypatch: pytest.MonkeyPatch
 
 
 def test_locator_returns_none_when_the_text_has_no_such_problem() -> None:
-    from mudrika.crypto._jcs_parse import locate
+    from mudrika.crypto.jcs._parse import locate
 
     text = '{"a": [1, 2.5, "x", null], "b": {"c": true}}'
     for code in ("duplicate_key", "lone_surrogate", "non_finite_number", "integer_out_of_range"):

@@ -11,9 +11,9 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mudrika.crypto import _jcs_serialize
-from mudrika.crypto._jcs_number import es_number_to_string
+from mudrika.crypto.jcs import _serialize as _jcs_serialize
 from mudrika.crypto.jcs import canonicalize, loads_strict
+from mudrika.crypto.jcs._number import es_number_to_string
 
 MAX_SAFE = 2**53 - 1
 

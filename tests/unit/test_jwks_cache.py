@@ -13,7 +13,7 @@ import pytest
 
 from mudrika.errors import IdpUnavailable, InvalidInput
 from mudrika.trust.jsonrpc import InvalidToken
-from mudrika.trust.jwks import JwksCache, StaticKeySet, parse_jwks
+from mudrika.trust.keycloak.jwks import JwksCache, StaticKeySet, parse_jwks
 from tests._support.tokenfactory import T0, Clock, LocalRealm, realm_jwks
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from mudrika.errors import InvalidInput
-from mudrika.trust.keycloak import (
+from mudrika.trust.keycloak.adapters import (
     RealmRoles,
     import_realm_export,
     load_realm_export,

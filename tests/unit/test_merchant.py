@@ -18,9 +18,10 @@ from mudrika.errors import (
     ReplayError,
     VerificationError,
 )
-from mudrika.payments.merchant import VerifiedCart, sign_cart, verify_cart
+from mudrika.payments.chain import KeyMaterial, VerifiedCart, verify_cart
 from mudrika.payments.models import CartContents, CartMandate, Received, cart_contents_hash, receive_cart
-from mudrika.payments.verify import DEFAULT_ALGORITHMS, KeyMaterial
+from mudrika.payments.profile import DEFAULT_ALGORITHMS
+from mudrika.payments.signing import sign_cart
 from mudrika.stores.replay import MemoryReplayStore
 from tests._support.evidence import evidence_builder
 from tests._support.paths import FIXTURES

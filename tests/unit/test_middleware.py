@@ -14,7 +14,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from mudrika.errors import IdpUnavailable, ResolutionError, UnavailableError
-from mudrika.trust.jwks import JwksCache
+from mudrika.trust.keycloak.jwks import JwksCache
+from mudrika.trust.keycloak.tokens import AccessTokenVerifier
 from mudrika.trust.middleware import (
     PRINCIPAL_KEY,
     A2AAuthMiddleware,
@@ -23,7 +24,6 @@ from mudrika.trust.middleware import (
     BearerAuthenticator,
 )
 from mudrika.trust.policy import Principal
-from mudrika.trust.tokens import AccessTokenVerifier
 from tests._support.tokenfactory import Clock, LocalRealm, demo_policy, realm_jwks
 
 

@@ -12,10 +12,10 @@ import pytest
 from mudrika.crypto._multibase import base58btc_encode
 from mudrika.crypto.keys import KeyPair, PublicKey
 from mudrika.errors import BindingError, InvalidInput, ResolutionError, UntrustedKeyError, VerificationError
-from mudrika.identity._resolution import result
 from mudrika.identity.did import DID
 from mudrika.identity.document import DIDDocument
 from mudrika.identity.methods import bindu, jwk, key, web
+from mudrika.identity.resolution import result
 from mudrika.identity.resolver import DidkitDriver, DIDResolver, MethodDriver, ResolutionResult, snapshot_of
 
 

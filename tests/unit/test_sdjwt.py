@@ -13,9 +13,9 @@ import pytest
 
 from mudrika.crypto import sdjwt
 from mudrika.crypto._b64 import b64url_decode, b64url_encode
-from mudrika.crypto._sdjwt_pointer import format_pointer, parse_pointer
 from mudrika.crypto.jose import TrustedKey, parse_unverified_header, sign_jwt
 from mudrika.crypto.keys import KeyPair
+from mudrika.crypto.sdjwt._pointer import format_pointer, parse_pointer
 from mudrika.errors import InvalidInput, VerificationError
 from tests._support.sdjwt import UNBOUND
 

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mudrika.crypto import sdjwt
-from mudrika.crypto._sdjwt_pointer import format_pointer
 from mudrika.crypto.jose import TrustedKey
 from mudrika.crypto.keys import KeyPair
+from mudrika.crypto.sdjwt._pointer import format_pointer
 from mudrika.errors import MudrikaError
 from tests._support.sdjwt import UNBOUND
 

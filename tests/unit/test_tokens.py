@@ -11,8 +11,8 @@ import pytest
 
 from mudrika.errors import IdpUnavailable, InvalidInput
 from mudrika.trust.jsonrpc import AuthenticationRequired, InvalidToken, TokenExpired
-from mudrika.trust.jwks import JwksCache
-from mudrika.trust.tokens import AccessTokenVerifier, token_id
+from mudrika.trust.keycloak.jwks import JwksCache
+from mudrika.trust.keycloak.tokens import AccessTokenVerifier, token_id
 from tests._support.tokenfactory import T0, Clock, LocalRealm, realm_jwks
 
 

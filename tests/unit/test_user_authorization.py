@@ -12,6 +12,8 @@ from mudrika.crypto._b64 import b64url_decode
 from mudrika.crypto.jose import TrustedKey, sign_jwt
 from mudrika.crypto.keys import KeyPair
 from mudrika.errors import InvalidInput
+from mudrika.payments.chain import inspect_chain
+from mudrika.payments.chain.report import VerificationReport
 from mudrika.payments.models import (
     PaymentMandate,
     Received,
@@ -19,9 +21,8 @@ from mudrika.payments.models import (
     payment_contents_hash,
     receive_payment,
 )
-from mudrika.payments.report import VerificationReport
-from mudrika.payments.user import PAYMENT_CREDENTIAL_VCT, issue_user_credential, sign_payment
-from mudrika.payments.verify import inspect_chain
+from mudrika.payments.profile import PAYMENT_CREDENTIAL_VCT
+from mudrika.payments.signing import issue_user_credential, sign_payment
 from mudrika.stores.replay import MemoryReplayStore
 from tests._support.evidence import evidence_builder
 from tests._support.paths import FIXTURES

@@ -28,8 +28,8 @@ from mudrika.cli._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, emit_json, err
 from mudrika.crypto.keystore import write_file_atomic
 from mudrika.errors import InvalidInput
 from mudrika.payments.bundle import inspect_bundle, load_bundle
+from mudrika.payments.chain import VerificationReport, render_html
 from mudrika.payments.models import parse_timestamp
-from mudrika.payments.report import VerificationReport
 
 __all__ = ["dispute_group", "parse_time_option", "print_report", "write_html"]
 
@@ -81,7 +81,7 @@ def print_report(report: VerificationReport, *, title: str) -> None:
 
 
 def write_html(report: VerificationReport, path: Path, *, title: str) -> None:
-    write_file_atomic(path, report.to_html(title=title).encode("utf-8"), force=True, private_dir=False)
+    write_file_atomic(path, render_html(report, title=title).encode("utf-8"), force=True, private_dir=False)
     err(f"wrote {path}")
 
 

@@ -24,12 +24,11 @@ from mudrika.crypto.keystore import load_private_key
 from mudrika.errors import InvalidInput
 from mudrika.identity.resolver import DIDResolver
 from mudrika.payments.bundle import inspect_bundle, load_bundle
-from mudrika.payments.intent import sign_intent
-from mudrika.payments.merchant import MERCHANT_ALGORITHMS, sign_cart
+from mudrika.payments.chain import KeyMaterial, inspect_chain
+from mudrika.payments.chain.report import VerificationReport
 from mudrika.payments.models import receive_cart, receive_intent
-from mudrika.payments.report import VerificationReport
-from mudrika.payments.user import KB_MAX_AGE, sign_payment
-from mudrika.payments.verify import DEFAULT_ALGORITHMS, KeyMaterial, inspect_chain
+from mudrika.payments.profile import DEFAULT_ALGORITHMS, KB_MAX_AGE, MERCHANT_ALGORITHMS
+from mudrika.payments.signing import sign_cart, sign_intent, sign_payment
 from mudrika.stores.replay import MemoryReplayStore, ReplayStore, SqliteReplayStore
 
 __all__ = ["mandate_group"]

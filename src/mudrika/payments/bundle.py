@@ -6,7 +6,7 @@ expectations that held *when the payment was made*.  So the bundle carries the t
 raw JSON (the bytes that were hashed and signed), a snapshot of every key needed (DID documents,
 an issuer's JWKS, pinned keys), the verifier's expectations (audiences, nonce, trusted issuers,
 algorithms) and the evidence time.  :func:`inspect_bundle` verifies it without ever touching the
-network: its key source is :meth:`~mudrika.payments._chain_keys.KeyMaterial.offline_snapshot`.
+network: its key source is :meth:`~mudrika.payments.chain._keys.KeyMaterial.offline_snapshot`.
 
 Format (``docs/payments.md`` "Evidence bundle format"); we own it, so unknown members are refused::
 
@@ -38,12 +38,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from mudrika.crypto.frozenjson import thaw
 from mudrika.crypto.jcs import canonicalize, loads_strict
 from mudrika.errors import InvalidInput
-from mudrika.payments._chain_common import DEFAULT_ALGORITHMS, MAX_LEEWAY, Time, epoch, iso
-from mudrika.payments._chain_keys import KeyMaterial
+from mudrika.payments.chain import inspect_chain
+from mudrika.payments.chain._common import DEFAULT_ALGORITHMS, MAX_LEEWAY, Time, epoch, iso
+from mudrika.payments.chain._keys import KeyMaterial
+from mudrika.payments.chain.report import VerificationReport
 from mudrika.payments.models import CartMandate, IntentMandate, PaymentMandate, Received, parse_timestamp
-from mudrika.payments.report import VerificationReport
-from mudrika.payments.user import KB_MAX_AGE
-from mudrika.payments.verify import inspect_chain
+from mudrika.payments.profile import KB_MAX_AGE
 from mudrika.stores.replay import MemoryReplayStore, ReplayStore
 
 __all__ = [

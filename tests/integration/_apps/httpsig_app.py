@@ -27,10 +27,9 @@ from starlette.routing import Route
 from mudrika.crypto.keys import PublicKey
 from mudrika.errors import InvalidInput, UnavailableError, VerificationError
 from mudrika.stores.replay import RedisReplayStore
-from mudrika.trust.did_auth import DidSignatureAuthenticator
 from mudrika.trust.httpsig import REGISTERED_ALGORITHMS, HttpSignatureVerifier, StaticKeyLookup
 from mudrika.trust.jsonrpc import code_for, http_status_for
-from mudrika.trust.middleware import AuthRequest
+from mudrika.trust.middleware import AuthRequest, DidSignatureAuthenticator
 
 ENV_REDIS_URL: Final = "MUDRIKA_TEST_REDIS_URL"
 ENV_NAMESPACE: Final = "MUDRIKA_TEST_REPLAY_NAMESPACE"

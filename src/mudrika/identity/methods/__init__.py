@@ -1,1 +1,5 @@
-"""mudrika.identity.methods."""
+"""DID method drivers implemented natively: one module per method.
+
+Each module derives or fetches a DID document and exposes a driver with ``resolve(did)``; see
+docs/architecture.md "Adding a DID method" for the contract a new method follows.
+"""

@@ -45,11 +45,11 @@ from typing import Any, Final
 from mudrika.crypto._multibase import varint_encode
 from mudrika.crypto.keys import KeyType, PublicKey
 from mudrika.errors import BindingError, InvalidInput, ResolutionError, VerificationError
-from mudrika.identity._resolution import ResolutionResult, result
 from mudrika.identity._x25519 import X25519PublicKey, ed25519_to_x25519
 from mudrika.identity.did import DID, parse_did
 from mudrika.identity.document import DIDDocument
 from mudrika.identity.methods._single_key import single_key_document
+from mudrika.identity.resolution import ResolutionResult, result
 
 __all__ = [
     "BinduDID",

@@ -24,11 +24,11 @@ from mudrika.crypto._b64 import b64url_decode, b64url_encode
 from mudrika.crypto.jcs import loads_strict
 from mudrika.crypto.keys import KeyType, PublicKey
 from mudrika.errors import InvalidInput
-from mudrika.identity._resolution import ResolutionResult, result
 from mudrika.identity._x25519 import X25519PublicKey
 from mudrika.identity.did import DID, parse_did
 from mudrika.identity.document import PURPOSES, AgreementKey, DIDDocument, Purpose
 from mudrika.identity.methods.key import CONTEXT_DID, CONTEXT_JWS_2020
+from mudrika.identity.resolution import ResolutionResult, result
 
 __all__ = ["JwkDriver", "create", "create_from_jwk", "decode", "document"]
 

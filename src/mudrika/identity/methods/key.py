@@ -20,10 +20,10 @@ from typing import Any, Final, Literal
 from mudrika.crypto._multibase import base58btc_decode, varint_decode
 from mudrika.crypto.keys import KeyType, PublicKey
 from mudrika.errors import InvalidInput
-from mudrika.identity._resolution import ResolutionResult, result
 from mudrika.identity._x25519 import X25519_MULTICODEC, X25519PublicKey, ed25519_to_x25519
 from mudrika.identity.did import DID, parse_did
 from mudrika.identity.document import AgreementKey, DIDDocument, Purpose
+from mudrika.identity.resolution import ResolutionResult, result
 
 __all__ = [
     "CONTEXT_DID",

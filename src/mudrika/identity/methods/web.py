@@ -38,9 +38,9 @@ import httpx
 from mudrika.crypto.jcs import loads_strict
 from mudrika.crypto.keystore import DIR_MODE, write_file_atomic
 from mudrika.errors import BindingError, InvalidInput, ResolutionError
-from mudrika.identity._resolution import ResolutionResult, result
 from mudrika.identity.did import DID, parse_did
 from mudrika.identity.document import DIDDocument
+from mudrika.identity.resolution import ResolutionResult, result
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

@@ -1,0 +1,340 @@
+"""RFC 8785 serialisation of Python JSON values: a fast path over ``json``'s C encoder, and a general path.
+
+Why two paths: the obvious recursive serialiser (the general path below) takes about 3.5x the time of
+``json.dumps`` on the bench cart (bench/bench_jcs.py), and a mandate hash is computed on every request.  ``json``'s C encoder with ``sort_keys=True, separators=(",", ":"),
+ensure_ascii=False`` already produces RFC 8785 bytes *except* in three places, and a cheap pre-pass
+(:func:`_prepare`) tells whether the value avoids all three:
+
+1. numbers (§3.2.2.3): ``repr(float)`` equals ECMAScript's form only for non-integral finite floats with
+   1e-4 <= |x| (the upper end is moot: every double >= 2^52 is integral).  Integral floats up to 2^53
+   are swapped for the equal ``int`` in a path copy (``12.0`` -> ``12``, ``-0.0`` -> ``0``), which is
+   exactly the ECMAScript form of such numbers; any other float sends the value to the general path;
+2. strings (§3.2.2.2): the C encoder escapes exactly ``"``, ``\\`` and U+0000-U+001F, with the short
+   forms ``\\b \\t \\n \\f \\r`` and lowercase ``\\u00xx`` for the rest, and writes everything else
+   literally -- the rule of §3.2.2.2 (checked for every code point in tests/unit/test_jcs.py);
+3. key order (§3.2.3): ``sort_keys`` orders by code point, RFC 8785 by UTF-16 code unit.  The two orders
+   differ only when a key holds a character above U+FFFF, so an object with such a key and a sibling
+   key goes to the general path.
+
+Everything unusual (subclasses, tuples, non-string keys, unsupported types, out-of-range integers,
+non-finite floats, deep nesting or reference cycles) also goes to the general path, which validates
+exactly and names the offending location in its error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from itertools import chain
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
+from typing import Any
+
+from mudrika.crypto.frozenjson import FrozenJSONDict, FrozenJSONList
+from mudrika.crypto.jcs._number import es_number_to_string
+from mudrika.errors import InvalidInput
+
+__all__ = ["MAX_CANONICAL_DEPTH", "MAX_SAFE_INTEGER", "serialize", "short_text"]
+
+MAX_SAFE_INTEGER = 2**53 - 1
+"""I-JSON (RFC 7493 §2.2) range: integers beyond +-(2^53-1) cannot be exchanged without rounding."""
+
+MAX_CANONICAL_DEPTH = 512
+"""Nesting limit for canonicalisation; also how a reference cycle is caught (it nests forever)."""
+
+# repr() writes a non-integral float like ECMAScript inside [1e-4, 1e16): below 1e-4 repr uses exponent
+# form where ECMAScript waits until 1e-7.  The upper bound also rejects inf and (by comparison) NaN.
+_MIN_REPR_SAFE = 1e-4
+_MAX_REPR_SAFE = 1e16
+_MAX_EXACT_INTEGRAL = float(2**53)  # integral floats up to here print as the equal int in ECMAScript
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+_ENCODER = json.JSONEncoder(
+    skipkeys=False,
+    ensure_ascii=False,  # §3.2.2.2: non-ASCII characters are written as UTF-8, not escaped
+    check_circular=False,  # _prepare bounds the depth, so a cycle never reaches the encoder
+    allow_nan=False,
+    sort_keys=True,
+    separators=(",", ":"),  # §3.2.1: no whitespace between tokens
+)
+
+
+def _no_default(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not a JSON type")
+
+
+def _encode_with_json_encoder(value: Any) -> str:
+    return _ENCODER.encode(value)
+
+
+def _make_c_encode() -> Callable[[Any], str]:
+    """The same settings as ``_ENCODER``, built once: ``JSONEncoder.encode`` rebuilds it per call."""
+    if c_make_encoder is None:  # an interpreter without the _json accelerator
+        return _encode_with_json_encoder
+    encoder = c_make_encoder(None, _no_default, encode_basestring, None, ":", ",", True, False, False)
+
+    def encode(value: Any) -> str:
+        return "".join(encoder(value, 0))
+
+    return encode
+
+
+_encode = _make_c_encode()
+
+
+class _UseGeneralPath(Exception):
+    """Raised inside :func:`_prepare` when the value needs the exact (slower) serialiser."""
+
+
+def serialize(value: Any) -> bytes:
+    """Return the RFC 8785 canonical UTF-8 bytes of ``value`` or raise ``InvalidInput``."""
+    try:
+        return _encode(_prepare(value)).encode("utf-8")
+    except (_UseGeneralPath, UnicodeEncodeError):
+        pass  # the general path validates exactly and reports the offending location
+    return _general(value)
+
+
+# --------------------------------------------------------------------------------------- fast path
+#
+# One pass over the value: raise _UseGeneralPath for anything the C encoder would get wrong, collect
+# every object (for a single key check at the end), and copy a container only when something below it
+# changed (an integral float swapped for its int).  The caller's value is never modified, and a document
+# without integral floats is never copied at all.  The float tests are written with literals rather
+# than the named constants above because this loop is the whole cost of the fast path:
+#   (1e-4 <= x < 1e16 or -1e16 < x <= -1e-4)   is   _MIN_REPR_SAFE <= abs(x) < _MAX_REPR_SAFE
+#   -9007199254740992.0 <= x <= 9007199254740992.0   is   abs(x) <= _MAX_EXACT_INTEGRAL (2^53)
+#   -9007199254740991 <= x <= 9007199254740991       is   abs(x) <= MAX_SAFE_INTEGER (2^53 - 1)
+
+
+def _prepare(value: Any) -> Any:
+    """``value`` itself, or a copy with integral floats as ints, when the C encoder gets it right."""
+    t = type(value)
+    if t is dict or t is list or t is FrozenJSONDict or t is FrozenJSONList:
+        objects: list[dict[Any, Any]] = []
+        is_dict = t is dict or t is FrozenJSONDict
+        copy = _prepare_dict(value, 1, objects) if is_dict else _prepare_list(value, 1, objects)
+        try:
+            keys = "".join(chain.from_iterable(objects))
+        except TypeError:
+            raise _UseGeneralPath from None  # a non-string key (json would quietly stringify it)
+        if not keys.isascii():
+            for obj in objects:
+                if len(obj) > 1 and _ASTRAL.search("".join(obj)) is not None:
+                    raise _UseGeneralPath  # code point order may differ from UTF-16 order (§3.2.3)
+        return value if copy is None else copy
+    if t is str or t is bool or value is None:
+        return value
+    if t is int:
+        if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            return value
+    elif t is float:
+        if _MIN_REPR_SAFE <= abs(value) < _MAX_REPR_SAFE and not value.is_integer():
+            return value
+        if value.is_integer() and -_MAX_EXACT_INTEGRAL <= value <= _MAX_EXACT_INTEGRAL:
+            return int(value)  # §3.2.2.3 prints such a double as exactly this integer's digits
+    raise _UseGeneralPath
+
+
+def _prepare_dict(obj: dict[Any, Any], depth: int, objects: list[dict[Any, Any]]) -> dict[Any, Any] | None:
+    """None when ``obj`` is fine as it is, else the copy with its integral floats replaced."""
+    if depth > MAX_CANONICAL_DEPTH:
+        raise _UseGeneralPath
+    objects.append(obj)
+    copy = None
+    for key, x in obj.items():
+        t = type(x)
+        if t is str:
+            continue
+        if t is float:
+            if (1e-4 <= x < 1e16 or -1e16 < x <= -1e-4) and not x.is_integer():
+                continue
+            if not (x.is_integer() and -9007199254740992.0 <= x <= 9007199254740992.0):
+                raise _UseGeneralPath
+            y: Any = int(x)
+        elif t is dict or t is FrozenJSONDict:
+            y = _prepare_dict(x, depth + 1, objects)
+            if y is None:
+                continue
+        elif t is list or t is FrozenJSONList:
+            y = _prepare_list(x, depth + 1, objects)
+            if y is None:
+                continue
+        elif t is int:
+            if -9007199254740991 <= x <= 9007199254740991:
+                continue
+            raise _UseGeneralPath
+        elif t is bool or x is None:
+            continue
+        else:
+            raise _UseGeneralPath
+        if copy is None:
+            copy = dict(obj)
+        copy[key] = y
+    return copy
+
+
+def _prepare_list(arr: list[Any], depth: int, objects: list[dict[Any, Any]]) -> list[Any] | None:
+    """The array counterpart of :func:`_prepare_dict` (kept apart: one call per container is the cost)."""
+    if depth > MAX_CANONICAL_DEPTH:
+        raise _UseGeneralPath
+    copy = None
+    for index, x in enumerate(arr):
+        t = type(x)
+        if t is str:
+            continue
+        if t is float:
+            if (1e-4 <= x < 1e16 or -1e16 < x <= -1e-4) and not x.is_integer():
+                continue
+            if not (x.is_integer() and -9007199254740992.0 <= x <= 9007199254740992.0):
+                raise _UseGeneralPath
+            y: Any = int(x)
+        elif t is dict or t is FrozenJSONDict:
+            y = _prepare_dict(x, depth + 1, objects)
+            if y is None:
+                continue
+        elif t is list or t is FrozenJSONList:
+            y = _prepare_list(x, depth + 1, objects)
+            if y is None:
+                continue
+        elif t is int:
+            if -9007199254740991 <= x <= 9007199254740991:
+                continue
+            raise _UseGeneralPath
+        elif t is bool or x is None:
+            continue
+        else:
+            raise _UseGeneralPath
+        if copy is None:
+            copy = list(arr)
+        copy[index] = y
+    return copy
+
+
+# ------------------------------------------------------------------------------------ general path
+#
+# A plain recursive serialiser that validates everything.  The JSONPath-like location of an error is
+# built only while the error unwinds (each container adds its key or index), so valid input pays
+# nothing for it.
+
+
+class _Invalid(Exception):
+    """An InvalidInput in the making: ``path`` collects keys/indexes innermost first."""
+
+    def __init__(self, code: str, what: str, **fields: Any) -> None:
+        super().__init__(code)
+        self.code = code
+        self.what = what
+        self.fields = fields
+        self.path: list[str | int] = []
+
+    def to_invalid_input(self) -> InvalidInput:
+        where = "$" + "".join(_path_step(step) for step in reversed(self.path))
+        return InvalidInput(f"{self.what} at {where}", code=self.code, path=where, **self.fields)
+
+
+def _path_step(step: str | int) -> str:
+    if isinstance(step, int):
+        return f"[{step}]"
+    return f".{step}" if step.isidentifier() and len(step) <= 64 else f"[{short_text(step)}]"
+
+
+def _general(value: Any) -> bytes:
+    parts: list[str] = []
+    try:
+        _write(value, parts, 0)
+    except _Invalid as exc:
+        raise exc.to_invalid_input() from None
+    return "".join(parts).encode("utf-8")
+
+
+def _write(value: Any, out: list[str], depth: int) -> None:
+    """Append the canonical text of ``value`` to ``out`` (one Python frame per nesting level)."""
+    # RFC 8785 §3.2.2.1: the literals.  bool is tested before int because it is an int subclass.
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, str):
+        out.append(_string(value))
+    elif isinstance(value, int):
+        if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            raise _Invalid("integer_out_of_range", "integer outside the I-JSON range +-(2^53-1)")
+        out.append(int.__repr__(value))  # an int subclass (IntEnum) must not change the digits
+    elif isinstance(value, float):
+        try:
+            out.append(es_number_to_string(float(value)))  # §3.2.2.3
+        except ValueError:
+            raise _Invalid("non_finite_number", "NaN or infinite number, which JSON cannot express") from None
+    elif isinstance(value, dict):
+        _check_depth(depth)
+        out.append("{")
+        for index, key in enumerate(_sorted_keys(value)):  # §3.2.3
+            if index:
+                out.append(",")
+            try:
+                out.append(_string(key))
+                out.append(":")
+                _write(value[key], out, depth + 1)
+            except _Invalid as exc:
+                exc.path.append(key)
+                raise
+        out.append("}")
+    elif isinstance(value, list | tuple):
+        _check_depth(depth)
+        out.append("[")
+        for index, item in enumerate(value):
+            if index:
+                out.append(",")
+            try:
+                _write(item, out, depth + 1)
+            except _Invalid as exc:
+                exc.path.append(index)
+                raise
+        out.append("]")
+    else:
+        name = type(value).__name__
+        raise _Invalid("unsupported_type", f"value of type {name}, which is not a JSON type", type=name)
+
+
+def _check_depth(depth: int) -> None:
+    if depth >= MAX_CANONICAL_DEPTH:
+        raise _Invalid(
+            "too_deep",
+            f"nesting deeper than {MAX_CANONICAL_DEPTH} levels (or a reference cycle)",
+            limit=MAX_CANONICAL_DEPTH,
+        )
+
+
+def _sorted_keys(obj: dict[Any, Any]) -> list[str]:
+    """The keys of ``obj`` in RFC 8785 §3.2.3 order, after checking that they are all strings."""
+    for key in obj:
+        if not isinstance(key, str):
+            name = type(key).__name__
+            raise _Invalid("non_string_key", f"object key of type {name}; JSON keys are strings", type=name)
+    keys: list[str] = list(obj)
+    if any(_ASTRAL.search(key) for key in keys):
+        # §3.2.3: sort by UTF-16 code units.  Big-endian UTF-16 bytes compare in exactly that order;
+        # surrogatepass lets a lone surrogate reach _string, which reports it.
+        keys.sort(key=lambda k: k.encode("utf-16-be", "surrogatepass"))
+    else:
+        keys.sort()  # without astral characters, code point order is UTF-16 code unit order
+    return keys
+
+
+def _string(text: str) -> str:
+    """§3.2.2.2 string serialisation (via json's C escaper, see the module docstring)."""
+    if not text.isascii():
+        lone = _LONE_SURROGATE.search(text)
+        if lone is not None:
+            raise _Invalid("lone_surrogate", f"string with the unpaired surrogate U+{ord(lone.group()):04X}")
+    return encode_basestring(text)
+
+
+def short_text(key: str) -> str:
+    """A key quoted for an error message, cut short so a message never echoes large input."""
+    shown = json.dumps(key[:40], ensure_ascii=True)
+    return shown if len(key) <= 40 else shown[:-1] + '..."'

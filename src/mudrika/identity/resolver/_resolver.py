@@ -1,0 +1,327 @@
+"""One DID resolver: method drivers, a bounded TTL cache, offline snapshots, didkit as fallback.
+
+Why one object: every verifier in mudrika turns a ``kid`` into a key the same way —
+``resolve_key(did_url, purpose)`` — so caching, offline operation and error codes are decided once.
+
+* **Drivers** (``MethodDriver``): did:key and did:jwk are computed locally, did:web is fetched over
+  HTTPS, did:bindu is checked against candidate documents, and any other method goes to didkit when
+  it is installed (``methodNotSupported`` otherwise).
+* **Cache**: an ``OrderedDict`` LRU of successful results with a TTL, on an injectable clock.  A hit
+  is a dict lookup, an expiry comparison and an LRU touch; failures are never cached.
+* **Offline** (:meth:`DIDResolver.offline`): resolves only from a supplied snapshot of documents,
+  plus did:key and did:jwk, which are pure functions of the DID and need nothing else (a snapshot
+  entry for them is ignored: the DID itself is the authority).  did:bindu snapshot entries are still
+  self-certified.  No driver that can open a connection is ever installed, and none can be
+  registered later.
+* **Errors** (W3C DID Resolution §"DID Resolution Metadata"): ``invalidDid`` as
+  :class:`~mudrika.errors.InvalidInput`; ``notFound``, ``methodNotSupported``,
+  ``representationNotSupported``, ``invalidDidDocument`` and ``internalError`` as
+  :class:`~mudrika.errors.ResolutionError`; a document that fails a check (wrong id, not
+  self-certifying) as :class:`~mudrika.errors.VerificationError`.  A deactivated DID resolves
+  (``ResolutionResult.deactivated``) but :meth:`DIDResolver.resolve_key` refuses its keys.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final, Literal, overload
+
+from mudrika.crypto.keys import PublicKey
+from mudrika.errors import BindingError, InvalidInput, MudrikaError, ResolutionError, UntrustedKeyError
+from mudrika.identity.did import DID, parse_did, parse_did_url
+from mudrika.identity.document import AgreementKey, DIDDocument, Purpose, SigningPurpose
+from mudrika.identity.methods.bindu import BinduDriver
+from mudrika.identity.methods.jwk import JwkDriver
+from mudrika.identity.methods.key import KeyDriver
+from mudrika.identity.methods.web import WebDriver
+from mudrika.identity.resolution import CONTENT_TYPE, MethodDriver, ResolutionResult, result
+from mudrika.identity.resolver._didkit import DidkitDriver
+
+__all__ = [
+    "CONTENT_TYPE",
+    "DIDResolver",
+    "DidkitDriver",
+    "MethodDriver",
+    "ResolutionResult",
+    "SnapshotDriver",
+    "snapshot_of",
+]
+
+_log = logging.getLogger(__name__)
+#: Representations we can return (DID Core §6.2 JSON; the JSON-LD form is the same bytes for us).
+_ACCEPTED: Final = frozenset({CONTENT_TYPE, "application/did+ld+json", "application/json", "*/*"})
+
+
+class SnapshotDriver:
+    """Resolves from a fixed mapping DID → document (or DID → ``{"didDocument", "didDocumentMetadata"}``).
+
+    Used as the fallback of an offline resolver: it never touches the network.  Each entry is
+    validated as a DID Core document when it is first resolved, and its id must equal the DID.
+    """
+
+    def __init__(self, snapshot: Mapping[str, Any]) -> None:
+        self._snapshot = dict(snapshot)
+
+    @property
+    def methods(self) -> frozenset[str]:
+        return frozenset()
+
+    @property
+    def uses_network(self) -> bool:
+        return False
+
+    def document_for(self, did: str) -> Mapping[str, Any] | None:
+        """The raw document of ``did`` in the snapshot (without its metadata envelope), if any."""
+        entry = self._snapshot.get(did)
+        if isinstance(entry, Mapping) and isinstance(entry.get("didDocument"), Mapping):
+            document: Mapping[str, Any] = entry["didDocument"]
+            return document
+        return entry if isinstance(entry, Mapping) else None
+
+    def resolve(self, did: DID) -> ResolutionResult:
+        text = str(did)
+        entry = self._snapshot.get(text)
+        if entry is None:
+            raise ResolutionError("DID not in the offline snapshot", code="notFound")
+        raw = self.document_for(text)
+        if raw is None:
+            raise ResolutionError("snapshot entry is not a DID document", code="invalidDidDocument")
+        metadata = entry.get("didDocumentMetadata") if "didDocument" in entry else None
+        try:
+            doc = DIDDocument.from_json(raw)
+        except InvalidInput as exc:
+            raise ResolutionError(
+                "snapshot entry is not a valid DID document", code="invalidDidDocument", reason=exc.code
+            ) from None
+        if doc.id != text:
+            raise BindingError(
+                "snapshot document id does not match the DID",
+                code="document_id_mismatch",
+                expected=text[:200],
+                got=doc.id[:200],
+            )
+        return result(
+            doc, driver="snapshot", document_metadata=metadata if isinstance(metadata, Mapping) else None
+        )
+
+    async def aresolve(self, did: DID) -> ResolutionResult:
+        return self.resolve(did)
+
+
+class DIDResolver:
+    """Resolve DIDs and DID URLs to documents and keys, with a bounded TTL cache.
+
+    ``DIDResolver()`` gives did:key, did:jwk, did:web (HTTPS) and didkit for everything else;
+    ``register(BinduDriver(source))`` adds did:bindu.  ``clock`` must be monotonic (seconds).
+    """
+
+    def __init__(
+        self,
+        drivers: Iterable[MethodDriver] | None = None,
+        *,
+        use_didkit: bool = True,
+        cache_size: int = 1024,
+        ttl: float = 300.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if cache_size < 0 or ttl < 0:
+            raise InvalidInput("cache_size and ttl must be >= 0", code="bad_config")
+        self._drivers: dict[str, MethodDriver] = {}
+        self._fallback: MethodDriver | None = DidkitDriver() if use_didkit else None
+        self._offline = False
+        self._cache: OrderedDict[str, tuple[ResolutionResult, float]] = OrderedDict()
+        self._cache_size = cache_size
+        self._ttl = ttl
+        self._clock = clock
+        for driver in (KeyDriver(), JwkDriver(), WebDriver()) if drivers is None else drivers:
+            self.register(driver)
+
+    @classmethod
+    def offline(
+        cls,
+        snapshot: Mapping[str, Any],
+        *,
+        cache_size: int = 1024,
+        ttl: float = 300.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> DIDResolver:
+        """A resolver that answers only from ``snapshot`` (and computes did:key / did:jwk locally).
+
+        ``snapshot`` maps DID strings to DID documents (parsed JSON), or to
+        ``{"didDocument": ..., "didDocumentMetadata": {...}}`` to carry metadata such as
+        ``deactivated``.  It never touches the network.
+        """
+        snapshots = SnapshotDriver(snapshot)
+        resolver = cls(
+            (KeyDriver(), JwkDriver()), use_didkit=False, cache_size=cache_size, ttl=ttl, clock=clock
+        )
+        resolver.register(BinduDriver(snapshots.document_for))
+        resolver._fallback = snapshots
+        resolver._offline = True
+        return resolver
+
+    def register(self, driver: MethodDriver) -> None:
+        """Route the driver's methods to it (replacing any earlier driver for them)."""
+        if self._offline and driver.uses_network:
+            raise InvalidInput(
+                "an offline resolver cannot use a driver that touches the network", code="offline_resolver"
+            )
+        for method in driver.methods:
+            self._drivers[method] = driver
+        self._cache.clear()
+
+    @property
+    def is_offline(self) -> bool:
+        return self._offline
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    # -- resolution ------------------------------------------------------------------------------------
+    def resolve(self, did: str, accept: str = CONTENT_TYPE) -> ResolutionResult:
+        """Resolve a DID to its document; served from the cache while fresh."""
+        entry = self._cache.get(did)
+        if entry is not None and entry[1] > self._clock():
+            # Plain try/except, not contextlib.suppress: this is the hot path (a context manager
+            # costs more than the lookup).  KeyError: evicted by another thread meanwhile.
+            try:  # noqa: SIM105
+                self._cache.move_to_end(did)
+            except KeyError:
+                pass
+            if accept is not CONTENT_TYPE:
+                self._check_accept(accept)
+            return entry[0]
+        parsed, driver = self._prepare(did, accept)
+        try:
+            resolved = driver.resolve(parsed)
+        except MudrikaError as exc:
+            raise self._translate(exc) from None
+        except Exception as exc:
+            raise self._internal(did, exc) from None
+        return self._store(did, resolved)
+
+    async def aresolve(self, did: str, accept: str = CONTENT_TYPE) -> ResolutionResult:
+        """Async :meth:`resolve` (did:web uses ``httpx.AsyncClient``, didkit its own event-loop future)."""
+        entry = self._cache.get(did)
+        if entry is not None and entry[1] > self._clock():
+            try:  # noqa: SIM105 -- hot path, see resolve()
+                self._cache.move_to_end(did)
+            except KeyError:
+                pass
+            if accept is not CONTENT_TYPE:
+                self._check_accept(accept)
+            return entry[0]
+        parsed, driver = self._prepare(did, accept)
+        try:
+            resolved = await driver.aresolve(parsed)
+        except MudrikaError as exc:
+            raise self._translate(exc) from None
+        except Exception as exc:
+            raise self._internal(did, exc) from None
+        return self._store(did, resolved)
+
+    @overload
+    def resolve_key(self, did_url: str, purpose: Literal["keyAgreement"]) -> AgreementKey: ...
+    @overload
+    def resolve_key(self, did_url: str, purpose: SigningPurpose) -> PublicKey: ...
+    @overload
+    def resolve_key(self, did_url: str, purpose: Purpose) -> AgreementKey: ...
+    def resolve_key(self, did_url: str, purpose: Purpose) -> AgreementKey:
+        """The key ``did_url`` names, if its DID document authorises it for ``purpose``.
+
+        Raises ``InvalidInput`` (``invalidDid``), ``ResolutionError`` (could not resolve) or
+        ``UntrustedKeyError`` (``unknown_key``, ``not_authorised_for_purpose``, ``deactivated`` …).
+        """
+        did = self._did_of(did_url)
+        return self._key(self.resolve(did), did_url, purpose)
+
+    @overload
+    async def aresolve_key(self, did_url: str, purpose: Literal["keyAgreement"]) -> AgreementKey: ...
+    @overload
+    async def aresolve_key(self, did_url: str, purpose: SigningPurpose) -> PublicKey: ...
+    @overload
+    async def aresolve_key(self, did_url: str, purpose: Purpose) -> AgreementKey: ...
+    async def aresolve_key(self, did_url: str, purpose: Purpose) -> AgreementKey:
+        """Async :meth:`resolve_key`."""
+        did = self._did_of(did_url)
+        return self._key(await self.aresolve(did), did_url, purpose)
+
+    # -- internals -------------------------------------------------------------------------------------
+    @staticmethod
+    def _did_of(did_url: str) -> str:
+        try:
+            return parse_did_url(did_url).did_str
+        except InvalidInput as exc:
+            raise InvalidInput("invalid DID URL", code="invalidDid", reason=exc.code) from None
+
+    @staticmethod
+    def _key(resolved: ResolutionResult, did_url: str, purpose: Purpose) -> AgreementKey:
+        if resolved.deactivated:
+            raise UntrustedKeyError(
+                "the DID is deactivated", code="deactivated", did=resolved.document.id[:200]
+            )
+        return resolved.document.key_for(did_url, purpose)
+
+    @staticmethod
+    def _check_accept(accept: str) -> None:
+        if accept not in _ACCEPTED:
+            raise ResolutionError(
+                "representation not supported", code="representationNotSupported", accept=accept[:64]
+            )
+
+    def _prepare(self, did: str, accept: str) -> tuple[DID, MethodDriver]:
+        try:
+            parsed = parse_did(did)
+        except InvalidInput as exc:
+            raise InvalidInput("invalid DID", code="invalidDid", reason=exc.code) from None
+        self._check_accept(accept)
+        driver = self._drivers.get(parsed.method) or self._fallback
+        if driver is None:
+            raise ResolutionError(
+                f"DID method '{parsed.method}' is not supported",
+                code="methodNotSupported",
+                method=parsed.method,
+            )
+        return parsed, driver
+
+    @staticmethod
+    def _translate(exc: MudrikaError) -> MudrikaError:
+        # A driver's syntax complaint about the DID is the resolver's ``invalidDid``; all else passes.
+        if type(exc) is InvalidInput and exc.code != "invalidDid":
+            return InvalidInput(f"invalid DID: {exc.message}", code="invalidDid", reason=exc.code)
+        return exc
+
+    @staticmethod
+    def _internal(did: str, exc: Exception) -> ResolutionError:
+        _log.warning("DID resolution of %s failed unexpectedly: %r", did[:128], exc)
+        return ResolutionError("DID resolution failed", code="internalError", error=type(exc).__name__)
+
+    def _store(self, did: str, resolved: ResolutionResult) -> ResolutionResult:
+        if resolved.document.id != did:
+            raise BindingError(
+                "resolved document id does not match the DID",
+                code="document_id_mismatch",
+                expected=did[:200],
+                got=resolved.document.id[:200],
+            )
+        if self._cache_size and self._ttl:
+            cache = self._cache
+            cache[did] = (resolved, self._clock() + self._ttl)
+            cache.move_to_end(did)
+            while len(cache) > self._cache_size:
+                cache.popitem(last=False)
+        return resolved
+
+
+def snapshot_of(results: Iterable[ResolutionResult]) -> dict[str, Any]:
+    """A snapshot (for :meth:`DIDResolver.offline`) of already-resolved results, metadata included."""
+    return {
+        item.document.id: {
+            "didDocument": item.document.to_json(),
+            "didDocumentMetadata": dict(item.document_metadata),
+        }
+        for item in results
+    }

@@ -1,0 +1,349 @@
+"""The cart stage of the chain: ``CartMandate.merchant_authorization`` checked claim by claim.
+
+AP2 v0.1 profile (DESIGN.md): a compact JWS, ES256 by default (EdDSA and ES256K allowed by policy),
+
+* header ``{"alg", "kid", "typ": "JWT"}`` — ``kid`` is a DID URL of the merchant's DID;
+* payload ``{"iss": <merchant DID>, "sub": <cart id>, "aud": <audience>, "iat", "exp", "jti",
+  "cart_hash": H(CartContents)}`` with ``exp - iat <= 900`` seconds and a random ``jti``.
+
+``cart_hash`` is computed over the *raw* ``contents`` object that is sent (and, on the receiving
+side, over the raw object that arrived), never over a model dump.  The verifier checks each claim
+as its own named check (``merchant.jwt.*``), and the ``jti`` is single use through a
+:class:`~mudrika.stores.replay.ReplayStore` — claimed only once the whole chain verified, so a
+chain that fails elsewhere cannot burn a merchant's ``jti``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from mudrika.crypto._b64 import b64url_encode
+from mudrika.errors import InvalidInput, UntrustedKeyError
+from mudrika.identity.did import parse_did_url
+from mudrika.payments.chain._common import (
+    MAX_CART_LIFETIME,
+    Recorder,
+    Time,
+    check_leeway,
+    epoch,
+    iso,
+)
+from mudrika.payments.chain._hashes import cart_hashes
+from mudrika.payments.chain._jws import JWS_PHASES, check_jws
+from mudrika.payments.chain._keys import KeySource, ResolvedKey
+from mudrika.payments.chain.report import VerificationReport
+from mudrika.payments.models import (
+    CartMandate,
+    Received,
+    receive_cart,
+    sum_amounts,
+)
+from mudrika.stores.replay import ReplayStore, claim_or_raise
+
+__all__ = [
+    "MERCHANT_CLAIM_CHECKS",
+    "CartFacts",
+    "VerifiedCart",
+    "check_cart",
+    "merchant_jti_key",
+    "verify_cart",
+]
+
+_PARTY: Final = "merchant"
+_MAX_JTI: Final = 256
+
+
+@dataclass(frozen=True, slots=True)
+class CartFacts:
+    """What the cart stage established."""
+
+    merchant_did: str
+    key: ResolvedKey
+    claims: Mapping[str, Any]
+    jti: str
+    exp: float
+
+
+MERCHANT_CLAIM_CHECKS: Final = (
+    "merchant.jwt.iss",
+    "merchant.jwt.sub",
+    "merchant.jwt.aud",
+    "merchant.jwt.iat",
+    "merchant.jwt.exp",
+    "merchant.jwt.lifetime",
+    "merchant.jwt.jti",
+    "merchant.jwt.cart_hash",
+)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _claim_binds(rec: Recorder, check_id: str, value: Any, expected: str, *, code: str, key: str) -> None:
+    """Record a claim that must equal ``expected`` exactly (a binding check of the merchant JWT)."""
+    rec.check(
+        check_id,
+        _PARTY,
+        value == expected,
+        error="binding",
+        code=code,
+        expected=expected,
+        got=str(value),
+        key=key,
+    )
+
+
+def check_cart(
+    rec: Recorder,
+    cart: Received[CartMandate],
+    *,
+    keys: KeySource,
+    audience: str,
+    algorithms: frozenset[str],
+    now: float,
+    leeway: float,
+    contents_hash: str,
+) -> CartFacts | None:
+    """The cart stage: ``merchant_authorization`` (signature and every claim), expiry, total.
+
+    Returns the facts when every check of the stage passed, else ``None``.
+    """
+    start = len(rec.checks)
+    token = cart.model.merchant_authorization
+    jws_checks = (*(f"merchant.jws.{name}" for name in JWS_PHASES), *MERCHANT_CLAIM_CHECKS)
+    facts: CartFacts | None = None
+    if not rec.check(
+        "merchant.jws.present",
+        _PARTY,
+        isinstance(token, str) and bool(token),
+        error="signature",
+        code="unsigned_cart",
+        expected="merchant_authorization (compact JWS)",
+        got="present" if token else "missing",
+    ):
+        rec.skip(((name, _PARTY) for name in jws_checks), because="the cart is not signed")
+    else:
+        assert token is not None
+        facts = _check_merchant_jwt(
+            rec,
+            cart,
+            token,
+            keys=keys,
+            audience=audience,
+            algorithms=algorithms,
+            now=now,
+            leeway=leeway,
+            contents_hash=contents_hash,
+        )
+    contents = cart.model.contents
+    expiry = contents.cart_expiry_at.timestamp()
+    rec.check(
+        "cart.expiry",
+        _PARTY,
+        now < expiry + leeway,
+        error="expired",
+        code="cart_expired",
+        expected=f"evaluated before {contents.cart_expiry}",
+        got=f"evaluated at {iso(now)}",
+    )
+    details = contents.payment_request.details
+    total = details.total.amount
+    try:
+        items_sum = sum_amounts(details.display_items, total.currency)
+        ok = items_sum == total.value
+        got = f"{total.currency} {items_sum} (sum of {len(details.display_items)} display items)"
+    except InvalidInput:
+        ok = False
+        got = "display items in another currency than the total"
+    rec.check(
+        "cart.total",
+        _PARTY,
+        ok,
+        error="binding",
+        code="cart_total_mismatch",
+        expected=f"{total.currency} {total.value}",
+        got=got,
+    )
+    if not rec.all_passed_since(start):
+        return None
+    return facts
+
+
+def _check_merchant_jwt(
+    rec: Recorder,
+    cart: Received[CartMandate],
+    token: str,
+    *,
+    keys: KeySource,
+    audience: str,
+    algorithms: frozenset[str],
+    now: float,
+    leeway: float,
+    contents_hash: str,
+) -> CartFacts | None:
+    def resolve(header: Mapping[str, Any]) -> ResolvedKey:
+        kid = header.get("kid")
+        if not isinstance(kid, str) or not kid.startswith("did:"):
+            raise UntrustedKeyError("merchant_authorization must name the key by DID URL", code="no_kid")
+        return keys.assertion_key(kid, owner=parse_did_url(kid).did_str)
+
+    checked = check_jws(
+        rec, "merchant.jws", _PARTY, token, resolve=resolve, algorithms=algorithms, expected_typ=None
+    )
+    if checked is None:
+        rec.skip(
+            ((name, _PARTY) for name in MERCHANT_CLAIM_CHECKS), because="merchant signature not verified"
+        )
+        return None
+    claims = checked.claims
+    kid = checked.key.kid
+    owner = checked.key.owner
+    start = len(rec.checks)
+    # RFC 7519 §4.1.1: the issuer is the merchant whose key signed (the kid's DID).
+    _claim_binds(rec, "merchant.jwt.iss", claims.get("iss"), owner, code="merchant_iss_mismatch", key=kid)
+    # §4.1.2: the subject is this cart.
+    cart_id = cart.model.contents.id
+    _claim_binds(rec, "merchant.jwt.sub", claims.get("sub"), cart_id, code="cart_id_mismatch", key=kid)
+    aud = claims.get("aud")
+    aud_ok = isinstance(aud, str) and hmac.compare_digest(aud.encode(), audience.encode())
+    rec.check(
+        "merchant.jwt.aud",
+        _PARTY,
+        aud_ok,
+        error="binding",
+        code="wrong_aud",
+        expected=audience,
+        got=str(aud),
+        key=kid,
+    )
+    iat = _number(claims.get("iat"))
+    rec.check(
+        "merchant.jwt.iat",
+        _PARTY,
+        iat is not None and iat <= now + leeway,
+        error="verification",
+        code="iat_invalid",
+        expected=f"a NumericDate not after {iso(now + leeway)}",
+        got=iso(iat) if iat is not None else str(claims.get("iat"))[:32],
+        key=kid,
+    )
+    exp = _number(claims.get("exp"))
+    rec.check(
+        "merchant.jwt.exp",
+        _PARTY,
+        exp is not None and now < exp + leeway,
+        error="expired",
+        code="expired",
+        expected=f"a NumericDate after {iso(now - leeway)}",
+        got=iso(exp) if exp is not None else str(claims.get("exp"))[:32],
+        key=kid,
+    )
+    lifetime = exp - iat if exp is not None and iat is not None else None
+    rec.check(
+        "merchant.jwt.lifetime",
+        _PARTY,
+        lifetime is not None and 0 < lifetime <= MAX_CART_LIFETIME,
+        error="policy",
+        code="lifetime_too_long",
+        expected=f"0 < exp - iat <= {MAX_CART_LIFETIME} s",
+        got=f"{lifetime:g} s" if lifetime is not None else "iat or exp missing",
+        key=kid,
+    )
+    jti = claims.get("jti")
+    jti_ok = isinstance(jti, str) and 0 < len(jti) <= _MAX_JTI
+    rec.check(
+        "merchant.jwt.jti",
+        _PARTY,
+        jti_ok,
+        error="verification",
+        code="jti_missing",
+        expected="a non-empty string (single use)",
+        got="present" if jti_ok else "missing or malformed",
+        key=kid,
+    )
+    expected_hash = contents_hash
+    got_hash = claims.get("cart_hash")
+    rec.check(
+        "merchant.jwt.cart_hash",
+        _PARTY,
+        isinstance(got_hash, str) and hmac.compare_digest(got_hash.encode(), expected_hash.encode()),
+        error="binding",
+        code="cart_hash_mismatch",
+        expected=expected_hash,
+        got=str(got_hash)[:64],
+        key=kid,
+    )
+    if not rec.all_passed_since(start):
+        return None
+    assert isinstance(jti, str)
+    assert exp is not None
+    return CartFacts(merchant_did=owner, key=checked.key, claims=claims, jti=jti, exp=exp)
+
+
+@dataclass(frozen=True, slots=True)
+class VerifiedCart:
+    """A cart whose ``merchant_authorization`` verified: the cart, the merchant, the claims."""
+
+    cart: Received[CartMandate]
+    merchant_did: str
+    kid: str
+    claims: Mapping[str, Any]
+
+
+def _digest(*parts: str) -> str:
+    """base64url(SHA-256) over NUL-separated UTF-8 parts: a fixed-length, unambiguous replay key."""
+    data = "\x00".join(parts).encode("utf-8", "surrogatepass")
+    return b64url_encode(hashlib.sha256(data).digest())
+
+
+def merchant_jti_key(merchant_did: str, jti: str) -> str:
+    """The replay-store key of a merchant ``jti`` (a digest: bounded length, no raw claim text)."""
+    return "ap2:jti:" + _digest(merchant_did, jti)
+
+
+def verify_cart(
+    cart: Received[CartMandate] | bytes | str | Mapping[str, Any],
+    *,
+    keys: KeySource,
+    audience: str,
+    algorithms: frozenset[str] | set[str] | tuple[str, ...],
+    now: Time,
+    replay_store: ReplayStore,
+    leeway: float = 0.0,
+) -> VerifiedCart:
+    """Verify one CartMandate on its own (a shopping agent or payment processor receiving a cart).
+
+    Runs the cart stage of the chain verifier (``merchant.jws.*``, ``merchant.jwt.*``,
+    ``cart.expiry``, ``cart.total``), then claims the ``jti`` in ``replay_store``.  Returns the
+    verified cart or raises the first failed check's typed error (``SignatureError``,
+    ``ExpiredError``, ``BindingError``, ``UntrustedKeyError``, ``ReplayError`` …).
+    """
+    received = cart if isinstance(cart, Received) else receive_cart(cart)
+    at = epoch(now)
+    rec = Recorder()
+    facts = check_cart(
+        rec,
+        received,
+        keys=keys,
+        audience=audience,
+        algorithms=frozenset(algorithms),
+        now=at,
+        leeway=check_leeway(leeway),
+        contents_hash=cart_hashes(received)[0],
+    )
+    if facts is None:
+        mode: Literal["online", "offline"] = "offline" if keys.offline else "online"
+        VerificationReport(tuple(rec.checks), iso(at), mode).raise_for_failure()
+    assert facts is not None  # a stage that returned no facts recorded a failed check
+    claim_or_raise(replay_store, merchant_jti_key(facts.merchant_did, facts.jti), facts.exp)
+    return VerifiedCart(
+        cart=received, merchant_did=facts.merchant_did, kid=facts.key.kid, claims=facts.claims
+    )

@@ -1,0 +1,181 @@
+"""The intent stage of the chain: the user's signature on an AP2 v0.1 IntentMandate, checked.
+
+AP2 v0.1 has no intent signature, so an IntentMandate alone proves nothing about what the user
+wanted.  The profile (DESIGN.md "AP2 v0.1 profile") adds one: the user signs
+
+    intent_hash = H(the intent's raw JSON object without user_authorization)
+
+in a compact JWS stored in the extension member ``user_authorization``:
+
+* header ``{"alg", "kid", "typ": "ap2-intent+jwt"}`` — ``kid`` is a DID URL of the user's DID;
+  the distinct ``typ`` keeps this JWS from being accepted as any other JWT (RFC 8725 §3.11);
+* payload ``{"iss": <user DID>, "iat": <NumericDate>, "intent_hash": <H>}``.
+
+An **unsigned** intent is allowed only with ``user_cart_confirmation_required = true``: the user
+then confirms the cart itself by signing the payment mandate, whose key-binding JWT covers H(cart).
+An unsigned intent that says ``false`` would let an agent buy on the strength of an intent anybody
+could have written, so the verifier fails it (check ``intent.authorization``).
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from mudrika.errors import UntrustedKeyError
+from mudrika.payments.chain._common import Recorder, iso
+from mudrika.payments.chain._jws import JWS_PHASES, check_jws
+from mudrika.payments.chain._keys import KeySource, ResolvedKey
+from mudrika.payments.models import IntentMandate, Received
+from mudrika.payments.profile import INTENT_JWS_TYP, did_of_kid
+
+__all__ = ["INTENT_JWS_CHECKS", "IntentFacts", "check_intent"]
+
+_PARTY: Final = "user"
+
+
+@dataclass(frozen=True, slots=True)
+class IntentFacts:
+    """What the intent stage established: who signed it (``None`` for an unsigned intent)."""
+
+    signer: ResolvedKey | None
+    user_did: str | None
+    signed_at: float | None
+
+
+INTENT_JWS_CHECKS: Final = (
+    *(f"intent.jws.{name}" for name in JWS_PHASES),
+    "intent.jws.iss",
+    "intent.jws.iat",
+    "intent.jws.intent_hash",
+)
+
+
+def check_intent(
+    rec: Recorder,
+    intent: Received[IntentMandate],
+    *,
+    keys: KeySource,
+    algorithms: frozenset[str],
+    now: float,
+    leeway: float,
+    expected_hash: str,
+) -> IntentFacts | None:
+    """The intent stage: constraints understood, signed (or safely unsigned), signature, not expired.
+
+    Returns the facts when every check of the stage passed, else ``None`` (the chain stops here).
+    """
+    start = len(rec.checks)
+    model = intent.model
+    # Deny by default: a constraint we do not understand cannot be enforced, so it fails the intent.
+    unknown = sorted((model.model_extra or {}).keys())
+    rec.check(
+        "intent.constraints",
+        _PARTY,
+        not unknown,
+        error="policy",
+        code="unknown_constraint",
+        expected="only AP2 v0.1 IntentMandate members",
+        got=("unknown: " + ", ".join(unknown)) if unknown else "none unknown",
+    )
+    token = model.user_authorization
+    signer: ResolvedKey | None = None
+    user_did: str | None = None
+    signed_at: float | None = None
+    if token is None:
+        rec.check(
+            "intent.authorization",
+            _PARTY,
+            model.user_cart_confirmation_required,
+            error="policy",
+            code="unsigned_intent_without_confirmation",
+            expected="signed, or unsigned with user_cart_confirmation_required=true",
+            got=f"unsigned, user_cart_confirmation_required={str(model.user_cart_confirmation_required).lower()}",
+        )
+    else:
+        rec.passed("intent.authorization", _PARTY, got="signed (user_authorization present)")
+        facts = _check_intent_jws(
+            rec, token, keys=keys, algorithms=algorithms, now=now, leeway=leeway, expected_hash=expected_hash
+        )
+        if facts is not None:
+            signer, user_did, signed_at = facts
+    expiry = model.intent_expiry_at.timestamp()
+    rec.check(
+        "intent.expiry",
+        _PARTY,
+        now < expiry + leeway,
+        error="expired",
+        code="intent_expired",
+        expected=f"evaluated before {model.intent_expiry}",
+        got=f"evaluated at {iso(now)}",
+    )
+    if not rec.all_passed_since(start):
+        return None
+    return IntentFacts(signer=signer, user_did=user_did, signed_at=signed_at)
+
+
+def _check_intent_jws(
+    rec: Recorder,
+    token: str,
+    *,
+    keys: KeySource,
+    algorithms: frozenset[str],
+    now: float,
+    leeway: float,
+    expected_hash: str,
+) -> tuple[ResolvedKey, str, float] | None:
+    def resolve(header: Mapping[str, Any]) -> ResolvedKey:
+        kid = header.get("kid")
+        if not isinstance(kid, str) or not kid.startswith("did:"):
+            raise UntrustedKeyError("the intent JWS must name the user's key by DID URL", code="no_kid")
+        return keys.assertion_key(kid, owner=did_of_kid(kid))
+
+    checked = check_jws(
+        rec, "intent.jws", _PARTY, token, resolve=resolve, algorithms=algorithms, expected_typ=INTENT_JWS_TYP
+    )
+    if checked is None:
+        rec.skip(((name, _PARTY) for name in INTENT_JWS_CHECKS[4:]), because="intent signature not verified")
+        return None
+    claims = checked.claims
+    kid = checked.key.kid
+    owner = checked.key.owner
+    iss = claims.get("iss")
+    rec.check(
+        "intent.jws.iss",
+        _PARTY,
+        iss == owner,
+        error="binding",
+        code="intent_iss_mismatch",
+        expected=owner,
+        got=str(iss),
+        key=kid,
+    )
+    iat = claims.get("iat")
+    iat_ok = isinstance(iat, int | float) and not isinstance(iat, bool) and iat <= now + leeway
+    rec.check(
+        "intent.jws.iat",
+        _PARTY,
+        iat_ok,
+        error="verification",
+        code="intent_iat_invalid",
+        expected=f"a NumericDate not after {iso(now + leeway)}",
+        got=str(iat)[:32],
+        key=kid,
+    )
+    got_hash = claims.get("intent_hash")
+    rec.check(
+        "intent.jws.intent_hash",
+        _PARTY,
+        isinstance(got_hash, str) and hmac.compare_digest(got_hash.encode(), expected_hash.encode()),
+        error="binding",
+        code="intent_hash_mismatch",
+        expected=expected_hash,
+        got=str(got_hash)[:64],
+        key=kid,
+    )
+    if iss != owner or not iat_ok or got_hash != expected_hash:
+        return None
+    assert isinstance(iat, int | float)
+    return checked.key, owner, float(iat)

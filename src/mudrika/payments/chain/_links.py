@@ -1,0 +1,215 @@
+"""The links between the three mandates: what the intent allows, what the cart asks, what is paid.
+
+These checks run only after all three signatures verified, so every value compared here is one a
+party signed: the intent (user), the cart (merchant), the payment contents (user, through
+``transaction_data``).
+
+How the merchant's identity is bound (``docs/payments.md`` "Checks"):
+
+* The merchant *is* the DID in ``merchant_authorization``'s ``iss``, proven by the signature and by
+  ``kid`` naming a key of that DID authorised for ``assertionMethod``.
+* ``PaymentMandateContents.merchant_agent`` must name that merchant: the DID itself, or the cart's
+  ``merchant_name`` (which the same DID signed as its own name).
+* ``IntentMandate.merchants`` (when given): an entry must be the merchant DID (a cryptographic
+  match) or the cart's ``merchant_name`` (a name match, as AP2 v0.1 intents list names).  The
+  report says which kind of match held; a user who needs more than the merchant's own word for
+  its name lists the DID.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from mudrika.payments.chain._cart import CartFacts
+from mudrika.payments.chain._common import Recorder
+from mudrika.payments.chain._intent import IntentFacts
+from mudrika.payments.chain._payment import PaymentFacts
+from mudrika.payments.models import (
+    CartMandate,
+    IntentMandate,
+    PaymentMandate,
+    Received,
+    money_equal,
+)
+
+__all__ = ["LINK_CHECKS", "check_links"]
+
+LINK_CHECKS: Final = (
+    ("chain.payment_details_id", "user"),
+    ("chain.request_id", "user"),
+    ("chain.total", "user"),
+    ("chain.method", "user"),
+    ("chain.merchant_agent", "user"),
+    ("chain.timestamp.cart", "user"),
+    ("chain.timestamp.intent", "user"),
+    ("intent.merchants", "merchant"),
+    ("intent.skus", "merchant"),
+    ("intent.refundability", "merchant"),
+    ("intent.cart_confirmation", "merchant"),
+    ("intent.signer_is_holder", "user"),
+)
+
+
+def check_links(
+    rec: Recorder,
+    *,
+    intent: Received[IntentMandate],
+    intent_facts: IntentFacts,
+    cart: Received[CartMandate],
+    cart_facts: CartFacts,
+    payment: Received[PaymentMandate],
+    payment_facts: PaymentFacts,
+    leeway: float,
+) -> bool:
+    """Record every cross-object check; True when all passed."""
+    start = len(rec.checks)
+    intent_model = intent.model
+    contents = cart.model.contents
+    details = contents.payment_request.details
+    paid = payment.model.payment_mandate_contents
+    merchant_did = cart_facts.merchant_did
+
+    # Cart <-> payment: the same order, the same total, a method the merchant accepts.
+    rec.check(
+        "chain.payment_details_id",
+        "user",
+        paid.payment_details_id == details.id,
+        error="binding",
+        code="payment_details_id_mismatch",
+        expected=details.id,
+        got=paid.payment_details_id,
+    )
+    rec.check(
+        "chain.request_id",
+        "user",
+        paid.payment_response.request_id == details.id,
+        error="binding",
+        code="request_id_mismatch",
+        expected=details.id,
+        got=paid.payment_response.request_id,
+    )
+    cart_total = details.total.amount
+    paid_total = paid.payment_details_total.amount
+    rec.check(
+        "chain.total",
+        "user",
+        money_equal(paid_total, cart_total),
+        error="binding",
+        code="total_mismatch",
+        expected=f"{cart_total.currency} {cart_total.value}",
+        got=f"{paid_total.currency} {paid_total.value}",
+    )
+    accepted = [method.supported_methods for method in contents.payment_request.method_data]
+    rec.check(
+        "chain.method",
+        "user",
+        paid.payment_response.method_name in accepted,
+        error="policy",
+        code="method_not_accepted",
+        expected="one of: " + ", ".join(accepted),
+        got=paid.payment_response.method_name,
+    )
+    rec.check(
+        "chain.merchant_agent",
+        "user",
+        paid.merchant_agent in (merchant_did, contents.merchant_name),
+        error="binding",
+        code="merchant_mismatch",
+        expected=f"{merchant_did} or {contents.merchant_name}",
+        got=paid.merchant_agent,
+    )
+    # Timestamps: the payment was made while the cart and the intent were valid.
+    paid_at = paid.timestamp_at.timestamp()
+    rec.check(
+        "chain.timestamp.cart",
+        "user",
+        paid_at <= contents.cart_expiry_at.timestamp() + leeway,
+        error="expired",
+        code="paid_after_cart_expiry",
+        expected=f"not after {contents.cart_expiry}",
+        got=paid.timestamp,
+    )
+    rec.check(
+        "chain.timestamp.intent",
+        "user",
+        paid_at <= intent_model.intent_expiry_at.timestamp() + leeway,
+        error="expired",
+        code="paid_after_intent_expiry",
+        expected=f"not after {intent_model.intent_expiry}",
+        got=paid.timestamp,
+    )
+
+    # Intent -> cart: the merchant, the items and the terms the user allowed.
+    merchants = intent_model.merchants
+    if merchants is None:
+        rec.passed("intent.merchants", "merchant", expected="any merchant (no restriction)", got=merchant_did)
+    else:
+        by = "DID" if merchant_did in merchants else "name" if contents.merchant_name in merchants else None
+        rec.check(
+            "intent.merchants",
+            "merchant",
+            by is not None,
+            error="policy",
+            code="merchant_not_allowed",
+            expected="one of: " + ", ".join(merchants),
+            got=f"{merchant_did} ({contents.merchant_name})" + (f", matched by {by}" if by else ""),
+        )
+    skus = intent_model.skus
+    if skus is None:
+        rec.passed("intent.skus", "merchant", expected="any SKU (no restriction)")
+    else:
+        outside = [item.sku or "(no sku)" for item in details.display_items if item.sku not in skus]
+        rec.check(
+            "intent.skus",
+            "merchant",
+            not outside,
+            error="policy",
+            code="sku_not_allowed",
+            expected="every item in: " + ", ".join(skus),
+            got=("not allowed: " + ", ".join(outside))
+            if outside
+            else f"{len(details.display_items)} items allowed",
+        )
+    if intent_model.requires_refundability:
+        not_refundable = [item.label for item in details.display_items if item.refund_period <= 0]
+        rec.check(
+            "intent.refundability",
+            "merchant",
+            not not_refundable,
+            error="policy",
+            code="item_not_refundable",
+            expected="every item refundable (refund_period > 0)",
+            got=("not refundable: " + ", ".join(not_refundable)) if not_refundable else "all refundable",
+        )
+    else:
+        rec.passed("intent.refundability", "merchant", expected="refundability not required")
+    confirmation = intent_model.user_cart_confirmation_required
+    rec.check(
+        "intent.cart_confirmation",
+        "merchant",
+        not confirmation or contents.user_cart_confirmation_required,
+        error="policy",
+        code="confirmation_waived",
+        expected="cart keeps user_cart_confirmation_required=true" if confirmation else "not required",
+        got=f"cart user_cart_confirmation_required={str(contents.user_cart_confirmation_required).lower()}",
+    )
+    # The person who signed the intent is the person who authorised the payment.
+    signer = intent_facts.signer
+    if signer is not None:
+        rec.check(
+            "intent.signer_is_holder",
+            "user",
+            signer.key == payment_facts.holder_key,
+            error="binding",
+            code="intent_signer_not_holder",
+            expected=payment_facts.holder_thumbprint,
+            got="the key of " + signer.kid,
+            key=signer.kid,
+        )
+    else:
+        rec.passed(
+            "intent.signer_is_holder",
+            "user",
+            expected="not applicable: unsigned intent, the user confirmed the cart in the payment mandate",
+        )
+    return rec.all_passed_since(start)

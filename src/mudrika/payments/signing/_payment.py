@@ -1,0 +1,135 @@
+"""``PaymentMandate.user_authorization``: an SD-JWT-VC plus a key-binding JWT, issued and signed.
+
+AP2 v0.1 profile (DESIGN.md):
+
+* A **credential issuer** (the user's bank or wallet provider) issues an SD-JWT VC (RFC 9901, typ
+  ``dc+sd-jwt``) whose ``cnf.jwk`` is the user's public key — :func:`issue_user_credential`.
+* For each payment the **user** presents it with a key-binding JWT (RFC 9901 §4.3) signed by that
+  key: ``typ: kb+jwt``, ``aud`` (the payment processor / merchant that asked), ``nonce`` (that
+  verifier's fresh challenge), ``iat``, ``sd_hash``, and ``transaction_data = [H(CartMandate),
+  H(PaymentMandateContents)]`` — :func:`sign_payment`.  The two hashes are what makes the signature
+  an authorisation of *this* cart and *this* payment: H(CartMandate) covers the merchant's signature
+  too, so the user confirms exactly the cart the merchant signed.
+
+Verification follows RFC 9901 §7.1 (issuer-signed JWT, disclosures, validity) with the steps of
+:mod:`mudrika.crypto.sdjwt`, and §7.3 step 5 (key binding) check by check so that a report shows
+every KB claim separately (``user.kb.aud`` *and* ``user.kb.nonce`` can both be wrong).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any, Final
+
+from mudrika.crypto import sdjwt
+from mudrika.crypto.frozenjson import thaw
+from mudrika.crypto.jcs import mandate_hash
+from mudrika.crypto.keys import KeyPair, PublicKey
+from mudrika.errors import InvalidInput
+from mudrika.payments._time import Time, epoch
+from mudrika.payments.models import (
+    CartMandate,
+    PaymentMandate,
+    PaymentMandateContents,
+    Received,
+    cart_mandate_hash,
+    receive,
+    receive_payment,
+)
+from mudrika.payments.profile import PAYMENT_CREDENTIAL_VCT
+
+__all__ = ["issue_user_credential", "sign_payment"]
+
+_RESERVED: Final = frozenset({"iss", "iat", "exp", "nbf", "vct", "cnf", "sub", "_sd", "_sd_alg", "status"})
+
+
+def issue_user_credential(
+    *,
+    issuer_key: KeyPair,
+    issuer: str,
+    kid: str,
+    user_key: PublicKey,
+    now: Time,
+    ttl: int = 30 * 24 * 3600,
+    subject: str | None = None,
+    claims: Mapping[str, Any] | None = None,
+    disclosable: Collection[str] = (),
+    vct: str = PAYMENT_CREDENTIAL_VCT,
+    alg: str | None = None,
+    decoys: int = 0,
+    salt: sdjwt.SaltSource | None = None,
+) -> sdjwt.SdJwt:
+    """Issue the user's payment credential: an SD-JWT VC bound to ``user_key`` (``cnf.jwk``).
+
+    ``issuer`` is the ``iss`` (a DID, or an https identifier whose keys are published as a JWKS);
+    ``kid`` names the issuer key (a DID URL of ``issuer``, or a JWKS kid).  ``claims`` are extra
+    claims (name, e-mail, card art ...); ``disclosable`` lists RFC 6901 pointers into them that are
+    made selectively disclosable.  ``subject`` becomes ``sub`` (e.g. the user's DID).  ``salt``
+    replaces the CSPRNG salt source (reproducible fixtures only).
+    """
+    extra = dict(claims or {})
+    clash = _RESERVED.intersection(extra)
+    if clash:
+        raise InvalidInput("claims may not set registered claims", code="reserved_claim", names=sorted(clash))
+    if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl <= 0:
+        raise InvalidInput("ttl must be a positive number of seconds", code="bad_ttl")
+    iat = int(epoch(now))
+    payload: dict[str, Any] = {"iss": issuer, "iat": iat, "exp": iat + ttl, "vct": vct, **extra}
+    if subject is not None:
+        payload["sub"] = subject
+    return sdjwt.issue(
+        payload,
+        issuer_key=issuer_key,
+        kid=kid,
+        disclosable=disclosable,
+        holder_key=user_key,
+        alg=alg,
+        decoys=decoys,
+        salt=salt,
+    )
+
+
+def sign_payment(
+    payment_contents: Received[PaymentMandateContents] | PaymentMandateContents | Mapping[str, Any],
+    *,
+    credential: sdjwt.SdJwt | str,
+    user_key: KeyPair,
+    cart: Received[CartMandate],
+    aud: str,
+    nonce: str,
+    now: Time,
+    disclose: Collection[str] = (),
+    alg: str | None = None,
+) -> Received[PaymentMandate]:
+    """Authorise the payment as the user: present ``credential`` with a key-binding JWT.
+
+    The KB-JWT carries ``transaction_data = [H(cart), H(payment_contents)]`` over the raw objects
+    that are sent.  ``cart`` must be the signed CartMandate exactly as received from the merchant.
+    ``disclose`` lists the credential's disclosable paths to reveal (none by default: data
+    minimisation).  ``credential`` given as text is read structurally (its issuer signature is the
+    verifier's business, and ours in :func:`mudrika.crypto.sdjwt.verify` when you hold the issuer key).
+    """
+    if isinstance(payment_contents, Received):
+        contents = payment_contents
+    elif isinstance(payment_contents, PaymentMandateContents):
+        contents = receive(PaymentMandateContents, payment_contents.to_wire())
+    else:
+        contents = receive(PaymentMandateContents, payment_contents)
+    if not isinstance(contents.model, PaymentMandateContents):
+        raise InvalidInput("sign_payment needs PaymentMandateContents", code="not_payment_contents")
+    if not isinstance(cart.model, CartMandate) or cart.model.merchant_authorization is None:
+        raise InvalidInput("the cart must be a CartMandate signed by the merchant", code="unsigned_cart")
+    issued = credential if isinstance(credential, sdjwt.SdJwt) else sdjwt.SdJwt.from_compact(credential)
+    plain = thaw(contents.raw)
+    transaction_data = [cart_mandate_hash(cart), mandate_hash(plain)]
+    presentation = sdjwt.present(
+        issued,
+        disclose=disclose,
+        holder_key=user_key,
+        aud=aud,
+        nonce=nonce,
+        iat=int(epoch(now)),
+        extra_kb_claims={"transaction_data": transaction_data},
+        kb_alg=alg,
+    )
+    return receive_payment({"payment_mandate_contents": plain, "user_authorization": presentation})

@@ -1,0 +1,30 @@
+"""The A2A protocol surface the trust layer must know: method names, REST routes, operations.
+
+:mod:`~mudrika.trust.a2a.methods` maps both JSON-RPC method generations (0.3 ``message/send`` and
+1.0 ``SendMessage``) and the REST routes a2a-sdk mounts onto one operation vocabulary, so the
+policy is written once per operation whatever binding a caller uses.
+"""
+
+from __future__ import annotations
+
+from mudrika.trust.a2a.methods import (
+    A2A_V03_METHODS,
+    A2A_V10_METHODS,
+    OPERATIONS,
+    REST_ROUTES,
+    STREAMING_OPERATIONS,
+    RestRoute,
+    operation_for_method,
+    operation_for_route,
+)
+
+__all__ = [
+    "A2A_V03_METHODS",
+    "A2A_V10_METHODS",
+    "OPERATIONS",
+    "REST_ROUTES",
+    "STREAMING_OPERATIONS",
+    "RestRoute",
+    "operation_for_method",
+    "operation_for_route",
+]

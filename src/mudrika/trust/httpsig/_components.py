@@ -1,0 +1,270 @@
+"""Message components and the signature base of RFC 9421 (§2.1 fields, §2.2 derived components, §2.5).
+
+Why it is its own module: signer and verifier must build the *same bytes* from two different views of
+one request (an ``httpx.Request`` on one side, an ASGI scope on the other).  Everything that decides
+those bytes lives here, once: how the target URI is normalised (scheme and host lowercased, default
+port elided, empty path is ``/``), how field lines are combined (each trimmed, joined with ``", "``),
+and what is refused (control characters, non-ASCII, components we do not implement).
+
+Supported derived components: ``@method``, ``@target-uri``, ``@authority``, ``@scheme``,
+``@request-target``, ``@path``, ``@query`` and, for responses, ``@status``.  ``@query-param`` and every
+component parameter (``sf``, ``key``, ``bs``, ``req``, ``tr``) are refused: the profile never needs
+them and each one is more parsing an attacker can steer.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Final, Protocol, TypeAlias, cast
+
+from mudrika.errors import InvalidInput
+from mudrika.trust.httpsig._sf import InnerList, Item, serialize_inner_list, serialize_item
+
+__all__ = [
+    "DERIVED_COMPONENTS",
+    "MAX_COMPONENTS",
+    "HeaderInput",
+    "MessageView",
+    "TargetURI",
+    "parse_target_uri",
+    "signature_base",
+]
+
+MAX_COMPONENTS: Final = 32
+MAX_URL_LENGTH: Final = 8192
+MAX_HEADER_LINES: Final = 256
+
+DERIVED_COMPONENTS: Final = frozenset(
+    {"@method", "@target-uri", "@authority", "@scheme", "@request-target", "@path", "@query", "@status"}
+)
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
+_PCT = r"%[0-9A-Fa-f]{2}"
+_PCHAR = rf"(?:[A-Za-z0-9._~!$&'()*+,;=:@-]|{_PCT})"
+_URL_RE: Final = re.compile(
+    r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://"
+    rf"(?P<host>\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9._~!$&'()*+,;=-]|{_PCT})+)"
+    r"(?::(?P<port>[0-9]{1,5}))?"
+    rf"(?P<path>(?:/{_PCHAR}*)*)"
+    rf"(?:\?(?P<query>(?:{_PCHAR}|[/?])*))?"
+)
+_METHOD_RE: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}")
+_FIELD_NAME_RE: Final = re.compile(r"[!#$%&'*+.^_`|~0-9a-z-]{1,128}")
+_BAD_VALUE_RE: Final = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+@dataclass(frozen=True, slots=True)
+class TargetURI:
+    """An absolute ``http``/``https`` target URI, normalised as RFC 9421 §2.2 derives components from it.
+
+    ``port`` is ``None`` when absent or the scheme's default (elided, §2.2.3); ``path`` is never empty
+    (an empty path means ``/``, RFC 9110 §4.2.3); ``query`` is ``None`` when absent, ``""`` when the URL
+    ends in a bare ``?``.  Percent-encoding is kept exactly as sent: it is part of what was signed.
+    """
+
+    scheme: str
+    host: str
+    port: int | None
+    path: str
+    query: str | None
+
+    @property
+    def authority(self) -> str:
+        """``@authority`` (§2.2.3): lowercased host, ``:port`` only when not the default."""
+        return self.host if self.port is None else f"{self.host}:{self.port}"
+
+    @property
+    def origin(self) -> str:
+        return f"{self.scheme}://{self.authority}"
+
+    @property
+    def target_uri(self) -> str:
+        """``@target-uri`` (§2.2.2)."""
+        return self.origin + self.request_target
+
+    @property
+    def request_target(self) -> str:
+        """``@request-target`` (§2.2.5) in origin-form."""
+        return self.path if self.query is None else f"{self.path}?{self.query}"
+
+    @property
+    def query_component(self) -> str:
+        """``@query`` (§2.2.7): the query with its leading ``?``; an absent query is ``?`` alone."""
+        return "?" + (self.query or "")
+
+
+def parse_target_uri(url: str) -> TargetURI:
+    """Parse an encoded absolute URL (no user info, no fragment) and normalise it for signing.
+
+    Raises :class:`InvalidInput` (``bad_target_uri``) for anything else, including schemes other
+    than http/https, ports outside 1..65535 or with leading zeros, and bad IPv6 literals.
+    """
+    if not isinstance(url, str) or len(url) > MAX_URL_LENGTH:
+        raise InvalidInput("target URI missing or too long", code="bad_target_uri", limit=MAX_URL_LENGTH)
+    match = _URL_RE.fullmatch(url)
+    if match is None:
+        raise InvalidInput("target URI is not an encoded absolute http(s) URL", code="bad_target_uri")
+    scheme = match["scheme"].lower()
+    if scheme not in _DEFAULT_PORTS:
+        raise InvalidInput("target URI scheme must be http or https", code="bad_target_uri")
+    host = match["host"].lower()
+    if host.startswith("["):
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            raise InvalidInput("invalid IPv6 literal in target URI", code="bad_target_uri") from None
+    port: int | None = None
+    if match["port"] is not None:
+        text = match["port"]
+        if text.startswith("0") or not 1 <= int(text) <= 65535:
+            raise InvalidInput("invalid port in target URI", code="bad_target_uri")
+        port = None if int(text) == _DEFAULT_PORTS[scheme] else int(text)
+    return TargetURI(scheme, host, port, match["path"] or "/", match["query"])
+
+
+class _MultiItems(Protocol):
+    """Header containers that keep repeated field lines (``httpx.Headers``)."""
+
+    def multi_items(self) -> list[tuple[str, str]]: ...
+
+
+HeaderInput: TypeAlias = (
+    "Mapping[str, str] | Iterable[tuple[str, str]] | Iterable[tuple[bytes, bytes]] | _MultiItems"
+)
+
+
+def _field_lines(headers: HeaderInput) -> dict[str, list[str]]:
+    """Field lines by lowercased name, in order.  Bytes are decoded as Latin-1 (checked later)."""
+    # Duck-typed rather than isinstance() on the Protocol: runtime protocol checks cost microseconds.
+    multi_items = getattr(headers, "multi_items", None)
+    pairs: Iterable[tuple[str | bytes, str | bytes]]
+    if callable(multi_items):
+        pairs = multi_items()
+    elif isinstance(headers, Mapping):
+        pairs = headers.items()
+    else:
+        pairs = cast("Iterable[tuple[str | bytes, str | bytes]]", headers)
+    lines: dict[str, list[str]] = {}
+    for count, (raw_name, raw_value) in enumerate(pairs):
+        if count >= MAX_HEADER_LINES:
+            raise InvalidInput("too many header lines", code="too_large", limit=MAX_HEADER_LINES)
+        name = raw_name.decode("latin-1") if isinstance(raw_name, bytes) else raw_name
+        value = raw_value.decode("latin-1") if isinstance(raw_value, bytes) else raw_value
+        lines.setdefault(name.lower(), []).append(value)
+    return lines
+
+
+def _checked(value: str, component: str) -> str:
+    # §2.5 step 4: the signature base is ASCII, and a newline inside a value would forge a line.
+    if not value.isascii() or _BAD_VALUE_RE.search(value):
+        raise InvalidInput(
+            "component value has control or non-ASCII characters",
+            code="bad_component_value",
+            component=component[:64],
+        )
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class MessageView:
+    """What a signature can cover in one message: request line parts or status, and field lines."""
+
+    fields: Mapping[str, list[str]]
+    method: str | None = None
+    target: TargetURI | None = None
+    status: int | None = None
+
+    @classmethod
+    def request(cls, method: str, url: str, headers: HeaderInput) -> MessageView:
+        if not isinstance(method, str) or _METHOD_RE.fullmatch(method) is None:
+            raise InvalidInput("invalid HTTP method", code="bad_method")
+        return cls(_field_lines(headers), method=method, target=parse_target_uri(url))
+
+    @classmethod
+    def response(cls, status: int, headers: HeaderInput) -> MessageView:
+        if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 999:
+            raise InvalidInput("invalid HTTP status", code="bad_status")
+        return cls(_field_lines(headers), status=status)
+
+    def field(self, name: str) -> str | None:
+        """§2.1: the field's lines, each with leading/trailing OWS removed, joined with ``", "``."""
+        lines = self.fields.get(name)
+        if lines is None:
+            return None
+        return ", ".join(line.strip(" \t") for line in lines)
+
+    def component_value(self, component: Item) -> str:
+        """The value of one covered component (§2.1 for fields, §2.2 for derived components)."""
+        name = component.value
+        if type(name) is not str:
+            raise InvalidInput("component identifier must be an sf-string", code="bad_component")
+        if component.params:
+            raise InvalidInput(
+                "component parameters are not supported", code="unsupported_component", component=name[:64]
+            )
+        if name.startswith("@"):
+            return _checked(self._derived(name), name)
+        if _FIELD_NAME_RE.fullmatch(name) is None:
+            raise InvalidInput("invalid covered field name", code="bad_component", component=name[:64])
+        value = self.field(name)
+        if value is None:
+            raise InvalidInput("covered field is missing", code="missing_component", component=name)
+        return _checked(value, name)
+
+    def _derived(self, name: str) -> str:
+        if name == "@status":
+            if self.status is None:
+                raise InvalidInput("@status only exists in a response", code="bad_component")
+            return str(self.status)
+        if name not in DERIVED_COMPONENTS:
+            raise InvalidInput(
+                "unsupported derived component", code="unsupported_component", component=name[:64]
+            )
+        if self.method is None or self.target is None:
+            raise InvalidInput(
+                "request component in a response signature", code="bad_component", component=name
+            )
+        target = self.target
+        if name == "@method":
+            return self.method  # §2.2.1: the method name, case-sensitive
+        if name == "@target-uri":
+            return target.target_uri
+        if name == "@authority":
+            return target.authority
+        if name == "@scheme":
+            return target.scheme
+        if name == "@request-target":
+            return target.request_target
+        if name == "@path":
+            return target.path
+        return target.query_component  # "@query"
+
+
+def signature_base(view: MessageView, signature_params: InnerList) -> bytes:
+    """Build the signature base of RFC 9421 §2.5 for the covered components in ``signature_params``."""
+    if len(signature_params.items) > MAX_COMPONENTS:
+        raise InvalidInput("too many covered components", code="too_large", limit=MAX_COMPONENTS)
+    # 1. Let the output be an empty string.
+    lines: list[str] = []
+    seen: set[str] = set()
+    # 2. For each message component item in the covered components set (in order):
+    for component in signature_params.items:
+        identifier = serialize_item(component)
+        # 2.1 If the component identifier is "@signature-params", produce an error.
+        if component.value == "@signature-params":
+            raise InvalidInput("@signature-params cannot be covered", code="bad_component")
+        # A component listed twice would sign the same value twice; RFC 9421 §2.5 calls that an error.
+        if identifier in seen:
+            raise InvalidInput(
+                "component covered twice", code="duplicate_component", component=identifier[:64]
+            )
+        seen.add(identifier)
+        # 2.2-2.7 identifier, ":", " ", the component value, "\n".
+        lines.append(f"{identifier}: {view.component_value(component)}\n")
+    # 3. The signature parameters line: identifier, ":", " ", the serialised inner list (§2.3).
+    lines.append(f'"@signature-params": {serialize_inner_list(signature_params)}')
+    output = "".join(lines)
+    # 4. Non-ASCII output is an error (values were checked above; keyid/nonce strings are sf-strings).
+    return output.encode("ascii")

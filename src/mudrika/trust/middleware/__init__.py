@@ -1,0 +1,54 @@
+"""The pure-ASGI A2A middleware: authenticate every call, authorise it by policy, then forward it.
+
+:class:`A2AAuthMiddleware` sits in front of an A2A server (JSON-RPC and REST bindings).  Each
+request is authenticated by one of its :class:`Authenticator` schemes (:class:`BearerAuthenticator`
+for Keycloak access tokens, :class:`DidSignatureAuthenticator` for RFC 9421 DID-signed requests),
+then every JSON-RPC call in it is decided by the :class:`~mudrika.trust.policy.Policy`.  ``_asgi``
+is the middleware, ``_did`` the DID-signature scheme, ``_http`` the raw ASGI plumbing.
+"""
+
+from __future__ import annotations
+
+from mudrika.trust.middleware._asgi import (
+    AUTH_KEY,
+    DECISIONS_KEY,
+    DEFAULT_PUBLIC_PATHS,
+    PRINCIPAL_KEY,
+    A2AAuthMiddleware,
+    Authenticated,
+    AuthenticatedUser,
+    Authenticator,
+    AuthRequest,
+    BearerAuthenticator,
+    Credentials,
+)
+from mudrika.trust.middleware._did import (
+    SCHEME,
+    DidSignatureAuthenticator,
+    SignedRequestAuth,
+    aauthenticate_signed_request,
+    authenticate_signed_request,
+    has_signature,
+    principal_for,
+)
+
+__all__ = [
+    "AUTH_KEY",
+    "DECISIONS_KEY",
+    "DEFAULT_PUBLIC_PATHS",
+    "PRINCIPAL_KEY",
+    "SCHEME",
+    "A2AAuthMiddleware",
+    "AuthRequest",
+    "Authenticated",
+    "AuthenticatedUser",
+    "Authenticator",
+    "BearerAuthenticator",
+    "Credentials",
+    "DidSignatureAuthenticator",
+    "SignedRequestAuth",
+    "aauthenticate_signed_request",
+    "authenticate_signed_request",
+    "has_signature",
+    "principal_for",
+]

@@ -1,0 +1,504 @@
+"""Operation policy: who may call which A2A operation, decided in well under a microsecond.
+
+Why compile: the middleware asks one question per request — may this principal call this operation?
+Everything that can be worked out in advance is worked out when the policy is loaded:
+
+* every known operation's minimum level, as an integer rank, taking the STRICTER (higher) of the
+  agent card's ``allowedOperations``, every role's ``operationPermissions`` and the policy file;
+* the permissions each operation requires, as a frozenset;
+* role name -> rank and role name -> granted permissions;
+* external IdP group -> roles (Azure AD names and object GUIDs — GUIDs compared case-insensitively —
+  Okta, Auth0, custom; Keycloak group paths when built from a realm export).
+
+At request time ``decide`` does two dictionary lookups on a warm path: the principal's *grant* (its
+level and effective permissions, computed once per principal per policy and also memoised by its
+role/group sets) and that grant's cached ``Decision`` for the operation.  Nothing is interpreted per
+request and a deny never raises.
+
+Deny by default: an operation the policy does not name is refused (``unknown_operation``); a principal
+none of whose roles maps to a level is refused (``no_role``) unless the operation's minimum is
+``guest`` and the policy explicitly allows anonymous callers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal, NamedTuple
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
+
+from mudrika.errors import InvalidInput
+from mudrika.trust.levels import TrustLevel
+from mudrika.trust.models import (
+    AgentTrust,
+    IdentityProvider,
+    KeycloakRole,
+    Level,
+)
+from mudrika.trust.policy._realm import import_realm_export, load_realm_export
+
+__all__ = [
+    "ALLOWED",
+    "INSUFFICIENT_TRUST",
+    "MISSING_PERMISSION",
+    "NO_ROLE",
+    "UNKNOWN_OPERATION",
+    "Decision",
+    "OperationRule",
+    "Policy",
+    "PolicyFile",
+    "Principal",
+]
+
+# The realm importer is imported from its private module (trust.keycloak re-exports it) so loading a
+# policy does not pull in python-keycloak and requests (about half a second) unless adapters are used.
+
+ALLOWED: Final = "allowed"
+UNKNOWN_OPERATION: Final = "unknown_operation"
+NO_ROLE: Final = "no_role"
+INSUFFICIENT_TRUST: Final = "insufficient_trust"
+MISSING_PERMISSION: Final = "missing_permission"
+
+Reason = Literal["allowed", "unknown_operation", "no_role", "insufficient_trust", "missing_permission"]
+
+MAX_POLICY_BYTES = 1024 * 1024
+# Bound on the role/group-set memo: principals are built per request from tokens, so the memo is what
+# makes the second request of the same caller cheap; clearing when full keeps memory bounded.
+_MEMO_LIMIT = 65_536
+_EMPTY: frozenset[str] = frozenset()
+_GUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_policy_ids = itertools.count(1)
+
+
+# --- decisions and principals --------------------------------------------------------------------
+
+
+class Decision(NamedTuple):
+    """The outcome of one policy question.  ``reason`` is machine-readable; see the module constants.
+
+    Immutable (a named tuple: building one costs less than half a frozen dataclass, which matters on
+    the deny path that cannot be cached).  Truth-testing a decision raises ``TypeError``: a tuple is
+    always truthy, so ``if policy.decide(...)`` would allow everything; read ``.allowed``.
+    """
+
+    allowed: bool
+    operation: str
+    required_level: TrustLevel | None
+    caller_level: TrustLevel | None
+    missing_permissions: frozenset[str]
+    reason: Reason
+
+    def __bool__(self) -> bool:
+        raise TypeError("a Decision has no truth value; test decision.allowed")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "allowed": self.allowed,
+            "operation": self.operation,
+            "required_level": None if self.required_level is None else self.required_level.value,
+            "caller_level": None if self.caller_level is None else self.caller_level.value,
+            "missing_permissions": sorted(self.missing_permissions),
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _Grant:
+    """A principal's standing under one policy: its level and permissions, and decisions made so far."""
+
+    rank: int  # -1 when no role maps to a level
+    level: TrustLevel | None
+    permissions: frozenset[str]
+    decisions: dict[str, Decision] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """The authenticated caller as the policy sees it.
+
+    ``roles`` are Keycloak role names (client roles as ``<clientId>/<role>``); ``groups`` are the
+    groups the identity provider reported (Azure AD names or object GUIDs, Okta groups, Keycloak group
+    paths); ``permissions`` are granted directly (e.g. token scopes).  ``token_claims`` may hold a
+    short, secret-free summary for logs (never the token itself).
+
+    The private ``_grants`` memo holds this principal's level per policy so a principal reused across
+    requests is evaluated once; it is excluded from equality, hashing and ``repr``.
+    """
+
+    subject: str
+    roles: frozenset[str] = _EMPTY
+    groups: frozenset[str] = _EMPTY
+    permissions: frozenset[str] = _EMPTY
+    did: str | None = None
+    identity_provider: IdentityProvider = "keycloak"
+    token_claims: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    _grants: dict[int, _Grant] = field(default_factory=dict, init=False, compare=False, repr=False)
+
+    @classmethod
+    def anonymous(cls) -> Principal:
+        """A caller that presented no credentials: no roles, no groups, no permissions."""
+        return cls(subject="")
+
+
+# --- the policy file -----------------------------------------------------------------------------
+
+
+class OperationRule(BaseModel):
+    """Per-operation settings in a policy file: a minimum level and/or required permissions."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    min_level: Level | None = None
+    permissions: list[str] = Field(default_factory=list, max_length=256)
+
+
+class PolicyFile(BaseModel):
+    """The policy file format (YAML or JSON); documented in docs/trust.md."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    version: Literal[1]
+    allow_anonymous: StrictBool = False
+    realm_export: str | None = None
+    agent_trust: AgentTrust | None = None
+    roles: list[KeycloakRole] = Field(default_factory=list, max_length=10_000)
+    operations: dict[str, OperationRule] = Field(default_factory=dict, max_length=10_000)
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML safe loader that refuses duplicate keys (YAML silently keeps the last one otherwise)."""
+
+
+def _construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in out:
+            raise InvalidInput(
+                f"duplicate key {key!r} at line {key_node.start_mark.line + 1}", code="duplicate_key", key=key
+            )
+        out[key] = loader.construct_object(value_node, deep=True)
+    return out
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
+def _reject_duplicate_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise InvalidInput(f"duplicate key {key!r}", code="duplicate_key", key=key)
+        out[key] = value
+    return out
+
+
+def _format_errors(error: ValidationError) -> list[str]:
+    return [f"{'.'.join(str(part) for part in item['loc']) or '$'}: {item['msg']}" for item in error.errors()]
+
+
+def _read_policy_document(file: Path) -> Any:
+    try:
+        with file.open("rb") as handle:
+            data = handle.read(MAX_POLICY_BYTES + 1)
+    except OSError as exc:
+        raise InvalidInput(
+            f"cannot read policy file {file}: {exc.strerror}", code="unreadable", path=str(file)
+        ) from None
+    if len(data) > MAX_POLICY_BYTES:
+        raise InvalidInput(f"policy file {file} is larger than {MAX_POLICY_BYTES} bytes", code="too_large")
+    try:
+        if file.suffix.lower() == ".json":
+            return json.loads(data, object_pairs_hook=_reject_duplicate_pairs)
+        return yaml.load(data, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except InvalidInput as exc:
+        raise InvalidInput(f"policy file {file}: {exc.message}", code=exc.code, path=str(file)) from None
+    except (ValueError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise InvalidInput(
+            f"policy file {file} is not valid {'JSON' if file.suffix.lower() == '.json' else 'YAML'}: {exc}",
+            code="invalid_policy",
+            path=str(file),
+        ) from None
+
+
+# --- the compiled policy -------------------------------------------------------------------------
+
+
+def _group_key(provider: str, group: str) -> str:
+    # Azure AD object ids are GUIDs, whose hex digits are case-insensitive; names stay exact.
+    if provider == "azure_ad" and _GUID.fullmatch(group):
+        return group.lower()
+    return group
+
+
+class Policy:
+    """A compiled operation policy.  Build with the constructor, :meth:`from_file` or
+    :meth:`from_realm_export`; ask with :meth:`decide`.
+
+    ``roles`` and ``operations`` are required: there is no implicit "allow everything" policy.
+    """
+
+    __slots__ = (
+        "_anon_ok",
+        "_groups",
+        "_id",
+        "_memo",
+        "_op_level",
+        "_op_perms",
+        "_op_rank",
+        "_role_perms",
+        "_role_rank",
+        "_verify_trust",
+    )
+
+    def __init__(
+        self,
+        *,
+        roles: Iterable[KeycloakRole],
+        operations: Mapping[str, OperationRule],
+        agent_trust: AgentTrust | None = None,
+        allow_anonymous: bool = False,
+        keycloak_groups: Mapping[str, Iterable[str]] | None = None,
+    ) -> None:
+        all_roles = list(roles)
+        if agent_trust is not None:
+            all_roles += agent_trust.inherited_roles
+        self._id = next(_policy_ids)
+        self._anon_ok = bool(allow_anonymous)
+        self._verify_trust = agent_trust.trust_verification_required if agent_trust is not None else True
+
+        # 1. Roles: name -> level and permissions; the same name twice must agree.
+        by_name: dict[str, KeycloakRole] = {}
+        for role in all_roles:
+            seen = by_name.get(role.role_name)
+            if seen is not None and seen != role:
+                raise InvalidInput(
+                    f"role {role.role_name!r} is defined twice with different contents",
+                    code="conflicting_role",
+                    role=role.role_name,
+                )
+            by_name[role.role_name] = role
+        self._role_rank: dict[str, int] = {name: r.trust_level.rank for name, r in by_name.items()}
+        self._role_perms: dict[str, frozenset[str]] = {
+            name: frozenset(r.permissions) for name, r in by_name.items() if r.permissions
+        }
+
+        # 2. Operation minimums: the stricter requirement wins, whichever source states it.
+        minimum: dict[str, TrustLevel] = {}
+
+        def require(operation: str, level: TrustLevel) -> None:
+            current = minimum.get(operation)
+            if current is None or level > current:
+                minimum[operation] = level
+
+        for operation, rule in operations.items():
+            if rule.min_level is not None:
+                require(operation, rule.min_level)
+        if agent_trust is not None:
+            for operation, level in agent_trust.allowed_operations.items():
+                require(operation, level)
+        for role in by_name.values():
+            for operation, level in role.operation_permissions.items():
+                require(operation, level)
+        unlevelled = sorted(op for op in operations if op not in minimum)
+        if unlevelled:
+            raise InvalidInput(
+                f"operation(s) {unlevelled} have no minimum trust level from any source",
+                code="operation_without_level",
+                operations=unlevelled,
+            )
+        self._op_level: dict[str, TrustLevel] = minimum
+        self._op_rank: dict[str, int] = {op: level.rank for op, level in minimum.items()}
+        self._op_perms: dict[str, frozenset[str]] = {
+            op: frozenset(rule.permissions) for op, rule in operations.items() if rule.permissions
+        }
+
+        # 3. External groups -> roles, per identity provider.
+        groups: dict[str, dict[str, set[str]]] = {}
+        for role in by_name.values():
+            for provider, names in role.external_mappings.items():
+                table = groups.setdefault(provider, {})
+                for name in names:
+                    table.setdefault(_group_key(provider, name), set()).add(role.role_name)
+        for path, role_names in (keycloak_groups or {}).items():
+            groups.setdefault("keycloak", {}).setdefault(path, set()).update(role_names)
+        self._groups: dict[str, dict[str, frozenset[str]]] = {
+            provider: {key: frozenset(value) for key, value in table.items()}
+            for provider, table in groups.items()
+        }
+        self._memo: dict[tuple[frozenset[str], frozenset[str], str, frozenset[str]], _Grant] = {}
+
+    # -- loading ----------------------------------------------------------------------------------
+
+    @classmethod
+    def from_document(cls, document: Mapping[str, Any], *, base_dir: Path | None = None) -> Policy:
+        """Build from an already-parsed policy document (see :class:`PolicyFile`)."""
+        try:
+            spec = PolicyFile.model_validate(document)
+        except ValidationError as exc:
+            problems = _format_errors(exc)
+            raise InvalidInput(
+                "invalid policy: " + "; ".join(problems), code="invalid_policy", errors=problems
+            ) from None
+        roles = list(spec.roles)
+        keycloak_groups: dict[str, frozenset[str]] = {}
+        if spec.realm_export is not None:
+            realm_path = Path(spec.realm_export)
+            if not realm_path.is_absolute() and base_dir is not None:
+                realm_path = base_dir / realm_path
+            realm = import_realm_export(load_realm_export(realm_path))
+            roles += realm.roles.values()
+            keycloak_groups = dict(realm.groups)
+        return cls(
+            roles=roles,
+            operations=spec.operations,
+            agent_trust=spec.agent_trust,
+            allow_anonymous=spec.allow_anonymous,
+            keycloak_groups=keycloak_groups,
+        )
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Policy:
+        """Load a YAML (``.yaml``/``.yml``/other) or JSON (``.json``) policy file.
+
+        Errors are ``InvalidInput`` naming the file and the offending path inside it
+        (``operations.message/send.min_level: …``).  A relative ``realm_export`` is resolved against
+        the policy file's directory.
+        """
+        file = Path(path)
+        document = _read_policy_document(file)
+        if not isinstance(document, dict):
+            raise InvalidInput(
+                f"policy file {file} must hold a mapping at the top level", code="invalid_policy"
+            )
+        try:
+            return cls.from_document(document, base_dir=file.parent)
+        except InvalidInput as exc:
+            fields = {**exc.fields, "path": str(file)}
+            raise InvalidInput(f"{file}: {exc.message}", code=exc.code, **fields) from None
+
+    @classmethod
+    def from_realm_export(
+        cls,
+        export: Mapping[str, Any] | str | Path,
+        *,
+        operations: Mapping[str, OperationRule],
+        agent_trust: AgentTrust | None = None,
+        allow_anonymous: bool = False,
+    ) -> Policy:
+        """Build from a Keycloak realm export (a path or the parsed JSON): roles carry the levels of
+        their ``trust_level`` attributes (through composites) and Keycloak group paths map to roles."""
+        raw = load_realm_export(export) if isinstance(export, str | Path) else export
+        realm = import_realm_export(raw)
+        return cls(
+            roles=realm.roles.values(),
+            operations=operations,
+            agent_trust=agent_trust,
+            allow_anonymous=allow_anonymous,
+            keycloak_groups=realm.groups,
+        )
+
+    # -- introspection ----------------------------------------------------------------------------
+
+    @property
+    def allow_anonymous(self) -> bool:
+        """Whether callers with no mapped role may call ``guest``-level operations (default False)."""
+        return self._anon_ok
+
+    @property
+    def trust_verification_required(self) -> bool:
+        """The agent card's ``trustVerificationRequired`` (True when the policy has no card)."""
+        return self._verify_trust
+
+    @property
+    def operations(self) -> frozenset[str]:
+        return frozenset(self._op_level)
+
+    def minimum_level(self, operation: str) -> TrustLevel | None:
+        """The compiled minimum for ``operation`` (None: unknown, hence denied)."""
+        return self._op_level.get(operation)
+
+    def required_permissions(self, operation: str) -> frozenset[str]:
+        return self._op_perms.get(operation, _EMPTY)
+
+    def role_level(self, role: str) -> TrustLevel | None:
+        rank = self._role_rank.get(role)
+        return None if rank is None else _LEVELS[rank]
+
+    def principal_level(self, principal: Principal) -> TrustLevel | None:
+        """The highest level among the principal's roles (direct or via IdP groups); None if none maps."""
+        return self._grant(principal).level
+
+    # -- deciding ---------------------------------------------------------------------------------
+
+    def _grant(self, principal: Principal) -> _Grant:
+        grant = principal._grants.get(self._id)
+        if grant is not None:
+            return grant
+        key = (principal.roles, principal.groups, principal.identity_provider, principal.permissions)
+        grant = self._memo.get(key)
+        if grant is None:
+            roles = set(principal.roles)
+            table = self._groups.get(principal.identity_provider)
+            if table:
+                provider = principal.identity_provider
+                for group in principal.groups:
+                    mapped = table.get(_group_key(provider, group))
+                    if mapped:
+                        roles |= mapped
+            rank = -1
+            permissions = set(principal.permissions)
+            for role in roles:
+                role_rank = self._role_rank.get(role)
+                if role_rank is not None and role_rank > rank:
+                    rank = role_rank
+                granted = self._role_perms.get(role)
+                if granted:
+                    permissions |= granted
+            grant = _Grant(
+                rank=rank,
+                level=_LEVELS[rank] if rank >= 0 else None,
+                permissions=frozenset(permissions),
+            )
+            if len(self._memo) >= _MEMO_LIMIT:
+                self._memo.clear()
+            self._memo[key] = grant
+        principal._grants[self._id] = grant
+        return grant
+
+    def decide(self, principal: Principal, operation: str) -> Decision:
+        """May ``principal`` call ``operation``?  Never raises for a deny; see ``Decision.reason``."""
+        grant = principal._grants.get(self._id) or self._grant(principal)
+        decision = grant.decisions.get(operation)
+        if decision is not None:
+            return decision
+        required = self._op_rank.get(operation)
+        if required is None:
+            # Not cached: operation names come from callers, caching them would let them grow memory.
+            return Decision(False, operation, None, grant.level, _EMPTY, UNKNOWN_OPERATION)
+        decision = self._evaluate(grant, operation, required)
+        grant.decisions[operation] = decision
+        return decision
+
+    def _evaluate(self, grant: _Grant, operation: str, required: int) -> Decision:
+        level = _LEVELS[required]
+        needed = self._op_perms.get(operation, _EMPTY)
+        if grant.rank < 0:
+            # No mapped role: only a guest-level operation of a policy that allows anonymous callers.
+            if not (required == 0 and self._anon_ok):
+                return Decision(False, operation, level, None, _EMPTY, NO_ROLE)
+        elif grant.rank < required:
+            return Decision(False, operation, level, grant.level, _EMPTY, INSUFFICIENT_TRUST)
+        missing = needed - grant.permissions
+        if missing:
+            return Decision(False, operation, level, grant.level, frozenset(missing), MISSING_PERMISSION)
+        return Decision(True, operation, level, grant.level, _EMPTY, ALLOWED)
+
+
+_LEVELS: tuple[TrustLevel, ...] = tuple(TrustLevel)

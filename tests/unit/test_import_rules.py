@@ -1,0 +1,209 @@
+"""The import rules of docs/architecture.md, checked by walking every module's AST.
+
+Why a test and not a convention: the offline dispute verifier must never pull in the middleware, and
+a cycle between two wings is how a layered package silently turns into one ball.  The rules:
+
+1. Imports point down only: ``cli`` → ``identity`` / ``trust`` / ``payments`` → ``crypto`` (+ ``errors``);
+   ``trust`` and ``payments`` may use ``identity`` and ``stores``; ``identity`` uses neither ``trust``
+   nor ``payments``; nothing imports ``cli``.
+2. ``payments`` and ``trust`` never import each other.
+3. No module imports another that (directly or through others) imports it back, and no module
+   imports the ``__init__`` of the package it belongs to.
+
+Every ``import`` statement counts, wherever it stands (module level, inside a function, under
+``TYPE_CHECKING``): a lazy import is still a dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+PACKAGE = "mudrika"
+
+#: What each wing may import (besides itself).  ``errors`` is the floor every wing stands on.
+ALLOWED: dict[str, frozenset[str]] = {
+    "errors": frozenset(),
+    "crypto": frozenset({"errors"}),
+    "stores": frozenset({"errors"}),
+    "identity": frozenset({"errors", "crypto"}),
+    "trust": frozenset({"errors", "crypto", "identity", "stores"}),
+    "payments": frozenset({"errors", "crypto", "identity", "stores"}),
+    "cli": frozenset({"errors", "crypto", "identity", "trust", "payments", "stores", ""}),
+    # The package root re-exports the error tree (and, lazily, the A2A auth errors of trust).
+    "": frozenset({"errors", "trust"}),
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(path): path for path in sorted((SRC / PACKAGE).rglob("*.py"))}
+
+
+MODULES = _modules()
+
+
+def _is_package(name: str) -> bool:
+    return MODULES[name].name == "__init__.py"
+
+
+def _resolve_from(module: str, node: ast.ImportFrom) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = module.split(".")
+    if not _is_package(module):
+        base = base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def imports_of(module: str) -> Iterator[str]:
+    """Every mudrika module ``module`` imports (a submodule named in ``from pkg import sub`` included)."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == PACKAGE:
+                    yield alias.name
+        elif isinstance(node, ast.ImportFrom):
+            target = _resolve_from(module, node)
+            if target.split(".")[0] != PACKAGE:
+                continue
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                yield sub if sub in MODULES else target
+
+
+def _wing(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _with_parent_packages(module: str, targets: set[str]) -> set[str]:
+    """Importing ``a.b.c`` runs ``a/__init__`` and ``a/b/__init__`` first: those are edges too."""
+    edges = set(targets)
+    for target in targets:
+        parts = target.split(".")
+        for depth in range(2, len(parts)):
+            parent = ".".join(parts[:depth])
+            if not (module == parent or module.startswith(parent + ".")):
+                edges.add(parent)
+    return edges
+
+
+GRAPH: dict[str, set[str]] = {name: _with_parent_packages(name, set(imports_of(name))) for name in MODULES}
+
+
+def test_every_import_names_an_existing_module() -> None:
+    missing = sorted((src, dst) for src, dsts in GRAPH.items() for dst in dsts if dst not in MODULES)
+    assert missing == []
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_imports_point_down(module: str) -> None:
+    wing = _wing(module)
+    upward = sorted(dst for dst in GRAPH[module] if _wing(dst) != wing and _wing(dst) not in ALLOWED[wing])
+    assert upward == [], f"{module} ({wing or 'root'}) may import only {sorted(ALLOWED[wing])}"
+
+
+def test_payments_and_trust_never_import_each_other() -> None:
+    crossing = sorted(
+        (src, dst)
+        for src, dsts in GRAPH.items()
+        for dst in dsts
+        if {_wing(src), _wing(dst)} == {"payments", "trust"}
+    )
+    assert crossing == []
+
+
+def test_no_module_imports_its_own_package_init() -> None:
+    inward = sorted(
+        (src, dst)
+        for src, dsts in GRAPH.items()
+        for dst in dsts
+        if _is_package(dst)
+        and src != dst
+        and src.startswith(dst + ".")
+        and not _is_package(src)
+        and src.rsplit(".", 1)[0] == dst
+    )
+    assert inward == []
+
+
+def _strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's algorithm, iterative (the graph has a few hundred nodes)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work: list[tuple[str, Iterator[str]]] = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    components.append(sorted(component))
+            elif child not in graph:
+                continue
+            elif child not in index:
+                index[child] = low[child] = counter
+                counter += 1
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(sorted(graph[child]))))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+    return components
+
+
+def test_no_import_cycles() -> None:
+    # A package's __init__ re-exporting its own submodules is the one expected back-edge: drop the
+    # edges from an __init__ into its own subtree before looking for cycles.
+    graph = {
+        src: {dst for dst in dsts if not (_is_package(src) and dst.startswith(src + "."))}
+        for src, dsts in GRAPH.items()
+    }
+    cycles = [component for component in _strongly_connected(graph) if len(component) > 1]
+    assert cycles == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert [c for c in _strongly_connected(graph) if len(c) > 1] == [["a", "b", "c"]]
+
+
+def test_the_rules_see_a_planted_upward_import(tmp_path: Path) -> None:
+    tree = ast.parse("from mudrika.trust.policy import Policy\n")
+    node = tree.body[0]
+    assert isinstance(node, ast.ImportFrom)
+    assert _wing(_resolve_from("mudrika.crypto.keys", node)) == "trust"
+    assert "trust" not in ALLOWED["crypto"]
