@@ -27,7 +27,9 @@ from http_message_signatures import HTTPMessageVerifier, MappingKeyResolver, alg
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "src"))
+sys.path.insert(0, str(REPO_ROOT / "bench"))
 
+from _timing import Spread, fmt, ratio  # noqa: E402
 from mudrika.crypto.keys import KeyPair, KeyType  # noqa: E402
 from mudrika.stores.replay import MemoryReplayStore  # noqa: E402
 from mudrika.trust.httpsig import (  # noqa: E402
@@ -48,24 +50,24 @@ BODY = (
 COVERED = ("@method", "@target-uri", "content-digest", "content-type")
 
 
-def best_us(
-    run: Callable[[], None], n: int, repeats: int = REPEATS, setup: Callable[[], None] | None = None
-) -> float:
-    """Microseconds per operation of the fastest of ``repeats`` runs of ``run`` (which does ``n`` ops)."""
-    best = float("inf")
-    for _ in range(repeats):
-        if setup is not None:
-            setup()
-        gc.collect()
-        start = time.perf_counter()
-        run()
-        best = min(best, (time.perf_counter() - start) / n)
-    return best * 1e6
+def per_op_us(
+    cases: dict[str, tuple[Callable[[], None], int, Callable[[], None] | None]],
+) -> dict[str, Spread]:
+    """µs per operation of each case (``run`` doing ``n`` operations, ``setup`` untimed before each
+    run), the cases interleaved in each of REPEATS repetitions; median and min–max."""
+    samples: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(REPEATS):
+        for name, (run, n, setup) in cases.items():
+            if setup is not None:
+                setup()
+            gc.collect()
+            start = time.perf_counter()
+            run()
+            samples[name].append((time.perf_counter() - start) / n * 1e6)
+    return {name: Spread.of(values) for name, values in samples.items()}
 
 
-def bench(
-    key_type: KeyType, their_alg: type[algorithms.HTTPSignatureAlgorithm]
-) -> tuple[float, float, float, float]:
+def bench(key_type: KeyType, their_alg: type[algorithms.HTTPSignatureAlgorithm]) -> dict[str, Spread]:
     key = KeyPair.generate(key_type)
     multikey = key.public_key.to_multikey()
     keyid = f"did:key:{multikey}#{multikey}"
@@ -125,11 +127,13 @@ def bench(
         for _ in range(N):
             signer.sign("POST", URL, headers, BODY)
 
-    return (
-        best_us(floor, N),
-        best_us(ours, N, setup=fresh),
-        best_us(anchor, len(messages)),
-        best_us(sign_only, N),
+    return per_op_us(
+        {
+            "floor": (floor, N, None),
+            "ours": (ours, N, fresh),
+            "anchor": (anchor, len(messages), None),
+            "sign": (sign_only, N, None),
+        }
     )
 
 
@@ -145,22 +149,24 @@ def main() -> None:
         ("Ed25519 (`ed25519`)", KeyType.ED25519, algorithms.ED25519),
         ("P-256 (`ecdsa-p256-sha256`)", KeyType.P256, algorithms.ECDSA_P256_SHA256),
     ):
-        rows.append((label, *bench(key_type, their_alg)))
+        rows.append((label, bench(key_type, their_alg)))
     print("## DID-signed requests (RFC 9421 + RFC 9530)\n")
     print(
-        f"One POST with a {len(BODY)}-byte JSON-RPC body, covering `{' '.join(COVERED)}`; best of {REPEATS} "
-        f"runs of {N} requests.  *floor* = bare `cryptography` signature verify over the same signature "
-        "base; *mudrika* = `HttpSignatureVerifier.verify` end to end (RFC 8941 parsing, profile checks, "
-        "signature base, signature, body digest, nonce claim in `MemoryReplayStore`); *anchor* = "
-        "`http-message-signatures` 3.0 `HTTPMessageVerifier.verify` with body digest (no replay claim).\n"
+        f"One POST with a {len(BODY)}-byte JSON-RPC body, covering `{' '.join(COVERED)}`; median (min–max) "
+        f"of {REPEATS} interleaved runs of {N} requests. *floor* = bare `cryptography` signature verify over "
+        "the same signature base; *mudrika* = `HttpSignatureVerifier.verify` end to end (RFC 8941 parsing, "
+        "profile checks, signature base, signature, body digest, nonce claim in `MemoryReplayStore`); "
+        "*anchor* = `http-message-signatures` `HTTPMessageVerifier.verify` with body digest (no replay "
+        "claim). Time ÷ floor time per repetition (1.00 = as fast as the bare signature check).\n"
     )
     print(
-        "| key | floor µs/op | mudrika verify µs/op | ratio to floor | anchor µs/op | ratio to floor | mudrika sign µs/op |"
+        "| key | floor µs/op | mudrika verify µs/op | ÷ floor | anchor µs/op | ÷ floor | mudrika sign µs/op |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for label, floor, ours, anchor, sign in rows:
+    for label, t in rows:
         print(
-            f"| {label} | {floor:.1f} | {ours:.1f} | {ours / floor:.2f}x | {anchor:.1f} | {anchor / floor:.2f}x | {sign:.1f} |"
+            f"| {label} | {fmt(t['floor'])} | {fmt(t['ours'])} | {fmt(ratio(t['ours'], t['floor']), 2)} "
+            f"| {fmt(t['anchor'])} | {fmt(ratio(t['anchor'], t['floor']), 2)} | {fmt(t['sign'])} |"
         )
 
 

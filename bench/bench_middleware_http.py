@@ -1,14 +1,23 @@
-"""HTTP throughput of a JSON-RPC app under uvicorn, with and without the A2A auth middleware.
+"""HTTP throughput of a JSON-RPC app under uvicorn, with and without the A2A auth middleware (P7).
 
 Both servers are the same Starlette app (``POST /`` echoes the JSON-RPC call) run by uvicorn (one
 worker, no access log) on 127.0.0.1; the protected one sits behind ``A2AAuthMiddleware`` with a
-Bearer ``AccessTokenVerifier`` (verified-token cache on, key set loaded) and the operation policy.
-The load generator is npm ``autocannon`` from tests/node/node_modules (loopback only, bounded
-duration).  Every request carries the same valid token, so after the first request the verifier
-answers from its cache: the row measures the middleware's steady-state cost per request (body
-read and replay, header scan, cache hit, JSON parse, method map, policy decision, scope copy).
+Bearer ``AccessTokenVerifier`` (key set loaded, verified-token cache of ``CACHE_SIZE`` entries) and
+the operation policy.  The load generator is npm ``autocannon`` (tests/node/node_modules) driven by
+bench/autocannon_tokens.mjs, loopback only, at 1, 8, 32 and 128 connections, three ways:
 
-Run: .venv/bin/python bench/bench_middleware_http.py [--duration 10] [--connections 32]
+* **unprotected** -- the plain app (the anchor);
+* **repeated token** -- every request carries the same valid token: after the first request the
+  verifier answers from its cache (the middleware's steady-state cost per request);
+* **distinct tokens (cache misses)** -- requests take ``POOL_SIZE`` distinct valid tokens in order,
+  cycling; the pool is larger than the verifier's cache, so a token has always been evicted (LRU)
+  before it comes round again and *every* request pays a full RS256 verification.
+  Target: >= 0.75x the unprotected throughput at every connection count.
+
+Each repetition runs the three back to back at each connection count (interleaved), and ratios are
+formed per repetition; rows give the median (min–max) of ``--repetitions`` runs (bench/_timing.py).
+
+Run: .venv/bin/python bench/bench_middleware_http.py [--duration 1] [--repetitions 5]
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ import json
 import os
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,9 +38,17 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 sys.path.insert(0, str(REPO_ROOT / "src"))
 
+sys.path.insert(0, str(REPO_ROOT / "bench"))
+
 from tests._support.net import free_port, wait_listening  # noqa: E402
 
+from _timing import Spread, fmt, ratio, verdict  # noqa: E402
+
 AUTOCANNON = REPO_ROOT / "tests" / "node" / "node_modules" / "autocannon" / "autocannon.js"
+DRIVER = Path(__file__).resolve().parent / "autocannon_tokens.mjs"
+CONNECTIONS = (1, 8, 32, 128)
+CACHE_SIZE = 1000
+POOL_SIZE = 1500  # > CACHE_SIZE: cycling in order, every token is evicted before its next use
 BODY = json.dumps(
     {
         "jsonrpc": "2.0",
@@ -63,7 +81,9 @@ def build_app(mode: str, jwks_file: str) -> object:
     # Both servers build the middleware, so both processes hold the same modules and objects (a
     # larger heap makes every garbage collection dearer); only the protected one routes through it.
     keys = StaticKeySet(json.loads(Path(jwks_file).read_text()), algorithms={"RS256"})
-    verifier = AccessTokenVerifier(issuer=ISSUER, audience="agent-api", azp_allowlist=None, jwks=keys)
+    verifier = AccessTokenVerifier(
+        issuer=ISSUER, audience="agent-api", azp_allowlist=None, jwks=keys, cache_size=CACHE_SIZE
+    )
     protected = A2AAuthMiddleware(app, authenticators=[BearerAuthenticator(verifier)], policy=demo_policy())
     return app if mode == "plain" else protected
 
@@ -75,51 +95,51 @@ def serve(mode: str, port: int, jwks_file: str) -> None:
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, lifespan="off")  # type: ignore[arg-type]
 
 
-def load(mode: str, jwks_file: str, token: str, duration: int, connections: int) -> dict[str, float]:
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, __file__, "--serve", mode, "--port", str(port), "--jwks", jwks_file],
-        cwd=REPO_ROOT,
-        env={**os.environ, "PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{REPO_ROOT / 'src'}"},
-    )
-    try:
-        wait_listening(port, timeout=20.0)
-        command = [
-            shutil.which("node") or "node",
-            str(AUTOCANNON),
-            "-c",
-            str(connections),
-            "-d",
-            str(duration),
-            "-m",
-            "POST",
-            "-H",
-            "Content-Type=application/json",
-            "-H",
-            f"Authorization=Bearer {token}",
-            "-b",
-            BODY,
-            "-j",
-            f"http://127.0.0.1:{port}/",
-        ]
-        out = subprocess.run(command, capture_output=True, text=True, check=True, timeout=duration + 60)
-        result = json.loads(out.stdout)
-        ok = result["2xx"]
-        if result["non2xx"] or result["errors"]:
-            raise RuntimeError(f"{mode}: {result['non2xx']} non-2xx answers, {result['errors']} errors")
-        return {
-            "rps": result["requests"]["average"],
-            "p50": result["latency"]["p50"],
-            "p99": result["latency"]["p99"],
-            "ok": ok,
-        }
-    finally:
-        server.send_signal(signal.SIGTERM)
+class Server:
+    """One uvicorn server process on a free loopback port, stopped by :meth:`stop`."""
+
+    def __init__(self, mode: str, jwks_file: str) -> None:
+        self.port = free_port()
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "--serve", mode, "--port", str(self.port), "--jwks", jwks_file],
+            cwd=REPO_ROOT,
+            env={**os.environ, "PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{REPO_ROOT / 'src'}"},
+        )
+        wait_listening(self.port, timeout=20.0)
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGTERM)
         try:
-            server.wait(timeout=10)
+            self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+            self.process.kill()
+            self.process.wait()
+
+
+def load(port: int, body_file: str, tokens_file: str, duration: float, connections: int) -> dict[str, float]:
+    """One autocannon run; refuses any non-2xx answer or socket error (they would inflate the rate)."""
+    command = [
+        shutil.which("node") or "node",
+        str(DRIVER),
+        str(AUTOCANNON),
+        f"http://127.0.0.1:{port}/",
+        str(connections),
+        str(duration),
+        body_file,
+        tokens_file,
+    ]
+    out = subprocess.run(command, capture_output=True, text=True, check=True, timeout=duration + 60)
+    result = json.loads(out.stdout)
+    if result["non2xx"] or result["errors"] or result["timeouts"]:
+        raise RuntimeError(
+            f"{result['non2xx']} non-2xx answers, {result['errors']} errors, {result['timeouts']} timeouts"
+        )
+    return {
+        "rps": result["requests"]["total"] / duration,
+        "p50": result["latency"]["p50"],
+        "p99": result["latency"]["p99"],
+        "sent": result["sent"],
+    }
 
 
 def main() -> None:
@@ -127,47 +147,74 @@ def main() -> None:
     parser.add_argument("--serve", choices=["plain", "protected"])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--jwks", default="")
-    parser.add_argument("--duration", type=int, default=10)
-    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--duration", type=float, default=1.0)
+    parser.add_argument("--repetitions", type=int, default=5)
     args = parser.parse_args()
     if args.serve:
         serve(args.serve, args.port, args.jwks)
         return
+    title = "## A2A middleware over HTTP (bench/bench_middleware_http.py)\n"
     if shutil.which("node") is None or not AUTOCANNON.is_file():
-        print(
-            "## A2A middleware over HTTP (bench/bench_middleware_http.py)\n\nSkipped: node/autocannon missing."
-        )
+        print(f"{title}\nSkipped: node/autocannon missing (scripts/setup.sh --with-node installs them).")
         return
 
     from tests._support.tokenfactory import Clock, LocalRealm
 
     realm = LocalRealm(Clock())
-    token = realm.token(exp=int(time.time()) + 3600)
+    expires = int(time.time()) + 3600
+    pool = [realm.token(exp=expires, jti=f"bench-{index}") for index in range(POOL_SIZE)]
+    samples: dict[tuple[int, str], list[dict[str, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         jwks_file = str(Path(tmp) / "jwks.json")
         Path(jwks_file).write_text(json.dumps(realm.jwks()))
-        results = {}
-        for mode in ("plain", "protected", "plain", "protected"):
-            run = load(mode, jwks_file, token, args.duration, args.connections)
-            if mode not in results or run["rps"] > results[mode]["rps"]:
-                results[mode] = run
+        body_file = str(Path(tmp) / "body.json")
+        Path(body_file).write_text(BODY)
+        one_file, pool_file = str(Path(tmp) / "one.txt"), str(Path(tmp) / "pool.txt")
+        Path(one_file).write_text(pool[0] + "\n")
+        Path(pool_file).write_text("\n".join(pool) + "\n")
+        plain, protected = Server("plain", jwks_file), Server("protected", jwks_file)
+        try:
+            runs = (("plain", plain.port, one_file), ("repeated", protected.port, one_file))
+            runs += (("distinct", protected.port, pool_file),)
+            for _, port, tokens in runs:  # warm both servers (imports, first verification)
+                load(port, body_file, tokens, 0.5, 8)
+            for _ in range(args.repetitions):
+                for connections in CONNECTIONS:
+                    for mode, port, tokens in runs:
+                        result = load(port, body_file, tokens, args.duration, connections)
+                        samples.setdefault((connections, mode), []).append(result)
+        finally:
+            plain.stop()
+            protected.stop()
 
-    plain, protected = results["plain"], results["protected"]
-    print("## A2A middleware over HTTP (bench/bench_middleware_http.py)\n")
+    print(title)
     print(
-        f"uvicorn (1 worker) on 127.0.0.1, autocannon {args.connections} connections × {args.duration} s, "
-        "POST / JSON-RPC `message/send` with a Bearer token; best of 2 runs each, alternated.\n"
-    )
-    print("| server | requests/s | p50 latency | p99 latency | ratio |")
-    print("|---|---:|---:|---:|---:|")
-    print(
-        f"| Starlette echo, unprotected | {plain['rps']:,.0f} | {plain['p50']} ms | {plain['p99']} ms | 1.00× |"
+        f"uvicorn (1 worker) on 127.0.0.1; autocannon for {args.duration:g} s per run; POST / JSON-RPC "
+        f"`message/send` with a Bearer RS256 token; verifier cache {CACHE_SIZE:,} entries, distinct-token "
+        f"pool {POOL_SIZE:,} (every request a cache miss). Requests/s: median (min–max) of "
+        f"{args.repetitions} repetitions, the three servers interleaved; ratio to unprotected per "
+        "repetition.\n"
     )
     print(
-        f"| same app behind `A2AAuthMiddleware` (token cache on) | {protected['rps']:,.0f} | {protected['p50']} ms "
-        f"| {protected['p99']} ms | {protected['rps'] / plain['rps']:.2f}× |"
+        "| load (P7) | unprotected req/s | repeated token req/s | ratio | p99 ms (unprot. / rep. / dist.) "
+        "| distinct tokens req/s | ratio (distinct) | target | verdict |"
     )
-    print("\nTarget: protected ≥ 0.85× unprotected throughput.")
+    print("|---|---:|---:|---:|---|---:|---:|---|---|")
+    for connections in CONNECTIONS:
+        rate = {
+            mode: Spread.of([run["rps"] for run in samples[(connections, mode)]])
+            for mode in ("plain", "repeated", "distinct")
+        }
+        p99 = {
+            mode: statistics.median(run["p99"] for run in samples[(connections, mode)])
+            for mode in ("plain", "repeated", "distinct")
+        }
+        repeated, distinct = ratio(rate["repeated"], rate["plain"]), ratio(rate["distinct"], rate["plain"])
+        print(
+            f"| {connections} connection{'s' if connections > 1 else ''} | {fmt(rate['plain'], 0)} | {fmt(rate['repeated'], 0)} | {fmt(repeated, 2)} "
+            f"| {p99['plain']:g} / {p99['repeated']:g} / {p99['distinct']:g} | {fmt(rate['distinct'], 0)} "
+            f"| {fmt(distinct, 2)} | distinct ≥ 0.75× | {verdict(distinct, 0.75)} |"
+        )
 
 
 if __name__ == "__main__":

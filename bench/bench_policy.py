@@ -1,6 +1,6 @@
 """Operation-policy decisions per second: mudrika's compiled Policy beside Cedar (cedarpy) and Casbin.
 
-Run: .venv/bin/python bench/bench_policy.py [--seconds 0.5] [--repeats 5]
+Run: .venv/bin/python bench/bench_policy.py [--repetitions 7]
 
 All three engines get the same roles, operations and callers, and the same decision mix (allowed and
 denied, including an operation nobody may call).  Before timing, the script checks that the three
@@ -14,7 +14,8 @@ agree on every request of the mix, so the numbers compare equal work.
 * Casbin: ``casbin.Enforcer.enforce`` with an RBAC model (``g = _, _``) and one ``p`` line per role
   and operation.
 
-Prints a markdown table on stdout: decisions/s (best of the repeats) and the ratio to mudrika's warm path.
+Prints a markdown table on stdout: decisions/s and µs/decision as the median (min–max) of interleaved
+repetitions (bench/_timing.py), and each engine's time ÷ mudrika's warm path, formed per repetition.
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
-from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
 
@@ -31,7 +30,9 @@ import casbin
 import cedarpy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _timing import Spread, fmt, measure, ratio
 from mudrika.trust.levels import TrustLevel
 from mudrika.trust.models import KeycloakRole
 from mudrika.trust.policy import OperationRule, Policy, Principal
@@ -135,32 +136,9 @@ def build_casbin() -> casbin.Enforcer:
     return enforcer
 
 
-def measure(run_mix: Callable[[], None], mix_size: int, seconds: float, repeats: int) -> float:
-    """Decisions per second: best of ``repeats`` runs of about ``seconds`` each."""
-    loops = 1
-    while True:  # calibrate
-        start = time.perf_counter()
-        for _ in range(loops):
-            run_mix()
-        elapsed = time.perf_counter() - start
-        if elapsed >= seconds / 4:
-            break
-        loops *= 2
-    loops = max(1, int(loops * seconds / elapsed))
-    best = 0.0
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(loops):
-            run_mix()
-        elapsed = time.perf_counter() - start
-        best = max(best, loops * mix_size / elapsed)
-    return best
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=0.5)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--repetitions", type=int, default=7)
     args = parser.parse_args()
 
     policy = build_mudrika()
@@ -219,19 +197,26 @@ def main() -> None:
         ("cedarpy is_authorized_batch (whole mix per call)", run_cedar_batch),
         ("pycasbin Enforcer.enforce (RBAC model)", run_casbin),
     ]
-    results = [(name, measure(fn, len(mix), args.seconds, args.repeats)) for name, fn in rows]
-    baseline = results[0][1]
+    # Batches of whole mixes, sized so that each batch takes roughly the same few tens of ms.
+    loops = {name: 4000 if name.startswith("mudrika") else 40 for name, _ in rows}
+    per_mix = measure(dict(rows), repetitions=args.repetitions, number=loops)
+    per_decision = {
+        name: Spread.of([us / len(mix) for us in spread.samples]) for name, spread in per_mix.items()
+    }
+    baseline = per_decision[rows[0][0]]
 
+    print("## Operation policy decisions (bench/bench_policy.py)\n")
     print(
         f"Decision mix: {len(mix)} requests ({allowed} allowed, {len(mix) - allowed} denied; "
         f"{len(CALLERS)} callers x {len(MIX_OPERATIONS)} operations incl. 1 unknown). "
-        f"Python {sys.version.split()[0]}, cedarpy {version('cedarpy')}, pycasbin {version('pycasbin')}, "
-        f"best of {args.repeats}.\n"
+        f"Python {sys.version.split()[0]}, cedarpy {version('cedarpy')}, pycasbin {version('pycasbin')}; "
+        f"median (min–max) of {args.repetitions} interleaved repetitions.\n"
     )
-    print("| engine | decisions/s | µs/decision | mudrika warm ÷ engine |")
+    print("| engine | decisions/s | µs/decision | engine time ÷ mudrika warm time |")
     print("|---|---:|---:|---:|")
-    for name, rate in results:
-        print(f"| {name} | {rate:,.0f} | {1e6 / rate:.3f} | {baseline / rate:,.1f}x |")
+    for name, spread in per_decision.items():
+        rate = Spread.of([1e6 / us for us in spread.samples])
+        print(f"| {name} | {fmt(rate, 0)} | {fmt(spread, 3)} | {fmt(ratio(spread, baseline), 1)} |")
 
 
 if __name__ == "__main__":

@@ -4,14 +4,22 @@ Each row compares a mudrika store with the raw driver doing the same atomic writ
 ratio is mudrika's overhead (key/expiry checks, error wrapping, locking).  Batches use the stores'
 ``claim_many`` (one SQLite transaction; one Redis pipeline of ``SET NX PX``).
 
+Redis rows have two anchors: the *named* one, ``redis-benchmark`` (C, from Debian's redis-tools), run
+with one connection (``-c 1``) sending the same ``SET <key> 1 NX PX 600000`` one at a time or
+pipelined 100 deep (``-P 100``) -- the server's own ceiling for this command over loopback -- and
+redis-py doing the same writes from Python beside it.  Every figure is the median (min–max) of
+interleaved repetitions (bench/_timing.py), ratios formed per repetition.
+
 Run: .venv/bin/python bench/bench_replay.py   (starts and stops its own redis-server on a free port)
 """
 
 from __future__ import annotations
 
+import csv
 import gc
 import shutil
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -23,45 +31,41 @@ import redis
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 sys.path.insert(0, str(REPO_ROOT / "src"))
+sys.path.insert(0, str(REPO_ROOT / "bench"))
 
 from tests._support.redis_server import redis_executable, start_redis_server  # noqa: E402
 
+from _timing import Spread, fmt, ratio  # noqa: E402
 from mudrika.stores.replay import (  # noqa: E402
     MemoryReplayStore,
     RedisReplayStore,
     SqliteReplayStore,
 )
 
-REPEATS = 5
+REPETITIONS = 5
 BATCH = 100
+Runner = Callable[[int], int]
 
 
-def compare(ours: Callable[[int], int], anchor: Callable[[int], int]) -> tuple[float, float]:
-    """Best claims/s of ``ours`` and ``anchor`` over REPEATS runs each, interleaved so that load from
-    other processes hits both alike.  ``run(r)`` returns how many claims it made in repeat ``r``."""
-    best = [0.0, 0.0]
-    for r in range(REPEATS):
-        for i, run in enumerate((ours, anchor)):
+def rates(runners: dict[str, Runner]) -> dict[str, Spread]:
+    """Claims/s of each runner over REPETITIONS interleaved repetitions (``run(r)`` returns how many
+    claims it made in repetition ``r``), so that load from other processes hits them alike."""
+    samples: dict[str, list[float]] = {name: [] for name in runners}
+    for r in range(REPETITIONS):
+        for name, run in runners.items():
             gc.collect()
             start = time.perf_counter()
             count = run(r)
-            best[i] = max(best[i], count / (time.perf_counter() - start))
-    return best[0], best[1]
+            samples[name].append(count / (time.perf_counter() - start))
+    return {name: Spread.of(values) for name, values in samples.items()}
 
 
-Row = tuple[str, str, float, str, float]
+Row = tuple[str, str, Spread, str, Spread]
 
 
-def add(
-    rows: list[Row],
-    store: str,
-    mode: str,
-    ours: Callable[[int], int],
-    anchor_name: str,
-    anchor: Callable[[int], int],
-) -> None:
-    ours_rate, anchor_rate = compare(ours, anchor)
-    rows.append((store, mode, ours_rate, anchor_name, anchor_rate))
+def add(rows: list[Row], store: str, mode: str, ours: Runner, anchor_name: str, anchor: Runner) -> None:
+    measured = rates({"ours": ours, "anchor": anchor})
+    rows.append((store, mode, measured["ours"], anchor_name, measured["anchor"]))
 
 
 def keys(tag: str, r: int, n: int) -> list[str]:
@@ -69,7 +73,7 @@ def keys(tag: str, r: int, n: int) -> list[str]:
 
 
 def bench_memory(rows: list[Row]) -> None:
-    n = 100_000
+    n = 50_000
     exp = time.time() + 600
 
     def ours(r: int) -> int:
@@ -103,7 +107,7 @@ def bench_sqlite(rows: list[Row], workdir: Path) -> None:
         " WHERE mudrika_replay.expires_at <= ?3"
     )
     for sync in ("FULL", "NORMAL"):
-        n_single, n_batch = 3000, 30_000
+        n_single, n_batch = (300 if sync == "FULL" else 2000), 20_000
         path = workdir / f"bench-{sync}.sqlite3"
 
         def ours(r: int, sync: str = sync, path: Path = path, n: int = n_single) -> int:
@@ -148,20 +152,41 @@ def bench_sqlite(rows: list[Row], workdir: Path) -> None:
         add(rows, label, f"claim_many x{BATCH} (1 txn)", ours_batch, "executemany (1 txn)", anchor_batch)
 
 
+def redis_benchmark(port: int, count: int, pipeline: int) -> float:
+    """Requests/s ``redis-benchmark`` reports for ``count`` ``SET key 1 NX PX 600000`` on one connection."""
+    executable = shutil.which("redis-benchmark")
+    if executable is None:
+        raise RuntimeError("redis-benchmark not installed (Debian: redis-tools)")
+    done = subprocess.run(
+        [
+            executable,
+            *("-h", "127.0.0.1", "-p", str(port), "-c", "1", "-P", str(pipeline)),
+            *("-n", str(count), "-r", "100000000", "--csv"),
+            *("SET", "mudrika:replay:rb:__rand_int__", "1", "NX", "PX", "600000"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    row = next(csv.reader(done.stdout.splitlines()[1:]))
+    return float(row[1])
+
+
 def bench_redis(rows: list[Row]) -> None:
     server = start_redis_server()
     try:
         store = RedisReplayStore(server.url)
         raw = redis.Redis.from_url(server.url, socket_timeout=1, socket_connect_timeout=1)
         exp = time.time() + 600
-        n_single, n_batch = 5000, 50_000
+        n_single, n_batch = 2000, 20_000
 
         def ours(r: int) -> int:
             for key in keys("r", r, n_single):
                 store.claim(key, exp)
             return n_single
 
-        def anchor(r: int) -> int:
+        def redis_py(r: int) -> int:
             for key in keys("ra", r, n_single):
                 raw.set("mudrika:replay:" + key, b"1", nx=True, px=600_000)
             return n_single
@@ -172,7 +197,7 @@ def bench_redis(rows: list[Row]) -> None:
                 store.claim_many([(k, exp) for k in ks[i : i + BATCH]])
             return n_batch
 
-        def anchor_batch(r: int) -> int:
+        def redis_py_batch(r: int) -> int:
             ks = keys("rab", r, n_batch)
             for i in range(0, n_batch, BATCH):
                 pipe = raw.pipeline(transaction=False)
@@ -181,15 +206,32 @@ def bench_redis(rows: list[Row]) -> None:
                 pipe.execute()
             return n_batch
 
-        add(rows, "redis loopback", "single claim", ours, "redis-py SET NX PX", anchor)
-        add(
-            rows,
-            "redis loopback",
-            f"claim_many x{BATCH} (pipeline)",
-            ours_batch,
-            "redis-py pipeline",
-            anchor_batch,
-        )
+        for mode, mine, beside, count, pipeline in (
+            ("single claim", ours, redis_py, n_single, 1),
+            (f"claim_many x{BATCH} (pipeline)", ours_batch, redis_py_batch, n_batch, BATCH),
+        ):
+            benchmark_rates: list[float] = []
+
+            def named(
+                r: int, count: int = count, pipeline: int = pipeline, sink: list[float] = benchmark_rates
+            ) -> int:
+                # redis-benchmark times itself (excluding its start-up); its own figure is recorded.
+                sink.append(redis_benchmark(server.port, count, pipeline))
+                return 0
+
+            measured = rates({"ours": mine, "redis-py": beside, "redis-benchmark": named})
+            rows.append(
+                (
+                    "redis loopback",
+                    mode,
+                    measured["ours"],
+                    "redis-benchmark -c 1 -P " + str(pipeline),
+                    Spread.of(benchmark_rates),
+                )
+            )
+            rows.append(
+                ("redis loopback", mode, measured["ours"], "redis-py (same writes)", measured["redis-py"])
+            )
         store.close()
         raw.close()
     finally:
@@ -206,11 +248,17 @@ def main() -> None:
         print("redis-server not installed: Redis rows skipped", file=sys.stderr)
     else:
         bench_redis(rows)
-    print(f"Replay stores, claims/s, best of {REPEATS} (Python {sys.version.split()[0]})\n")
-    print("| store | mode | mudrika claims/s | anchor | anchor claims/s | mudrika/anchor |")
+    print("## Replay stores (bench/bench_replay.py)\n")
+    print(
+        f"Claims/s, median (min–max) of {REPETITIONS} interleaved repetitions (Python "
+        f"{sys.version.split()[0]}); mudrika ÷ anchor > 1 means mudrika is faster. No targets: the "
+        "ratio is mudrika's overhead over the raw write.\n"
+    )
+    print("| store | mode | mudrika claims/s | anchor | anchor claims/s | mudrika ÷ anchor |")
     print("|---|---|---:|---|---:|---:|")
     for store, mode, ours, anchor_name, anchor in rows:
-        print(f"| {store} | {mode} | {ours:,.0f} | {anchor_name} | {anchor:,.0f} | {ours / anchor:.2f} |")
+        paired = ratio(ours, anchor)
+        print(f"| {store} | {mode} | {fmt(ours, 0)} | {anchor_name} | {fmt(anchor, 0)} | {fmt(paired, 2)} |")
 
 
 if __name__ == "__main__":

@@ -1,17 +1,22 @@
-"""Access-token verification cost per request: mudrika vs python-keycloak ``decode_token`` vs the floor.
+"""Access-token verification cost per request: mudrika vs joserfc, python-keycloak and the floor.
 
-Rows (all with a 2048-bit RS256 Keycloak-shaped access token of ~1 KB):
+Rows (all with a 2048-bit RS256 Keycloak-shaped access token of ~1 KB), like for like:
 
 * **ours, cache miss** - ``AccessTokenVerifier.verify`` with the verified-token cache off and the JWKS
-  already cached: header, kid lookup, RS256 verify, strict JSON, claims, principal.
-* **python-keycloak decode_token (defaults)** - what the verifier replaces.  It fetches the JWKS on
-  every call: once over loopback HTTP from a local server (what production does, minus the network),
-  once from an in-process ``httpx.MockTransport`` (its lower bound: no socket at all).
-* **floor** - ``cryptography`` RS256 verify + ``json.loads`` + exp/iss/aud compares: the least any
-  correct verifier must do.
-* **jose.verify_jwt alone** - mudrika's single JOSE verification path (strict header/base64/JSON
-  parsing, RFC 7515 checks) without the verifier around it: most of the distance to the floor.
-* **ours, cache hit** - the same token again (SHA-256 of the token + LRU lookup).
+  already cached: header, kid lookup, alg allow-list, RS256 verify, strict JSON, iss/aud/exp/iat/typ,
+  principal.
+* **joserfc, same checks** - ``joserfc.jwt.decode`` with a cached ``KeySet`` and ``algorithms=["RS256"]``,
+  then ``JWTClaimsRegistry`` requiring iss, aud, exp, iat and typ with the same values and leeway.
+  Target: ours at least as fast (>= 1.0x).
+* **python-keycloak, cached JWKS** - ``decode_token(token, key=<JWKSet built once>)`` with jwcrypto's
+  ``check_claims`` for iss/aud/exp (no refetch).  Target: ours >= 2x faster.
+* **python-keycloak, defaults** - ``decode_token(token)``, which refetches the JWKS on every call (from an
+  in-process ``httpx.MockTransport``; informative: what the verifier replaces).
+* **floor** - base64url + ``json.loads`` of header and payload, alg/kid checks, ``cryptography`` RS256
+  verify, iss/aud/exp/typ compares: the least a correct verifier does.  Target: ours >= 0.7x its speed.
+* **ours, cache hit** - the same token again (SHA-256 of the token + LRU lookup).  Target: <= 3 µs.
+
+Method: bench/_timing.py (interleaved repetitions, median and min–max, ratios per repetition).
 
 Run: .venv/bin/python bench/bench_tokens.py
 """
@@ -19,72 +24,39 @@ Run: .venv/bin/python bench/bench_tokens.py
 from __future__ import annotations
 
 import base64
-import gc
 import json
 import sys
-import threading
 import time
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from joserfc import jwt as joserfc_jwt
+from joserfc.jwk import KeySet
+from joserfc.jwt import JWTClaimsRegistry
+from jwcrypto.jwk import JWK, JWKSet
 from keycloak import KeycloakOpenID
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 sys.path.insert(0, str(REPO_ROOT / "src"))
 
+sys.path.insert(0, str(REPO_ROOT / "bench"))
+
 from tests._support.tokenfactory import Clock, LocalRealm  # noqa: E402
 
+from _timing import fmt, measure, ratio, verdict  # noqa: E402
 from mudrika.crypto.jose import verify_jwt  # noqa: E402
 from mudrika.trust.keycloak._http_bridge import install_transports  # noqa: E402
 from mudrika.trust.keycloak.jwks import JwksCache  # noqa: E402
 from mudrika.trust.keycloak.tokens import AccessTokenVerifier  # noqa: E402
 
-REPEATS = 5
-
-
-def best_per_call(cases: dict[str, tuple[Callable[[], object], int]]) -> dict[str, float]:
-    """Best seconds per call of each case over REPEATS rounds; the cases are interleaved within each
-    round so that load from other processes hits them alike."""
-    best = dict.fromkeys(cases, float("inf"))
-    for _ in range(REPEATS):
-        for name, (fn, iterations) in cases.items():
-            gc.collect()
-            start = time.perf_counter()
-            for _ in range(iterations):
-                fn()
-            best[name] = min(best[name], (time.perf_counter() - start) / iterations)
-    return best
+REPETITIONS = 9
 
 
 def _b64decode(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def serve_jwks(document: dict[str, object]) -> ThreadingHTTPServer:
-    body = json.dumps(document).encode()
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # headers and body go out as two writes: no 40 ms delayed ACK
-
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: object) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
 
 
 def main() -> None:
@@ -105,14 +77,6 @@ def main() -> None:
     kc_http = httpx.Client(transport=realm.transport())
     install_transports(oidc.connection, kc_http, httpx.AsyncClient(transport=realm.async_transport()))
     assert oidc.decode_token(token)["typ"] == "Bearer"
-    server = serve_jwks(realm.jwks())
-    loopback = KeycloakOpenID(
-        server_url=f"http://127.0.0.1:{server.server_address[1]}/",
-        realm_name="mudrika",
-        client_id="agent-gateway",
-        client_secret_key="s",
-    )
-    assert loopback.decode_token(token)["typ"] == "Bearer"
     assert miss.verify(token).principal.subject
 
     public = realm.keys["k1"].public_key.to_cryptography()
@@ -121,6 +85,9 @@ def main() -> None:
 
     def floor() -> None:
         header_b64, payload_b64, signature_b64 = token.split(".")
+        header = json.loads(_b64decode(header_b64))
+        if header["alg"] != "RS256" or header["kid"] != "k1":
+            raise ValueError("header")
         public.verify(
             _b64decode(signature_b64),
             f"{header_b64}.{payload_b64}".encode(),
@@ -139,53 +106,94 @@ def main() -> None:
 
     floor()
     key = jwks.key_for("k1")
-    best = best_per_call(
+    keyset = KeySet.import_key_set(realm.jwks())  # type: ignore[arg-type]
+    registry = JWTClaimsRegistry(
+        now=lambda: int(time.time()),
+        leeway=30,
+        iss={"essential": True, "value": issuer},
+        aud={"essential": True, "value": "agent-api"},
+        exp={"essential": True},
+        iat={"essential": True},
+        typ={"essential": True, "value": "Bearer"},
+    )
+
+    def joserfc_same_checks() -> object:
+        decoded = joserfc_jwt.decode(token, keyset, algorithms=["RS256"])
+        registry.validate(decoded.claims)
+        return decoded.claims
+
+    cached_jwks = JWKSet()
+    for cert in realm.jwks()["keys"]:  # type: ignore[index]
+        cached_jwks.add(JWK(**cert))
+    keycloak_claims = json.dumps({"iss": issuer, "aud": "agent-api", "exp": None})
+
+    def keycloak_cached() -> object:
+        return oidc.decode_token(token, key=cached_jwks, check_claims=json.loads(keycloak_claims))
+
+    assert joserfc_same_checks()["typ"] == "Bearer"  # type: ignore[index]
+    assert keycloak_cached()["typ"] == "Bearer"
+    spread = measure(
         {
-            "miss": (lambda: miss.verify(token), 2000),
-            "theirs": (lambda: oidc.decode_token(token), 200),
-            "theirs_http": (lambda: loopback.decode_token(token), 200),
-            "jose": (
-                lambda: verify_jwt(
-                    token, key=key, issuer=issuer, audience="agent-api", now=time.time(), leeway=30
-                ),
-                2000,
+            "miss": lambda: miss.verify(token),
+            "joserfc": joserfc_same_checks,
+            "keycloak cached": keycloak_cached,
+            "keycloak defaults": lambda: oidc.decode_token(token),
+            "jose": lambda: verify_jwt(
+                token, key=key, issuer=issuer, audience="agent-api", now=time.time(), leeway=30
             ),
-            "floor": (floor, 2000),
-            "hit": (lambda: hit.verify(token), 100_000),
-        }
+            "floor": floor,
+            "hit": lambda: hit.verify(token),
+        },
+        repetitions=REPETITIONS,
+        number={
+            "miss": 500,
+            "joserfc": 500,
+            "keycloak cached": 200,
+            "keycloak defaults": 100,
+            "jose": 500,
+            "floor": 500,
+            "hit": 100_000,
+        },
     )
-    ours_miss, theirs, theirs_http = best["miss"], best["theirs"], best["theirs_http"]
-    jose_only, floor_cost, ours_hit = best["jose"], best["floor"], best["hit"]
-
-    def us(seconds: float) -> str:
-        return f"{seconds * 1e6:,.1f} µs"
-
+    vs_joserfc = ratio(spread["joserfc"], spread["miss"])
+    vs_keycloak = ratio(spread["keycloak cached"], spread["miss"])
+    vs_defaults = ratio(spread["keycloak defaults"], spread["miss"])
+    vs_floor = ratio(spread["floor"], spread["miss"])
     print("## Access-token verification (bench/bench_tokens.py)\n")
-    print(f"RS256, 2048-bit key, token of {len(token)} bytes, JWKS cached; best of {REPEATS} runs.\n")
-    print("| path | per request | ratio |")
-    print("|---|---:|---:|")
-    print(f"| mudrika `AccessTokenVerifier.verify`, cache miss | {us(ours_miss)} | 1.00× |")
     print(
-        f"| python-keycloak `decode_token` (defaults, JWKS over loopback HTTP) | {us(theirs_http)} "
-        f"| ours is {theirs_http / ours_miss:.1f}× faster |"
+        f"RS256, 2048-bit key, token of {len(token)} bytes, JWKS cached on every side unless a row says "
+        f"otherwise. Median (min–max) of {REPETITIONS} interleaved repetitions; speed ratio = their time ÷ "
+        "ours (> 1: ours faster), formed per repetition.\n"
+    )
+    print("| path | µs per request | ours (cache miss) speed ÷ theirs | target | verdict |")
+    print("|---|---:|---:|---|---|")
+    print(f"| mudrika `AccessTokenVerifier.verify`, cache miss | {fmt(spread['miss'])} | | | |")
+    print(
+        f"| joserfc `jwt.decode` + `JWTClaimsRegistry` (same checks, cached KeySet) | {fmt(spread['joserfc'])} "
+        f"| {fmt(vs_joserfc, 2)} | ≥ 1.0× | {verdict(vs_joserfc, 1.0)} |"
     )
     print(
-        f"| python-keycloak `decode_token` (defaults, JWKS from an in-process mock) | {us(theirs)} "
-        f"| ours is {theirs / ours_miss:.1f}× faster |"
-    )
-    print(f"| `mudrika.crypto.jose.verify_jwt` alone (no kid lookup, no principal) | {us(jose_only)} | — |")
-    print(
-        f"| floor: cryptography RS256 verify + json + exp/iss/aud | {us(floor_cost)} "
-        f"| ours reaches {floor_cost / ours_miss:.2f}× of the floor |"
+        f"| python-keycloak `decode_token(key=cached JWKSet, check_claims=iss/aud/exp)` "
+        f"| {fmt(spread['keycloak cached'])} | {fmt(vs_keycloak, 2)} | ≥ 2× | {verdict(vs_keycloak, 2.0)} |"
     )
     print(
-        f"| mudrika verified-token cache hit | {us(ours_hit)} | {ours_miss / ours_hit:,.0f}× faster than a miss |"
+        f"| python-keycloak `decode_token` defaults (refetches the JWKS per call, in-process mock) "
+        f"| {fmt(spread['keycloak defaults'])} | {fmt(vs_defaults, 2)} | (informative) | |"
     )
-    print()
-    print("Targets: ≥ 20× faster than decode_token; ≥ 0.8× of the floor; cache hit ≤ 5 µs.")
+    print(
+        f"| floor: header+payload JSON, alg/kid, `cryptography` RS256 verify, iss/aud/exp/typ "
+        f"| {fmt(spread['floor'])} | {fmt(vs_floor, 2)} | ≥ 0.7× | {verdict(vs_floor, 0.7)} |"
+    )
+    print(
+        f"| `mudrika.crypto.jose.verify_jwt` alone (no kid lookup, no principal) | {fmt(spread['jose'])} "
+        f"| {fmt(ratio(spread['jose'], spread['miss']), 2)} | (informative) | |"
+    )
+    print(
+        f"| mudrika verified-token cache hit | {fmt(spread['hit'], 2)} | | ≤ 3 µs "
+        f"| {verdict(spread['hit'], 3.0, at_least=False)} |"
+    )
     sync_client.close()
     kc_http.close()
-    server.shutdown()
 
 
 if __name__ == "__main__":

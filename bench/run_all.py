@@ -1,11 +1,16 @@
-"""Run every benchmark in one go and write docs/performance.md from what was measured.
+"""Run every benchmark in one go and print (or write) the performance document from what was measured.
 
 Why a runner: the numbers in docs/performance.md must come from one run on one machine, side by side
 with their anchors, never typed in by hand.  Each ``bench_*.py`` prints a markdown section on stdout;
 this script runs them one after another (never in parallel, so they do not steal each other's cores),
-prefixes the machine description, and writes the document.
+prefixes the machine description and the method, and prints the document.
 
-Usage: .venv/bin/python bench/run_all.py [--only NAME ...] [--out docs/performance.md]
+It never overwrites the committed docs by accident: ``--out FILE`` writes FILE but refuses
+docs/performance.md, which is written only with ``--write-docs``.  When writing, sections other
+engineers maintain with their own scripts ("CLI start-up", "Pre-authentication memory") are carried
+over from the existing file if this run did not produce them.
+
+Usage: .venv/bin/python bench/run_all.py [--only NAME ...] [--out FILE | --write-docs]
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import argparse
 import datetime as dt
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -21,9 +27,11 @@ from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
+DOCS = ROOT / "docs" / "performance.md"
 
 ORDER = [
     "bench_jcs",
+    "bench_large_inputs",
     "bench_identity",
     "bench_payments",
     "bench_tokens",
@@ -31,7 +39,11 @@ ORDER = [
     "bench_replay",
     "bench_httpsig",
     "bench_middleware_http",
+    "bench_cli_startup",
+    "bench_preauth_memory",
 ]
+#: Headings of sections kept from the existing document when this run does not produce them.
+PRESERVED = ("## CLI start-up", "## Pre-authentication memory")
 
 
 def _machine() -> str:
@@ -49,13 +61,72 @@ def _machine() -> str:
     )
 
 
+def _sections(text: str) -> dict[str, str]:
+    """Level-2 sections of a markdown document by heading line (each with its body)."""
+    parts = re.split(r"(?m)^(?=## )", text)
+    return {part.splitlines()[0].strip(): part.rstrip() + "\n" for part in parts if part.startswith("## ")}
+
+
+_VERDICT = re.compile(r"^(met( \(.*\))?|\*\*not met\*\*)$")
+
+
+def _summary(sections: list[str]) -> str:
+    """One line per table row that carries a verdict -- its section, label, measurement, target and
+    verdict -- copied from the tables below, so the summary cannot disagree with them.  Tables of this
+    runner end in ``| ... | measurement | target | verdict |`` (the measurement is the last non-empty
+    cell before the target); a table without a ``target`` column (another engineer's section) gives
+    its second cell as the measurement and its last column's heading as the target."""
+    lines = [
+        "## Summary of the targets\n",
+        "| section | row | measurement | target | verdict |",
+        "|---|---|---:|---|---|",
+    ]
+    for section in sections:
+        title = section.splitlines()[0].removeprefix("## ").split(" (bench/")[0] if section else ""
+        header: list[str] = []
+        for line in section.splitlines():
+            if not line.startswith("|"):
+                header = []
+                continue
+            cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            if not header:
+                header = cells
+                continue
+            if len(cells) < 3 or not _VERDICT.match(cells[-1]):
+                continue
+            if len(header) >= 4 and header[-2] == "target":
+                measured = next((cell for cell in reversed(cells[1:-2]) if cell), "")
+                target = cells[-2]
+            else:
+                measured, target = cells[1], header[-1]
+            lines.append(f"| {title} | {cells[0]} | {measured} | {target} | {cells[-1]} |")
+    return "\n".join(lines) + "\n"
+
+
+def _carried_over(produced: str) -> list[str]:
+    if not DOCS.exists():
+        return []
+    existing = _sections(DOCS.read_text(encoding="utf-8"))
+    new = _sections(produced)
+    kept = []
+    for heading, body in existing.items():
+        if heading.startswith(PRESERVED) and not any(h.startswith(heading) for h in new):
+            kept.append(body)
+    return kept
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--only", nargs="*", default=None, help="benchmark module names to run")
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "performance.md")
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument("--out", type=Path, default=None, help="write the document here (not the docs)")
+    target.add_argument("--write-docs", action="store_true", help=f"write {DOCS.relative_to(ROOT)}")
     args = parser.parse_args(argv)
+    if args.out is not None and args.out.resolve() == DOCS.resolve():
+        parser.error(f"--out refuses {DOCS.relative_to(ROOT)}; pass --write-docs to replace it")
     names = [n for n in ORDER if (BENCH_DIR / f"{n}.py").exists() and (not args.only or n in args.only)]
     sections: list[str] = []
+    started_all = time.perf_counter()
     for name in names:
         started = time.perf_counter()
         print(f"running {name} ...", file=sys.stderr, flush=True)
@@ -74,17 +145,30 @@ def main(argv: list[str] | None = None) -> int:
             )
         else:
             sections.append(proc.stdout.strip() + f"\n\n<sub>{name}: {elapsed:.0f} s wall</sub>\n")
+    total = time.perf_counter() - started_all
     header = (
         "# Performance\n\n"
-        "Written by `bench/run_all.py` from one run; every number below was measured in that run, "
-        "with each anchor measured beside ours on the same machine. Re-run with "
-        "`.venv/bin/python bench/run_all.py`.\n\n"
-        f"- when: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC\n- machine: {_machine()}\n"
-        "- method: best of several repeats of `time.perf_counter` loops unless a section says otherwise; "
-        "ratio > 1 means mudrika is faster than the anchor.\n\n"
+        "Written by `bench/run_all.py --write-docs` from one run; every number below was measured in "
+        "that run, each anchor beside ours on the same machine, nothing typed in by hand.\n\n"
+        f"- when: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; whole run {total:.0f} s\n"
+        f"- machine: {_machine()} — shared with other work, so single batches can be disturbed\n"
+        "- method (bench/_timing.py): every figure is the **median (min–max)** of at least 5 "
+        "repetitions; in each repetition ours and its anchors run one after another (interleaved), "
+        "and every ratio is formed per repetition from batches that ran side by side. A verdict is "
+        "*met* only when the median reaches the target; when the range straddles the target the row "
+        "says so; a row that fails says **not met**. Nothing is rounded in our favour: ratios are "
+        "printed to two decimals and compared unrounded.\n\n"
     )
-    args.out.write_text(header + "\n".join(sections))
-    print(f"wrote {args.out}", file=sys.stderr)
+    document = header + _summary(sections) + "\n" + "\n".join(sections)
+    if args.write_docs:
+        document = "\n".join([document.rstrip() + "\n", *_carried_over(document)])
+        DOCS.write_text(document, encoding="utf-8")
+        print(f"wrote {DOCS.relative_to(ROOT)}", file=sys.stderr)
+    elif args.out is not None:
+        args.out.write_text(document, encoding="utf-8")
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(document)
     return 0
 
 

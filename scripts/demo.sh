@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Installs mudrika and runs its main job: provision an agent (key, DID, DID document, CSR) into a
-# temporary directory and print its AgentIdentity JSON.
+# Installs mudrika, then runs its main job: `mudrika demo` — a merchant agent that lets only the right
+# callers in, a purchase whose every step is signed, and an analyst who verifies it offline (and
+# catches a changed amount). 127.0.0.1 only; keys and files go to a new temporary directory.
+# Extra arguments go to the demo (e.g. --out DIR, --json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-out="$(mktemp -d)/agent"
-export MUDRIKA_DEMO_PASSWORD="${MUDRIKA_DEMO_PASSWORD:-$(.venv/bin/python -c 'import secrets; print(secrets.token_urlsafe(24))')}"
-.venv/bin/mudrika provision --name demo-agent --method bindu --author demo --endpoint https://demo-agent.example/a2a --out "$out" --password-env MUDRIKA_DEMO_PASSWORD --json
+.venv/bin/mudrika demo "$@"

@@ -12,11 +12,13 @@ from typing import Any
 
 __all__ = [
     "BindingError",
+    "EgressDenied",
     "ExpiredError",
     "IdpUnavailable",
     "InvalidInput",
     "KeyStoreError",
     "MudrikaError",
+    "NotYetValidError",
     "PolicyDenied",
     "ReplayError",
     "ResolutionError",
@@ -66,6 +68,22 @@ class SignatureError(VerificationError):
 
 class ExpiredError(VerificationError):
     default_code = "expired"
+
+
+class NotYetValidError(VerificationError):
+    """A time claim says "not before" a moment still ahead (``nbf``, a signature ``created`` in the
+    future).  Not an :class:`ExpiredError`: telling the client "expired" makes it refresh, which
+    cannot help."""
+
+    default_code = "not_yet_valid"
+
+
+class EgressDenied(VerificationError):
+    """An outbound fetch was refused by the egress policy (address, spelling, scheme or size).
+
+    A verification failure, not an outage: the input named a destination we will not contact."""
+
+    default_code = "egress_denied"
 
 
 class ReplayError(VerificationError):

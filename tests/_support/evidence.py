@@ -6,18 +6,25 @@ from __future__ import annotations
 import importlib.util
 import socket
 import sys
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
 import httpx
 import pytest
 
+from mudrika.payments.profile import PAYMENT_CREDENTIAL_VCT
+from mudrika.payments.trustroot import TrustRoot, parse_trust_root
 from tests._support.paths import FIXTURES
 
-__all__ = ["BUNDLE", "evidence_builder", "forbid_network"]
+__all__ = ["BUNDLE", "NONCE", "TRUST_ROOT", "evidence_builder", "forbid_network", "trust_root_for"]
 
 BUNDLE = FIXTURES / "evidence" / "bundle.json"
 """The checked-in evidence bundle (its chain verifies at its evidence time)."""
+TRUST_ROOT = FIXTURES / "evidence" / "trust-root.json"
+"""The checked-in analyst trust root that pins the genuine issuer and merchant of :data:`BUNDLE`."""
+NONCE = "kb-nonce-7d1e5b0c9a3f"
+"""The processor's nonce for the fixture payment (the analyst's record, not the bundle's word)."""
 
 _BUILDER_MODULE = "mudrika_evidence_builder"
 
@@ -49,3 +56,22 @@ def forbid_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
     monkeypatch.setattr(httpx.Client, "send", refuse)
     monkeypatch.setattr(httpx.AsyncClient, "send", refuse)
+
+
+def trust_root_for(
+    *,
+    issuers: Mapping[str, Mapping[str, Any]] | None = None,
+    merchants: Mapping[str, Mapping[str, Any]] | None = None,
+    **policy: Any,
+) -> TrustRoot:
+    """A trust root pinning ``issuers`` (iss → entry such as ``{"jwks": ...}``) and ``merchants``
+    (DID → ``{"did_document": ...}``), accepting the profile's credential type; ``policy`` members
+    (``leeway_seconds``, ``accept_legacy_unbound_intent`` …) are merged in."""
+    document: dict[str, Any] = {
+        "format": "mudrika.trust-root/v1",
+        "issuers": dict(issuers or {}),
+        "merchants": dict(merchants or {}),
+        "accepted_vct": [PAYMENT_CREDENTIAL_VCT],
+        **policy,
+    }
+    return parse_trust_root(document)

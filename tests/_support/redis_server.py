@@ -13,7 +13,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -35,10 +35,11 @@ def _ping(port: int) -> bool:
 class RedisServer:
     """One ``redis-server`` process; ``stop()`` and ``start()`` restart it on the same port."""
 
-    def __init__(self, executable: str, port: int, workdir: Path) -> None:
+    def __init__(self, executable: str, port: int, workdir: Path, extra_args: Sequence[str] = ()) -> None:
         self.executable = executable
         self.port = port
         self.workdir = workdir
+        self.extra_args = list(extra_args)
         self._proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -71,6 +72,7 @@ class RedisServer:
                 str(self.workdir),
                 "--loglevel",
                 "warning",
+                *self.extra_args,
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

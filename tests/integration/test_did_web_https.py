@@ -1,7 +1,9 @@
 """did:web against a real HTTPS server on 127.0.0.1 (``http.server`` in a thread, trustme certificates).
 
 The DIDs are ``did:web:localhost%3A<port>``; the test trusts the trustme CA through the
-``ssl.SSLContext`` it passes to :class:`WebDriver`.  Each route of the server is a small function so a
+``ssl.SSLContext`` it passes to :class:`WebDriver`, and opts in to loopback destinations with
+``EgressPolicy(allow_private_networks=True)`` (the strict default refuses them: see
+tests/security/test_ssrf_attacks.py).  Each route of the server is a small function so a
 test can serve exactly the misbehaviour it needs (oversized bodies with and without a length,
 redirects, wrong ids, malformed JSON, compression, slowness).
 """
@@ -28,6 +30,7 @@ from mudrika.identity.did import parse_did
 from mudrika.identity.document import DIDDocument
 from mudrika.identity.methods import web
 from mudrika.identity.resolver import DIDResolver
+from mudrika.net.egress import EgressPolicy
 from tests._support.net import free_port, wait_listening
 
 pytestmark = pytest.mark.integration
@@ -163,8 +166,12 @@ def _document(did: str, public: PublicKey) -> dict[str, Any]:
     }
 
 
+#: Development opt-in: these servers listen on 127.0.0.1.
+LOCAL = EgressPolicy(allow_private_networks=True)
+
+
 def _driver(server: Server, **kwargs: Any) -> web.WebDriver:
-    return web.WebDriver(verify=server.client_context, **kwargs)
+    return web.WebDriver(verify=server.client_context, egress=LOCAL, **kwargs)
 
 
 # -- happy paths -------------------------------------------------------------------------------------
@@ -228,7 +235,7 @@ def test_untrusted_certificate_is_refused(server: Server) -> None:
         _document(server.did, KeyPair.generate("ed25519").public_key)
     )
     with pytest.raises(ResolutionError) as info:
-        web.WebDriver().resolve(parse_did(server.did))  # system trust store: trustme CA unknown
+        web.WebDriver(egress=LOCAL).resolve(parse_did(server.did))  # system trust store: trustme CA unknown
     assert info.value.code == "internalError"
     assert info.value.fields["reason"] == "transport"
     assert server.requests == []
@@ -251,7 +258,7 @@ def test_plain_http_is_never_used() -> None:
     try:
         assert web.url_for(f"did:web:localhost%3A{port}").startswith("https://")
         with pytest.raises(ResolutionError) as info:
-            web.WebDriver(timeout=2.0).resolve(parse_did(f"did:web:localhost%3A{port}"))
+            web.WebDriver(timeout=2.0, egress=LOCAL).resolve(parse_did(f"did:web:localhost%3A{port}"))
         assert info.value.code == "internalError"
         assert requests == []  # the TLS handshake failed: no HTTP request was ever made
     finally:
@@ -416,6 +423,9 @@ def test_document_path(did: str, path: str) -> None:
     "did",
     [
         "did:web:127.0.0.1",  # an IP address, not a domain name
+        "did:web:0x7f000001",  # ... in any spelling the C library reads as one
+        "did:web:0x7f.0x1",
+        "did:web:0xa9fea9fe",
         "did:web:example.com%3A0",
         "did:web:example.com%3A70000",
         "did:web:example.com%3Ax",

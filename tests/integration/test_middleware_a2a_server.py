@@ -1,14 +1,18 @@
 """The middleware in front of a REAL a2a-sdk 1.3 server (uvicorn on 127.0.0.1), called through the
-a2a-sdk client with Keycloak-shaped tokens from the IdP peer.
+a2a-sdk client with Keycloak-shaped tokens from the IdP peer, on both bindings (JSON-RPC, HTTP+JSON).
 
-Allowed calls reach the echo agent; denied ones get the exact JSON-RPC error and never reach it.
-The policy (tests/_support/tokenfactory.demo_policy): realm role ``agent`` is an operator, who may
-send messages and read tasks but not cancel them (admin).
+Allowed calls reach the echo agent, which sees the principal and tenant through a2a-sdk's own call
+context; denied ones get the exact error and never reach it.  The a2a-sdk client sends
+``A2A-Version: 1.0``, so refusals use the ``a2a`` error profile: the client surfaces an HTTP 401/403
+(never ``VersionNotSupportedError``), and the body's code is outside every range A2A 1.0 assigns.
+
+The policy: realm role ``agent`` is an operator, who may send messages and read tasks but not cancel
+them (admin); the token's ``organization`` claim (``tenant_claim``) names the caller's tenants.  The app is wrapped in the Starlette
+``Middleware(A2AAuthMiddleware, ...)`` form the docs show.
 """
 
 from __future__ import annotations
 
-import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -16,7 +20,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from a2a.client import ClientConfig, ClientFactory
 from a2a.client.errors import A2AClientError
 from a2a.helpers.proto_helpers import new_text_message
@@ -37,16 +40,22 @@ from a2a.types.a2a_pb2 import (
     Role,
     SendMessageRequest,
 )
+from a2a.utils.errors import JSON_RPC_ERROR_CODE_MAP, VersionNotSupportedError
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 
 from mudrika.trust.keycloak.jwks import JwksCache
 from mudrika.trust.keycloak.tokens import AccessTokenVerifier
+from mudrika.trust.levels import TrustLevel
 from mudrika.trust.middleware import A2AAuthMiddleware, BearerAuthenticator
+from mudrika.trust.models import KeycloakRole
+from mudrika.trust.policy import OperationRule, Policy, Principal
 from tests._support.idp import KeycloakIdp
-from tests._support.net import free_port, wait_listening
-from tests._support.tokenfactory import demo_policy
+from tests._support.served import serve_asgi
 
 pytestmark = pytest.mark.integration
+
+ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 
 
 @pytest.fixture
@@ -54,19 +63,31 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@dataclass(frozen=True)
+class Seen:
+    """What the agent saw of one call, through a2a-sdk's ServerCallContext."""
+
+    user_name: str
+    tenant: str
+    principal: Principal | None
+
+
 @dataclass
 class EchoAgent(AgentExecutor):
-    """Answers every message with ``echo: <text>`` and remembers who asked."""
+    """Answers every message with ``echo: <text>`` and remembers who asked, in which tenant."""
 
-    users: list[str] = field(default_factory=list)
+    seen: list[Seen] = field(default_factory=list)
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        user = context.call_context.user if context.call_context is not None else None
-        self.users.append(user.user_name if user is not None else "")
+        call = context.call_context
+        assert call is not None
+        principal = call.state.get("auth")  # scope["auth"]: the policy Principal
+        assert isinstance(principal, Principal)
+        self.seen.append(Seen(call.user.user_name, call.tenant, principal))
         await event_queue.enqueue_event(new_text_message("echo: " + context.get_user_input()))
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        self.users.append("cancel")
+        self.seen.append(Seen("cancel", "", None))
 
 
 @dataclass
@@ -92,142 +113,227 @@ def _card(url: str) -> AgentCard:
     )
 
 
+def _tenant_policy() -> Policy:
+    """demo_policy's roles and operations, plus token tenants from the ``organization`` claim."""
+    roles = [
+        KeycloakRole(role_id="r1", role_name="agent", trust_level=TrustLevel.OPERATOR, realm_name="mudrika"),
+    ]
+    operations = {
+        "message/send": OperationRule(min_level=TrustLevel.OPERATOR),
+        "tasks/get": OperationRule(min_level=TrustLevel.VIEWER),
+        "tasks/cancel": OperationRule(min_level=TrustLevel.ADMIN),
+    }
+    return Policy(roles=roles, operations=operations, tenant_claim="organization")
+
+
 @pytest.fixture(scope="module")
 def served(keycloak_idp: KeycloakIdp) -> Iterator[Served]:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/"
-    card = _card(url)
     agent = EchoAgent()
-    handler = DefaultRequestHandler(agent_executor=agent, task_store=InMemoryTaskStore(), agent_card=card)
-    routes = [
-        *create_agent_card_routes(card),
-        *create_jsonrpc_routes(handler, rpc_url="/"),
-        *create_rest_routes(handler),
-    ]
     jwks = JwksCache(jwks_uri=keycloak_idp.jwks_uri, algorithms={"RS256"})
     verifier = AccessTokenVerifier(
         issuer=keycloak_idp.issuer, audience="agent-api", azp_allowlist=None, jwks=jwks
     )
-    app = A2AAuthMiddleware(
-        Starlette(routes=routes),
-        authenticators=[BearerAuthenticator(verifier)],
-        policy=demo_policy(),
-        realm="mudrika",
-    )
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
+    holder: dict[str, AgentCard] = {}
+
+    def build(url: str) -> Starlette:
+        card = _card(url)
+        holder["card"] = card
+        handler = DefaultRequestHandler(agent_executor=agent, task_store=InMemoryTaskStore(), agent_card=card)
+        routes = [
+            *create_agent_card_routes(card),
+            *create_jsonrpc_routes(handler, rpc_url="/"),
+            *create_rest_routes(handler),
+        ]
+        gate = Middleware(
+            A2AAuthMiddleware,
+            authenticators=[BearerAuthenticator(verifier)],
+            policy=_tenant_policy(),
+            realm="mudrika",
+        )
+        return Starlette(routes=routes, middleware=[gate])
+
+    app = _LateApp(build)
     try:
-        wait_listening(port)
-        yield Served(url=url, agent=agent, card=card)
+        with serve_asgi(app) as base:
+            app.bind(base + "/")
+            yield Served(url=base + "/", agent=agent, card=holder["card"])
     finally:
-        server.should_exit = True
-        thread.join(timeout=10)
         jwks.close()
+
+
+class _LateApp:
+    """The a2a-sdk app needs its own URL in its card; the port is known only once uvicorn has it."""
+
+    def __init__(self, build: Any) -> None:
+        self._build = build
+        self._app: Any = None
+
+    def bind(self, url: str) -> None:
+        self._app = self._build(url)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        assert self._app is not None
+        await self._app(scope, receive, send)
 
 
 @pytest.fixture
 async def http(keycloak_idp: KeycloakIdp) -> AsyncIterator[httpx.AsyncClient]:
-    token = keycloak_idp.client_credentials_token("agent-gateway")
+    """A client whose token names tenant ``acme`` (Keycloak organisations claim)."""
+    token = keycloak_idp.mint(client_id="agent-gateway", organization={"acme": {"id": "1"}})
     async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=10) as client:
         yield client
 
 
-def _message(text: str) -> SendMessageRequest:
+def _client(http: httpx.AsyncClient, served: Served, binding: str) -> Any:
+    config = ClientConfig(httpx_client=http, streaming=False, supported_protocol_bindings=[binding])
+    return ClientFactory(config).create(served.card)
+
+
+def _message(text: str, tenant: str = "") -> SendMessageRequest:
     return SendMessageRequest(
-        message=Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=[Part(text=text)])
+        tenant=tenant,
+        message=Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=[Part(text=text)]),
     )
 
 
-def _denial(exc: BaseException) -> tuple[int, dict[str, Any]]:
+def _denial(exc: BaseException) -> tuple[int, httpx.Headers, dict[str, Any]]:
+    # The a2a-sdk client surfaces our refusal as an HTTP error, never as one of A2A's own errors.
+    assert type(exc) is A2AClientError
+    assert not isinstance(exc, VersionNotSupportedError)
     cause = exc.__cause__
     assert isinstance(cause, httpx.HTTPStatusError)
     body: dict[str, Any] = cause.response.json()
-    return cause.response.status_code, body
+    return cause.response.status_code, cause.response.headers, body
+
+
+def _reason(details: list[dict[str, Any]]) -> tuple[str, str | None]:
+    (info,) = details
+    assert info["@type"] == ERROR_INFO
+    assert info["domain"] == "mudrika.trust"
+    return info["reason"], info["metadata"].get("scheme")
+
+
+BINDINGS = ["JSONRPC", "HTTP+JSON"]
 
 
 @pytest.mark.anyio
-async def test_allowed_send_reaches_the_agent(
-    served: Served, http: httpx.AsyncClient, keycloak_idp: KeycloakIdp
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_allowed_send_reaches_the_agent_with_principal_and_tenant(
+    served: Served, http: httpx.AsyncClient, binding: str
 ) -> None:
-    client = ClientFactory(ClientConfig(httpx_client=http, streaming=False)).create(served.card)
-    before = len(served.agent.users)
-    events = [event async for event in client.send_message(_message("hello"))]
-    assert events[0].message.parts[0].text == "echo: hello"
-    assert served.agent.users[before:] == [keycloak_idp.client("agent-gateway").service_account_id]
+    before = len(served.agent.seen)
+    events = [event async for event in _client(http, served, binding).send_message(_message("hi", "acme"))]
+    assert events[0].message.parts[0].text == "echo: hi"
+    (seen,) = served.agent.seen[before:]
+    assert seen.tenant == "acme"  # a2a-sdk's ServerCallContext.tenant (params or /{tenant} route)
+    assert seen.principal is not None
+    assert seen.principal.tenants == frozenset({"acme"})
+    assert "agent" in seen.principal.roles
+    assert seen.user_name == seen.principal.subject  # ServerCallContext.user from scope["user"]
 
 
 @pytest.mark.anyio
-async def test_allowed_send_over_rest_binding(served: Served, http: httpx.AsyncClient) -> None:
-    config = ClientConfig(httpx_client=http, streaming=False, supported_protocol_bindings=["HTTP+JSON"])
-    client = ClientFactory(config).create(served.card)
-    events = [event async for event in client.send_message(_message("rest"))]
-    assert events[0].message.parts[0].text == "echo: rest"
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_call_naming_another_tenant_is_denied(
+    served: Served, http: httpx.AsyncClient, binding: str
+) -> None:
+    before = list(served.agent.seen)
+    with pytest.raises(A2AClientError) as info:
+        async for _ in _client(http, served, binding).send_message(_message("hi", "globex")):
+            pass
+    status, headers, body = _denial(info.value)
+    assert status == 403
+    assert headers["www-authenticate"] == 'Bearer realm="mudrika", error="insufficient_scope"'
+    if binding == "JSONRPC":
+        assert body["error"]["code"] == -31403
+        details = body["error"]["data"]
+    else:  # google.rpc.Status, A2A 1.0 §11.6
+        assert body["error"]["code"] == 403
+        assert body["error"]["status"] == "PERMISSION_DENIED"
+        details = body["error"]["details"]
+    assert _reason(details) == ("WRONG_TENANT", "Bearer")
+    assert served.agent.seen == before
 
 
 @pytest.mark.anyio
 async def test_get_task_allowed_reaches_the_app(served: Served, http: httpx.AsyncClient) -> None:
-    client = ClientFactory(ClientConfig(httpx_client=http, streaming=False)).create(served.card)
+    client = _client(http, served, "JSONRPC")
     with pytest.raises(Exception) as info:  # noqa: PT011 - the app's own "task not found"
         await client.get_task(GetTaskRequest(id="no-such-task"))
     assert type(info.value).__name__ == "TaskNotFoundError"  # answered by a2a-sdk, not by us
 
 
 @pytest.mark.anyio
-async def test_denied_cancel_gets_exact_error(served: Served, http: httpx.AsyncClient) -> None:
-    client = ClientFactory(ClientConfig(httpx_client=http, streaming=False)).create(served.card)
-    before = list(served.agent.users)
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_denied_cancel_is_permission_denied(
+    served: Served, http: httpx.AsyncClient, binding: str
+) -> None:
+    before = list(served.agent.seen)
     with pytest.raises(A2AClientError) as info:
-        await client.cancel_task(CancelTaskRequest(id="t-1"))
-    status, body = _denial(info.value)
+        await _client(http, served, binding).cancel_task(CancelTaskRequest(id="t-1"))
+    status, _, body = _denial(info.value)
     assert status == 403
-    assert body["error"] == {"code": -32013, "message": "Forbidden"}
-    assert served.agent.users == before
+    details = body["error"]["data"] if binding == "JSONRPC" else body["error"]["details"]
+    assert _reason(details) == ("PERMISSION_DENIED", "Bearer")
+    assert served.agent.seen == before
 
 
 @pytest.mark.anyio
-async def test_denied_cancel_over_rest_binding(served: Served, http: httpx.AsyncClient) -> None:
-    config = ClientConfig(httpx_client=http, streaming=False, supported_protocol_bindings=["HTTP+JSON"])
-    client = ClientFactory(config).create(served.card)
-    with pytest.raises(A2AClientError) as info:
-        await client.cancel_task(CancelTaskRequest(id="t-1"))
-    status, body = _denial(info.value)
-    assert status == 403
-    assert body["error"]["code"] == -32013
-
-
-@pytest.mark.anyio
-async def test_no_token_gets_authentication_required(served: Served) -> None:
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_no_token_is_authentication_required_never_version_not_supported(
+    served: Served, binding: str
+) -> None:
     async with httpx.AsyncClient(timeout=10) as bare:
-        client = ClientFactory(ClientConfig(httpx_client=bare, streaming=False)).create(served.card)
         with pytest.raises(A2AClientError) as info:
-            async for _ in client.send_message(_message("anonymous")):
+            async for _ in _client(bare, served, binding).send_message(_message("anonymous")):
                 pass
-        status, body = _denial(info.value)
+        status, headers, body = _denial(info.value)
         assert status == 401
-        assert body["error"] == {"code": -32009, "message": "Authentication required"}
+        assert headers["www-authenticate"] == 'Bearer realm="mudrika"'
+        if binding == "JSONRPC":
+            assert body["error"]["code"] == -31401
+            assert body["error"]["code"] not in JSON_RPC_ERROR_CODE_MAP.values()
+            assert body["error"]["message"] == "Authentication required"
+            details = body["error"]["data"]
+        else:
+            assert body["error"]["status"] == "UNAUTHENTICATED"
+            details = body["error"]["details"]
+        assert _reason(details) == ("AUTHENTICATION_REQUIRED", None)
         card = await bare.get(served.url + ".well-known/agent-card.json")
         assert card.status_code == 200  # the agent card stays public
 
 
 @pytest.mark.anyio
-async def test_token_for_another_audience_is_invalid(served: Served, keycloak_idp: KeycloakIdp) -> None:
+async def test_token_for_another_audience_is_invalid_token(served: Served, keycloak_idp: KeycloakIdp) -> None:
     token = keycloak_idp.client_credentials_token("payments-agent")
     async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=10) as other:
-        client = ClientFactory(ClientConfig(httpx_client=other, streaming=False)).create(served.card)
         with pytest.raises(A2AClientError) as info:
-            async for _ in client.send_message(_message("wrong audience")):
+            async for _ in _client(other, served, "JSONRPC").send_message(_message("wrong audience")):
                 pass
-        status, body = _denial(info.value)
+        status, headers, body = _denial(info.value)
         assert status == 401
-        assert body["error"]["code"] == -32010
+        assert headers["www-authenticate"] == 'Bearer realm="mudrika", error="invalid_token"'
+        assert _reason(body["error"]["data"]) == ("INVALID_TOKEN", "Bearer")
+
+
+@pytest.mark.anyio
+async def test_json_rpc_03_caller_gets_the_bindu_codes(served: Served) -> None:
+    # No A2A-Version header: A2A 1.0 §3.6.2 says 0.3, and 0.3 clients get the seed's codes.  No
+    # credentials is refused before the body is read, so the id is null (it was never seen).
+    call = {"jsonrpc": "2.0", "method": "message/send", "params": {}, "id": "r1"}
+    async with httpx.AsyncClient(timeout=10) as bare:
+        response = await bare.post(served.url, json=call)
+    assert response.status_code == 401
+    assert response.json() == {
+        "jsonrpc": "2.0",
+        "error": {"code": -32009, "message": "Authentication required"},
+        "id": None,
+    }
 
 
 @pytest.mark.anyio
 async def test_mixed_batch_forwards_only_allowed_calls(served: Served, http: httpx.AsyncClient) -> None:
-    before = list(served.agent.users)
+    before = list(served.agent.seen)
     batch = [
         {"jsonrpc": "2.0", "method": "GetTask", "params": {"id": "x"}, "id": 1},
         {"jsonrpc": "2.0", "method": "CancelTask", "params": {"id": "x"}, "id": 2},
@@ -235,9 +341,10 @@ async def test_mixed_batch_forwards_only_allowed_calls(served: Served, http: htt
     response = await http.post(served.url, json=batch, headers={"A2A-Version": "1.0"})
     assert response.status_code == 200
     answers = response.json()
-    denied = [item for item in answers if item.get("id") == 2]
-    assert denied == [{"jsonrpc": "2.0", "error": {"code": -32013, "message": "Forbidden"}, "id": 2}]
+    (denied,) = [item for item in answers if item.get("id") == 2]
+    assert denied["error"]["code"] == -31403
+    assert _reason(denied["error"]["data"]) == ("PERMISSION_DENIED", "Bearer")
     # a2a-sdk 1.3 refuses JSON-RPC batches as a whole; its single error object is kept in the answer.
     app_answer = [item for item in answers if item.get("id") is None]
     assert app_answer[0]["error"]["code"] == -32600
-    assert served.agent.users == before
+    assert served.agent.seen == before

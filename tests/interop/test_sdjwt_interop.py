@@ -28,6 +28,11 @@ from mudrika.crypto._b64 import b64url_decode, b64url_encode
 from mudrika.crypto.jose import TrustedKey, sign_jwt
 from mudrika.crypto.keys import KeyPair
 from mudrika.errors import MudrikaError, VerificationError
+from mudrika.payments.chain import inspect_chain
+from mudrika.payments.profile import PAYMENT_CREDENTIAL_VCT
+from mudrika.payments.signing import sign_payment
+from mudrika.stores.replay import MemoryReplayStore
+from tests._support.evidence import evidence_builder
 from tests._support.paths import NODE_DIR, node_peer, vectors
 
 pytestmark = pytest.mark.interop
@@ -430,3 +435,60 @@ def test_draft_presentation_examples_verify(anchor: str, typ: str, issuer: str |
             required_claims=(),
         )
     assert info.value.code == "kb_wrong_nonce"
+
+
+def test_a_chain_whose_credential_python_sd_jwt_issued_verifies_under_a_trust_root() -> None:
+    """The payment credential issued by PyPI sd-jwt (kid header, AP2 claims, cnf), presented in an
+    AP2 chain, verifies under a trust root that pins that issuer key.
+
+    The key-binding JWT is ours: sd-jwt 0.10.4's ``create_presentation`` writes a fixed KB payload
+    (nonce, aud, iat from the real clock, sd_hash) and cannot carry the profile's ``transaction_data``.
+    """
+    builder = evidence_builder()
+    chain = builder.build_chain(key_type="p256", seeded=False)
+    claims: dict[Any, Any] = {
+        "iss": builder.ISSUER,
+        "iat": chain.now - 86400,
+        "exp": chain.now + 86400,
+        "vct": PAYMENT_CREDENTIAL_VCT,
+        "sub": chain.user_did,
+        SDObj("email"): "a.sharma@example.com",
+    }
+    issuer = SDJWTIssuer(
+        claims,
+        _jwcrypto(chain.issuer_key.private_jwk()),
+        holder_key=_jwcrypto(chain.user_key.public_key.to_jwk()),
+        sign_alg="ES256",
+        extra_header_parameters={"typ": "dc+sd-jwt", "kid": builder.ISSUER_KID},
+    )
+    payment = sign_payment(
+        chain.payment.plain()["payment_mandate_contents"],
+        credential=issuer.sd_jwt_issuance,
+        user_key=chain.user_key,
+        cart=chain.cart,
+        intent=chain.intent,
+        aud=chain.kb_audience,
+        nonce=chain.nonce,
+        now=chain.now - 2,
+        disclose=["/email"],
+    )
+    expectations = chain.expectations()
+    report = inspect_chain(
+        chain.intent, chain.cart, payment, replay_store=MemoryReplayStore(), **expectations
+    )
+    assert report.verdict == "OK", [(c.id, c.code, c.detail) for c in report.failures]
+    assert report.keys[2].thumbprint == chain.issuer_key.public_key.thumbprint()
+    assert report.keys[2].provenance == "trust-root"
+    # Under a trust root that pins another key for that issuer, the same credential is refused.
+    stranger = KeyPair.generate("p256")
+    jwks = {"keys": [{**stranger.public_key.to_jwk(), "kid": builder.ISSUER_KID}]}
+    other = chain.trust_root(issuers={builder.ISSUER: {"jwks": jwks}})
+    refused = inspect_chain(
+        chain.intent,
+        chain.cart,
+        payment,
+        replay_store=MemoryReplayStore(),
+        **{**expectations, "trust_root": other},
+    )
+    assert [check.id for check in refused.failures] == ["issuer.jwt.key"]
+    assert refused.by_id("issuer.jwt.key").code == "evidence_key_mismatch"

@@ -1,7 +1,7 @@
 // Interop peer: issue an SD-JWT and present it with Key Binding using @sd-jwt/core.
 // Reads one JSON object on stdin, writes one JSON object on stdout:
 //   in:  {issuer_private_jwk, holder_private_jwk, claims, disclosure_frame, presentation_frame,
-//         typ, kb: {aud, nonce, iat, ...extra claims}}
+//         typ, kid (optional: the issuer key's kid header), kb: {aud, nonce, iat, ...extra claims}}
 //   out: {issued, presentation}
 // `claims` must already carry `cnf` (the core library does not add it). Salts are 128-bit base64url,
 // because the library's own default generator (crypto-nodejs generateSalt(16)) yields 16 hex
@@ -24,9 +24,8 @@ const sdjwt = new SDJwtInstance({
   kbSignAlg: ES256.alg,
 });
 
-const issued = await sdjwt.issue(input.claims, input.disclosure_frame, {
-  header: { typ: input.typ },
-});
+const header = input.kid ? { typ: input.typ, kid: input.kid } : { typ: input.typ };
+const issued = await sdjwt.issue(input.claims, input.disclosure_frame, { header });
 const presentation = await sdjwt.present(issued, input.presentation_frame, {
   kb: { payload: input.kb },
 });

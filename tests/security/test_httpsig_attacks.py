@@ -18,6 +18,7 @@ from mudrika.errors import (
     ExpiredError,
     InvalidInput,
     MudrikaError,
+    NotYetValidError,
     ReplayError,
     SignatureError,
     UntrustedKeyError,
@@ -160,9 +161,10 @@ def test_expired_signature(victim: KeyPair, store: MemoryReplayStore) -> None:
 
 def test_created_in_the_future(victim: KeyPair, store: MemoryReplayStore) -> None:
     verifier = verifier_for(StaticKeyLookup({did_key(victim)[1]: victim.public_key}), store)
-    with pytest.raises(ExpiredError) as info:
+    # Not yet valid is never "expired" (that tells the client to refresh): -32010, invalid_token.
+    with pytest.raises(NotYetValidError) as info:
         verifier.verify("POST", URL, sign(victim, at=NOW + 30), BODY)
-    expect(info.value, ExpiredError, "created_in_future", JsonRpcAuthCode.TOKEN_EXPIRED)
+    expect(info.value, NotYetValidError, "created_in_future", JsonRpcAuthCode.INVALID_TOKEN)
 
 
 def _hand_signed(

@@ -163,11 +163,15 @@ def test_kid_not_authorised_for_assertion(chain: Any) -> None:
     builder = evidence_builder()
     document = builder.merchant_document(chain.merchant_key.public_key.to_jwk(), purposes=("authentication",))
     keys = KeyMaterial.offline_snapshot({builder.MERCHANT_DID: document}, jwks=chain.jwks)
-    report = _report(chain, keys=keys)
-    assert _first_failure(report) == "merchant.jws.key"
-    assert report.by_id("merchant.jws.key").code == "not_authorised_for_purpose"
-    with pytest.raises(UntrustedKeyError):
-        _verify(chain, keys=keys)
+    # As evidence (the merchant is not pinned) and as the analyst's own pinned snapshot alike.
+    unpinned = chain.trust_root(merchants={})
+    pinned = chain.trust_root(merchants={builder.MERCHANT_DID: {"did_document": document}})
+    for trust_root in (unpinned, pinned):
+        report = _report(chain, keys=keys, trust_root=trust_root)
+        assert _first_failure(report) == "merchant.jws.key"
+        assert report.by_id("merchant.jws.key").code == "not_authorised_for_purpose"
+        with pytest.raises(UntrustedKeyError):
+            _verify(chain, keys=keys, trust_root=trust_root)
 
 
 @pytest.mark.parametrize("name", ["jku", "x5u", "jwk", "x5c"])
@@ -228,6 +232,7 @@ def test_payment_reused_with_another_cart(chain: Any) -> None:
         credential=chain.credential,
         user_key=chain.user_key,
         cart=other.cart,
+        intent=chain.intent,
         aud=chain.kb_audience,
         nonce=chain.nonce,
         now=chain.now - 1,
@@ -238,4 +243,4 @@ def test_payment_reused_with_another_cart(chain: Any) -> None:
 
 def test_failures_raise_verification_errors(chain: Any) -> None:
     with pytest.raises(VerificationError):
-        _verify(chain, trusted_issuers=["https://nobody.example"])
+        _verify(chain, trust_root=chain.trust_root(issuers={}))

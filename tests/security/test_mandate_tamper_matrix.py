@@ -12,6 +12,12 @@ KB-JWT), the test makes one change at a time and re-verifies with a fresh replay
   re-encoded.
 
 It lists and counts the mutations and asserts that none survives.
+
+Then targeted tampering, each case with the exact check id that must fail: every time claim of
+every token at and around its boundary, intents swapped after the payment (unsigned, the same
+user's earlier one, another user's; bound and legacy chains), an unsigned member at every level,
+a credential type the trust root does not accept, a subject that contradicts ``cnf``, and the
+merchant JWT's ``typ``.
 """
 
 from __future__ import annotations
@@ -147,3 +153,180 @@ def test_no_single_mutation_survives() -> None:
     assert len(tried) > 100
     assert len(tried) == len(set(tried)), "mutation labels must be unique"
     assert not survivors, survivors
+
+
+# -- Targeted tampering, each with the exact check that must fail ----------------------------------
+
+LEEWAY = 5
+"""The trust root's leeway in the boundary cases (so the rule's ``± leeway`` is exercised)."""
+
+
+def _inspect(chain: Any, intent: Any = None, cart: Any = None, payment: Any = None, **trust: Any) -> Any:
+    return inspect_chain(
+        intent if intent is not None else chain.intent,
+        cart if cart is not None else chain.cart,
+        payment if payment is not None else chain.payment,
+        replay_store=MemoryReplayStore(),
+        **chain.expectations(**trust),
+    )
+
+
+def _failed_ids(report: Any) -> list[str]:
+    return [check.id for check in report.failures]
+
+
+# Each token, the builder argument that overrides its claims, and its check prefix.
+TOKENS = (
+    ("intent_claims", "intent.jws"),
+    ("merchant_claims", "merchant.jwt"),
+    ("credential_claims", "issuer.jwt"),
+    ("kb_claims", "user.kb"),
+)
+# (claim, offset from the evaluation time, passes?) — the documented rule with leeway L:
+# valid while now < exp + L (exactly at exp + L: expired); valid from nbf - L on (inclusive);
+# iat not after now + L (inclusive).
+BOUNDARY = (
+    ("exp", -LEEWAY - 1, False),
+    ("exp", -LEEWAY, False),
+    ("exp", -LEEWAY + 1, True),
+    ("nbf", LEEWAY - 1, True),
+    ("nbf", LEEWAY, True),
+    ("nbf", LEEWAY + 1, False),
+    ("iat", LEEWAY, True),
+    ("iat", LEEWAY + 1, False),
+)
+
+
+@pytest.mark.parametrize(("argument", "prefix"), TOKENS, ids=[prefix for _, prefix in TOKENS])
+@pytest.mark.parametrize(("claim", "offset", "passes"), BOUNDARY, ids=[f"{c}{o:+d}" for c, o, _ in BOUNDARY])
+def test_every_time_claim_of_every_token_at_its_boundary(
+    argument: str, prefix: str, claim: str, offset: int, passes: bool
+) -> None:
+    builder = evidence_builder()
+    now = builder.EVIDENCE_TIME
+    chain = builder.build_chain(**{argument: {claim: now + offset}})
+    report = _inspect(chain, leeway_seconds=LEEWAY)
+    if passes:
+        assert report.verdict == "OK", _failed_ids(report)
+        assert report.by_id(f"{prefix}.{claim}").passed
+    else:
+        assert _failed_ids(report) == [f"{prefix}.{claim}"]
+
+
+def _intent_swaps() -> dict[str, Any]:
+    """Intents that could be put in place of the one the user's key-binding JWT covers."""
+    builder = evidence_builder()
+    genuine = builder.build_chain()
+    unsigned = genuine.intent.with_member("user_authorization", None)
+    earlier = builder.build_chain(
+        now=builder.EVIDENCE_TIME - 86400,
+        edit_intent=lambda intent: intent.update(intent_expiry="2025-10-30T00:00:00Z"),
+    ).intent
+    another_user = builder.build_chain(seed_prefix="another person").intent
+    return {"unsigned": unsigned, "earlier-same-user": earlier, "other-user": another_user}
+
+
+@pytest.mark.parametrize("swap", ["unsigned", "earlier-same-user", "other-user"])
+def test_an_intent_swapped_after_the_payment_is_caught(swap: str) -> None:
+    builder = evidence_builder()
+    chain = builder.build_chain()
+    intent = _intent_swaps()[swap]
+    report = _inspect(chain, intent=intent)
+    assert _failed_ids(report) == ["user.kb.intent_binding"]
+    assert report.by_id("user.kb.intent_binding").code == "intent_hash_mismatch"
+
+
+@pytest.mark.parametrize(
+    ("swap", "expected"),
+    [
+        # Nothing binds an unsigned intent in a legacy chain: refused, not judged.
+        ("unsigned", ["intent.unsigned_members"]),
+        # The same user's earlier intent is a valid intent the user signed: a legacy chain cannot
+        # tell, and the report says so in words.
+        ("earlier-same-user", []),
+        ("other-user", ["intent.signer_is_holder"]),
+    ],
+)
+def test_legacy_chains_accepted_by_the_trust_root_say_the_intent_is_not_bound(
+    swap: str, expected: list[str]
+) -> None:
+    legacy = evidence_builder().build_chain(bind_intent=False)
+    refused = _inspect(legacy)
+    assert _failed_ids(refused) == ["user.kb.intent_binding"]
+    assert refused.by_id("user.kb.intent_binding").code == "intent_not_bound"
+    report = _inspect(legacy, intent=_intent_swaps()[swap], accept_legacy_unbound_intent=True)
+    assert _failed_ids(report) == expected
+    if not expected:
+        assert report.verdict == "OK"
+        assert any("NOT bound to this payment" in statement for statement in report.statements)
+        assert "NOT BOUND" in (report.by_id("user.kb.intent_binding").got or "")
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        ("payment", ["payment.unsigned_members"]),
+        ("cart", ["cart.unsigned_members"]),
+        ("intent", ["intent.constraints", "intent.jws.intent_hash"]),
+        ("cart.contents", ["merchant.jwt.cart_hash"]),
+        ("payment.payment_mandate_contents", ["user.kb.transaction_data"]),
+        ("cart.contents.payment_request.details", ["merchant.jwt.cart_hash"]),
+    ],
+)
+def test_an_unsigned_member_at_any_level_is_refused(where: str, expected: list[str]) -> None:
+    chain = evidence_builder().build_chain()
+    mandates = {"intent": chain.intent.plain(), "cart": chain.cart.plain(), "payment": chain.payment.plain()}
+    name, *path = where.split(".")
+    target = mandates[name]
+    for step in path:
+        target = target[step]
+    target["refund_to"] = "acct-of-attacker"
+    report = inspect_chain(
+        mandates["intent"],
+        mandates["cart"],
+        mandates["payment"],
+        replay_store=MemoryReplayStore(),
+        **chain.expectations(),
+    )
+    assert _failed_ids(report) == expected
+
+
+@pytest.mark.parametrize(
+    ("claims", "expected"),
+    [
+        ({"vct": "https://credentials.example/age-over-18"}, ["issuer.jwt.vct"]),
+        ({"vct": None}, ["issuer.jwt.vct"]),
+        ({"sub": "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK"}, ["issuer.jwt.sub"]),
+        ({"sub": "did:web:someone-else.example"}, ["issuer.jwt.sub"]),
+        ({"sub": "alice"}, ["issuer.jwt.sub"]),
+        ({"sub": None}, []),
+    ],
+)
+def test_credential_type_and_subject(claims: dict[str, Any], expected: list[str]) -> None:
+    report = _inspect(evidence_builder().build_chain(credential_claims=claims))
+    assert _failed_ids(report) == expected
+    if expected and expected[0] == "issuer.jwt.sub":
+        assert report.by_id("issuer.jwt.sub").code == "sub_contradicts_cnf"
+
+
+def test_the_credential_subject_may_be_the_did_that_signed_the_intent() -> None:
+    builder = evidence_builder()
+    chain = builder.build_chain()
+    assert chain.user_did.startswith("did:key:")
+    report = _inspect(chain)
+    assert report.by_id("issuer.jwt.sub").got is not None
+    assert "its key is the cnf key" in (report.by_id("issuer.jwt.sub").got or "")
+
+
+def test_a_vct_accepted_for_one_issuer_only() -> None:
+    builder = evidence_builder()
+    vct = "https://credentials.example/payment-user/v2"
+    chain = builder.build_chain(credential_claims={"vct": vct})
+    issuer_entry = {"jwks": chain.jwks[builder.ISSUER], "vct": [vct]}
+    assert _inspect(chain, issuers={builder.ISSUER: issuer_entry}).verdict == "OK"
+    assert _failed_ids(_inspect(chain)) == ["issuer.jwt.vct"]
+
+
+def test_the_merchant_jwt_typ_is_enforced() -> None:
+    report = _inspect(evidence_builder().build_chain(merchant_typ="ap2-intent+jwt"))
+    assert _failed_ids(report) == ["merchant.jwt.typ"]

@@ -99,7 +99,7 @@ async def test_token_in_query_string_is_ignored(
     response = await client.post("/", params={"access_token": realm.token()}, json=_call("message/send", 5))
     assert response.status_code == 401
     assert response.json()["error"]["code"] == -32009
-    assert response.json()["id"] == 5
+    assert response.json()["id"] is None  # answered before the body (and its id) was read
     assert recorder.bodies == []
 
 
@@ -174,3 +174,75 @@ async def test_batch_mixing_allowed_and_denied_calls(
     assert by_id[4]["result"] == "ok"
     assert by_id[2]["error"] == {"code": -32013, "message": "Forbidden"}
     assert by_id[3]["error"] == {"code": -32013, "message": "Forbidden"}
+
+
+# --- error profiles, tenants and extensions: the answer's spelling never changes the decision ----
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("version", ["0.3", "1.0", "9.9", "1.0\x00", "x" * 300, ""])
+async def test_a2a_version_changes_only_the_spelling_never_the_decision(
+    client: httpx.AsyncClient, realm: LocalRealm, recorder: Recorder, version: str
+) -> None:
+    headers = {"Authorization": f"Bearer {realm.token()}", "A2A-Version": version}
+    denied = await client.post("/", json=_call("tasks/cancel", 5), headers=headers)
+    assert denied.status_code == 403
+    assert denied.json()["error"]["code"] in (-32013, -31403)
+    assert denied.json()["id"] == 5
+    assert recorder.bodies == []
+
+
+@pytest.mark.anyio
+async def test_a2a_profile_body_carries_no_credential_or_check_detail(
+    client: httpx.AsyncClient, realm: LocalRealm
+) -> None:
+    token = realm.token(iss="https://attacker.example/realms/x")
+    answer = await client.post(
+        "/", json=_call("message/send"), headers={"Authorization": f"Bearer {token}", "A2A-Version": "1.0"}
+    )
+    assert answer.status_code == 401
+    text = answer.text
+    assert token not in text
+    assert "attacker" not in text
+    (info,) = answer.json()["error"]["data"]
+    assert info == {
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        "reason": "INVALID_TOKEN",
+        "domain": "mudrika.trust",
+        "metadata": {"scheme": "Bearer"},
+    }
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("tenant", [123, None, {"name": "acme"}, ["acme"], True])
+async def test_non_string_tenant_is_refused_not_ignored(
+    client: httpx.AsyncClient, realm: LocalRealm, recorder: Recorder, tenant: Any
+) -> None:
+    # A tenant the middleware could not read must not reach an app that might read it differently.
+    call = {"jsonrpc": "2.0", "method": "message/send", "params": {"tenant": tenant}, "id": 1}
+    answer = await client.post("/", json=call, headers={"Authorization": f"Bearer {realm.token()}"})
+    assert answer.status_code == 400  # JSON null is not a string either
+    assert answer.json()["error"]["code"] == -32600
+    assert recorder.bodies == []
+
+
+@pytest.mark.anyio
+async def test_a_token_without_tenants_cannot_name_one(
+    client: httpx.AsyncClient, realm: LocalRealm, recorder: Recorder
+) -> None:
+    call = {"jsonrpc": "2.0", "method": "message/send", "params": {"tenant": "acme"}, "id": 1}
+    answer = await client.post("/", json=call, headers={"Authorization": f"Bearer {realm.token()}"})
+    assert answer.status_code == 403
+    assert answer.json()["error"] == {"code": -32013, "message": "Forbidden for this tenant"}
+    assert recorder.bodies == []
+
+
+@pytest.mark.anyio
+async def test_extension_header_flood_is_refused(
+    client: httpx.AsyncClient, realm: LocalRealm, recorder: Recorder
+) -> None:
+    flood = ",".join(f"https://e.example/{n}" for n in range(1000))
+    headers = {"Authorization": f"Bearer {realm.token()}", "A2A-Extensions": flood}
+    answer = await client.post("/", json=_call("message/send"), headers=headers)
+    assert answer.status_code == 400
+    assert recorder.bodies == []

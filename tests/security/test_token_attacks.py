@@ -117,7 +117,8 @@ def test_no_exp(verifier: AccessTokenVerifier, realm: LocalRealm) -> None:
 
 
 def test_nbf_in_the_future(verifier: AccessTokenVerifier, realm: LocalRealm, clock: Clock) -> None:
-    assert _code(verifier, realm.token(nbf=int(clock()) + 120)) == TOKEN_EXPIRED
+    # Not yet valid is not expired ("expired" makes a client refresh, which cannot help): -32010.
+    assert _code(verifier, realm.token(nbf=int(clock()) + 120)) == INVALID_TOKEN
 
 
 def test_wrong_aud(verifier: AccessTokenVerifier, realm: LocalRealm) -> None:
@@ -152,3 +153,17 @@ def test_oversized_token(verifier: AccessTokenVerifier, realm: LocalRealm) -> No
     token = realm.token(padding="A" * 20_000)
     assert len(token) > 16 * 1024
     assert _code(verifier, token) == INVALID_TOKEN
+
+
+@pytest.mark.parametrize(
+    "claims",
+    [
+        {"realm_access": {"roles": ["agent-api/invoke"]}},  # would read as the client role agent-api/invoke
+        {"resource_access": {"agent-api": {"roles": ["admin/all"]}}},
+        {"resource_access": {"agent-api/admin": {"roles": ["x"]}}},
+    ],
+)
+def test_role_names_with_a_slash_are_refused(
+    verifier: AccessTokenVerifier, realm: LocalRealm, claims: Any
+) -> None:
+    assert _code(verifier, realm.token(**claims)) == INVALID_TOKEN

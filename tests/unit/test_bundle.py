@@ -17,12 +17,24 @@ from mudrika.payments.bundle import (
     load_bundle,
     parse_bundle,
 )
-from tests._support.evidence import BUNDLE, evidence_builder, forbid_network
+from mudrika.payments.trustroot import TrustRoot, load_trust_root
+from tests._support.evidence import (
+    BUNDLE,
+    NONCE,
+    TRUST_ROOT,
+    evidence_builder,
+    forbid_network,
+    trust_root_for,
+)
 
 
 def _document() -> dict[str, Any]:
     value: dict[str, Any] = json.loads(BUNDLE.read_text(encoding="utf-8"))
     return value
+
+
+def _root() -> TrustRoot:
+    return load_trust_root(TRUST_ROOT)
 
 
 @pytest.fixture
@@ -34,18 +46,62 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_fixture_bundle_verifies_offline_at_evidence_time() -> None:
     bundle = load_bundle(BUNDLE)
     assert bundle.format == BUNDLE_FORMAT
-    report = inspect_bundle(bundle)
-    assert report.ok, [check.id for check in report.failures]
+    report = inspect_bundle(bundle, trust_root=_root(), kb_nonce=NONCE)
+    assert report.verdict == "OK", [check.id for check in report.failures]
+    assert report.ok
+    assert report.anchored
     assert report.mode == "offline"
     assert report.evaluated_at == "2025-10-01T12:21:10Z"
-    assert len(report.checks) == 62
+    assert len(report.checks) == 77
+    assert report.trust_root == _root().fingerprint
+    assert [(key.role, key.provenance, key.anchored) for key in report.keys] == [
+        ("user (intent)", "self-certifying", True),
+        ("merchant", "trust-root", True),
+        ("issuer", "trust-root", True),
+        ("user (cnf)", "credential-cnf", True),
+    ]
+    assert report.expectations["kb_nonce"]["source"] == "analyst"
+    assert report.expectations["kb_audience"]["source"] == "analyst"
+
+
+@pytest.mark.usefixtures("no_network")
+def test_without_the_analysts_nonce_the_verdict_is_unanchored() -> None:
+    report = inspect_bundle(load_bundle(BUNDLE), trust_root=_root())
+    assert report.checks_passed
+    assert report.verdict == "UNANCHORED"
+    assert not report.ok
+    assert report.expectations["kb_nonce"]["source"] == "evidence"
+    assert report.unanchored_because == (
+        "kb_nonce was asserted by the evidence, not by the analyst or the trust root",
+    )
+
+
+@pytest.mark.usefixtures("no_network")
+def test_without_a_trust_root_every_check_runs_and_the_verdict_is_unanchored() -> None:
+    report = inspect_bundle(load_bundle(BUNDLE), trust_root=None)
+    assert report.checks_passed
+    assert len(report.checks) == 77
+    assert report.verdict == "UNANCHORED"
+    assert report.trust_root is None
+    assert report.to_dict()["verdict"] == "UNANCHORED"
+    assert [key.provenance for key in report.keys] == [
+        "self-certifying",
+        "did-document-snapshot",
+        "jwks-snapshot",
+        "credential-cnf",
+    ]
+    assert not any(key.anchored for key in report.keys)
+    merchant = report.keys[1]
+    assert merchant.note is not None
+    assert "fetched 2025-10-01T12:19:10Z via https GET" in merchant.note
+    assert report.unanchored_because[0].startswith("no trust root was given")
 
 
 @pytest.mark.usefixtures("no_network")
 def test_evaluated_today_the_same_chain_fails() -> None:
-    report = inspect_bundle(load_bundle(BUNDLE), at=2_000_000_000)
+    report = inspect_bundle(load_bundle(BUNDLE), trust_root=_root(), kb_nonce=NONCE, at=2_000_000_000)
     assert [check.id for check in report.failures] == ["intent.expiry"]
-    assert not report.ok
+    assert report.verdict == "FAILED"
 
 
 def test_make_bundle_reproduces_the_fixture_byte_for_byte() -> None:
@@ -55,35 +111,61 @@ def test_make_bundle_reproduces_the_fixture_byte_for_byte() -> None:
         "(fixtures/evidence/make_bundle.py). Valid at the evidence time; expired today."
     )
     assert bundle.to_json() + "\n" == BUNDLE.read_text(encoding="utf-8")
+    assert chain.trust_root().to_json() + "\n" == TRUST_ROOT.read_text(encoding="utf-8")
 
 
 def test_round_trip_and_pickle() -> None:
     bundle = load_bundle(BUNDLE)
     again = parse_bundle(bundle.to_json())
     assert again == bundle
-    report = inspect_bundle(bundle)
+    report = inspect_bundle(bundle, trust_root=_root(), kb_nonce=NONCE)
     assert pickle.loads(pickle.dumps(report)) == report
 
 
-def test_a_did_web_merchant_needs_its_document_in_the_bundle() -> None:
+def test_a_pinned_merchant_needs_no_document_in_the_bundle() -> None:
     document = _document()
     document["keys"]["did_documents"] = {}
-    report = inspect_bundle(parse_bundle(json.dumps(document)))
+    report = inspect_bundle(parse_bundle(json.dumps(document)), trust_root=_root(), kb_nonce=NONCE)
+    assert report.verdict == "OK"
+
+
+def test_an_unpinned_did_web_merchant_needs_its_document_in_the_bundle() -> None:
+    root = _root()
+    unpinned = trust_root_for(
+        issuers={"https://wallet-issuer.example": root.issuers["https://wallet-issuer.example"].model_dump()},
+        verifier=root.verifier.model_dump(),
+    )
+    report = inspect_bundle(load_bundle(BUNDLE), trust_root=unpinned, kb_nonce=NONCE)
+    assert report.verdict == "UNANCHORED"
+    assert report.unanchored_because == (
+        "the merchant key did:web:stride-athletics.example#cart-signing-1 is not anchored: "
+        "a DID-document snapshot carried with the evidence",
+    )
+    document = _document()
+    document["keys"]["did_documents"] = {}
+    report = inspect_bundle(parse_bundle(json.dumps(document)), trust_root=unpinned, kb_nonce=NONCE)
     assert [check.id for check in report.failures] == ["merchant.jws.key"]
     assert report.by_id("merchant.jws.key").error == "unavailable"
 
 
-def test_the_bundle_expectations_are_the_ones_checked() -> None:
+def test_the_bundles_expectations_are_evidence_not_trust() -> None:
     document = _document()
     document["expectations"]["kb_nonce"] = "another-nonce"
-    report = inspect_bundle(parse_bundle(json.dumps(document)))
+    bundle = parse_bundle(json.dumps(document))
+    # The analyst's nonce is checked, the bundle's is not consulted ...
+    assert inspect_bundle(bundle, trust_root=_root(), kb_nonce=NONCE).verdict == "OK"
+    # ... and without it the bundle's own (wrong) nonce is used, flagged, and fails.
+    report = inspect_bundle(bundle, trust_root=_root())
+    assert [check.id for check in report.failures] == ["user.kb.nonce"]
+    assert report.expectations["kb_nonce"]["source"] == "evidence"
+    report = inspect_bundle(bundle, trust_root=_root(), kb_nonce="the-processors-other-nonce")
     assert [check.id for check in report.failures] == ["user.kb.nonce"]
 
 
 def test_tampered_mandate_in_the_bundle_fails_a_check() -> None:
     document = _document()
     document["mandates"]["cart"]["contents"]["payment_request"]["details"]["total"]["amount"]["value"] = 1.49
-    report = inspect_bundle(parse_bundle(json.dumps(document)))
+    report = inspect_bundle(parse_bundle(json.dumps(document)), trust_root=_root(), kb_nonce=NONCE)
     assert "merchant.jwt.cart_hash" in [check.id for check in report.failures]
 
 
@@ -94,7 +176,11 @@ def test_tampered_mandate_in_the_bundle_fails_a_check() -> None:
         (lambda d: d.update(surprise=1), "bad_bundle"),
         (lambda d: d.update(evidence_time="2025-10-01T12:21:10"), "bad_bundle"),
         (lambda d: d["expectations"].update(leeway_seconds=60), "bad_bundle"),
-        (lambda d: d["expectations"].update(trusted_issuers=[]), "bad_bundle"),
+        (
+            lambda d: d["keys"]["fetched"].update(x={"at": "2025-10-01T12:00:00", "via": "https"}),
+            "bad_bundle",
+        ),
+        (lambda d: d["keys"]["fetched"].update(x={"at": "2025-10-01T12:00:00Z"}), "bad_bundle"),
         (lambda d: d["mandates"].pop("payment"), "bad_bundle"),
         (lambda d: d["keys"].update(extra={}), "bad_bundle"),
     ],
@@ -132,11 +218,11 @@ def test_bad_key_material_is_malformed_input() -> None:
     document["keys"]["jwks"]["https://wallet-issuer.example"]["keys"][0]["x"] = "AAAA"
     bundle = parse_bundle(json.dumps(document))
     with pytest.raises(InvalidInput):
-        inspect_bundle(bundle)
+        inspect_bundle(bundle, trust_root=_root())
     pinned = _document()
     pinned["keys"]["pinned"] = {"k": {"jwk": {"kty": "OKP"}}}
     with pytest.raises(InvalidInput):
-        inspect_bundle(parse_bundle(json.dumps(pinned)))
+        inspect_bundle(parse_bundle(json.dumps(pinned)), trust_root=_root())
 
 
 def test_pinned_keys_are_bound_to_their_owner() -> None:
@@ -146,9 +232,13 @@ def test_pinned_keys_are_bound_to_their_owner() -> None:
     document["keys"]["pinned"] = {
         "wallet-issuer-2025-1": {"owner": "https://wallet-issuer.example", "jwk": issuer_jwk}
     }
-    assert inspect_bundle(parse_bundle(json.dumps(document))).ok
+    # A key the bundle pins is evidence: without a trust root the checks pass, UNANCHORED.
+    report = inspect_bundle(parse_bundle(json.dumps(document)), trust_root=None)
+    assert report.checks_passed
+    assert report.verdict == "UNANCHORED"
+    assert report.keys[2].provenance == "pinned-in-evidence"
     document["keys"]["pinned"]["wallet-issuer-2025-1"]["owner"] = "https://someone.example"
-    report = inspect_bundle(parse_bundle(json.dumps(document)))
+    report = inspect_bundle(parse_bundle(json.dumps(document)), trust_root=None)
     assert [check.id for check in report.failures] == ["issuer.jwt.key"]
 
 

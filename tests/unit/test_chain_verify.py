@@ -15,6 +15,7 @@ from mudrika.errors import (
     InvalidInput,
     PolicyDenied,
     ReplayError,
+    UntrustedKeyError,
     VerificationError,
 )
 from mudrika.identity.resolver import DIDResolver
@@ -22,6 +23,7 @@ from mudrika.payments.chain import KeyMaterial, inspect_chain, render_html, veri
 from mudrika.payments.chain._hashes import cart_hashes
 from mudrika.payments.chain.report import Check, VerificationReport
 from mudrika.payments.models import cart_contents_hash, cart_mandate_hash, receive_cart
+from mudrika.payments.trustroot import UnsafeNoTrustRoot
 from mudrika.stores.replay import MemoryReplayStore
 from tests._support.evidence import evidence_builder
 from tests._support.paths import REPO_ROOT
@@ -46,8 +48,9 @@ def test_round_trip_every_check_passes(key_type: str) -> None:
     report = _inspect(chain)
     assert report.ok, _failed(report)
     assert all(check.passed for check in report.checks)
-    assert len(report.checks) == 62
-    assert len({check.id for check in report.checks}) == 62
+    assert report.verdict == "OK"
+    assert len(report.checks) == 77
+    assert len({check.id for check in report.checks}) == 77
     verified = verify_chain(
         chain.intent, chain.cart, chain.payment, replay_store=MemoryReplayStore(), **chain.expectations()
     )
@@ -55,6 +58,7 @@ def test_round_trip_every_check_passes(key_type: str) -> None:
     assert verified.issuer == "https://wallet-issuer.example"
     assert verified.user_did == chain.user_did
     assert verified.user_key == chain.user_key.public_key
+    assert verified.intent_bound
     assert verified.kb_claims["nonce"] == chain.nonce
     assert verified.credential["email"] == "a.sharma@example.com"
     assert "given_name" not in verified.credential  # not disclosed
@@ -107,7 +111,8 @@ def test_a_failed_chain_burns_no_single_use_value() -> None:
 
 def test_later_stages_are_skipped_never_passed() -> None:
     chain = _chain()
-    report = _inspect(chain, trusted_issuers=["https://not-the-issuer.example"])
+    issuers = {"https://not-the-issuer.example": {"jwks": chain.jwks["https://wallet-issuer.example"]}}
+    report = _inspect(chain, trust_root=chain.trust_root(issuers=issuers))
     assert _failed(report) == ["issuer.trusted"]
     after = list(report.checks[report.checks.index(report.by_id("issuer.trusted")) + 1 :])
     assert after
@@ -120,8 +125,13 @@ def test_report_is_json_and_html_safe() -> None:
     chain = _chain()
     report = _inspect(chain, merchant_audience="<script>alert(1)</script>")
     data = json.loads(report.to_json())
-    assert data["format"] == "mudrika.report/v1"
+    assert data["format"] == "mudrika.report/v2"
+    assert data["verdict"] == "FAILED"
     assert data["ok"] is False
+    assert data["anchored"] is False
+    assert [key["role"] for key in data["keys"]] == ["user (intent)"]
+    assert data["keys"][0]["thumbprint"] == chain.user_key.public_key.thumbprint()
+    assert data["expectations"]["kb_nonce"]["value"].startswith("sha256:")  # never the nonce itself
     assert data["counts"]["failed"] == 1
     assert {"id", "status", "passed", "party", "expected", "got", "key", "detail", "error", "code"} <= set(
         data["checks"][0]
@@ -133,8 +143,15 @@ def test_report_is_json_and_html_safe() -> None:
 
 
 def test_raise_for_failure_maps_error_kinds() -> None:
-    ok = VerificationReport(checks=(Check.make("a", "passed", "user"),), evaluated_at="x", mode="offline")
+    ok = VerificationReport(
+        checks=(Check.make("a", "passed", "user"),), evaluated_at="x", mode="offline", anchored=True
+    )
     ok.raise_for_failure()
+    unanchored = VerificationReport(checks=ok.checks, evaluated_at="x", mode="offline")
+    assert unanchored.verdict == "UNANCHORED"
+    with pytest.raises(UntrustedKeyError) as unanchored_info:
+        unanchored.raise_for_failure()
+    assert unanchored_info.value.code == "unanchored"
     empty = VerificationReport(checks=(), evaluated_at="x", mode="offline")
     assert not empty.ok
     with pytest.raises(VerificationError):
@@ -173,17 +190,28 @@ def test_policy_expectations_are_validated() -> None:
     chain = _chain()
     bad: dict[str, Any]
     for bad in (
-        {"trusted_issuers": "https://wallet-issuer.example"},
-        {"trusted_issuers": []},
-        {"algorithms": ["none"]},
-        {"algorithms": []},
+        {"trust_root": object()},
+        {"trust_root": None},
         {"kb_nonce": ""},
-        {"leeway": 60},
+        {"merchant_audience": ""},
+        {"asserted_by_evidence": ["algorithms"]},
+        {"asserted_by_evidence": "kb_nonce"},
+        {"max_bytes": 0},
         {"now": datetime(2025, 10, 1)},
         {"keys": object()},
     ):
         with pytest.raises(InvalidInput):
             _inspect(chain, **bad)
+    # Without a trust root nothing can be verified, only inspected (UNANCHORED).
+    expectations = {
+        **chain.expectations(),
+        "trust_root": UnsafeNoTrustRoot(["https://wallet-issuer.example"]),
+    }
+    with pytest.raises(InvalidInput):
+        verify_chain(
+            chain.intent, chain.cart, chain.payment, replay_store=MemoryReplayStore(), **expectations
+        )
+    assert _inspect(chain, trust_root=expectations["trust_root"]).verdict == "UNANCHORED"
 
 
 def test_online_resolver_key_source() -> None:
@@ -346,7 +374,18 @@ def test_intent_signed_by_another_user_is_refused() -> None:
     report = inspect_chain(
         other.intent, chain.cart, chain.payment, replay_store=MemoryReplayStore(), **chain.expectations()
     )
-    assert "intent.signer_is_holder" in _failed(report)
+    # The key-binding JWT covers the intent the user gave: another one is caught there first ...
+    assert _failed(report) == ["user.kb.intent_binding"]
+    # ... and in a legacy chain the trust root accepts, by the intent's signer.
+    legacy = _chain(bind_intent=False)
+    report = inspect_chain(
+        other.intent,
+        legacy.cart,
+        legacy.payment,
+        replay_store=MemoryReplayStore(),
+        **legacy.expectations(accept_legacy_unbound_intent=True),
+    )
+    assert _failed(report) == ["intent.signer_is_holder"]
 
 
 def test_no_restrictions_in_the_intent() -> None:
@@ -366,3 +405,29 @@ def test_dispute_time_matters() -> None:
     assert "merchant.jwt.exp" in _failed(later) or "cart.expiry" in _failed(later)
     much_later = _inspect(chain, now=chain.now + 86400)
     assert _failed(much_later) == ["intent.expiry"]
+
+
+def test_after_a_failed_hash_the_differing_values_are_shown_as_unsigned_evidence() -> None:
+    chain = _chain()
+    # The amount is raised after the user signed: edit the received raw JSON, not the signed input.
+    raw = chain.payment.plain()
+    raw["payment_mandate_contents"]["payment_details_total"]["amount"]["value"] = 1384.90
+    raw["payment_mandate_contents"]["merchant_agent"] = "Another Shop"
+    kwargs = {**chain.expectations(), "replay_store": MemoryReplayStore()}
+    report = inspect_chain(chain.intent, chain.cart, json.dumps(raw), **kwargs)
+    assert _failed(report) == ["user.kb.transaction_data"]
+    assert report.by_id("chain.total").skipped
+    assert report.by_id("user.kb.transaction_data").detail == "differs: H(PaymentMandateContents)"
+    compared = {comparison.name: comparison for comparison in report.comparisons}
+    assert set(compared) == {"total", "merchant"}
+    assert (compared["total"].left_value, compared["total"].right_value) == ("USD 138.49", "USD 1384.9")
+    assert compared["merchant"].right_value == "Another Shop"
+    data = report.to_dict(verbose=False)
+    assert data["failures"][0]["meaning"] == "the payment contents changed after the user signed them"
+    assert data["failures"][0]["signed_value"] != data["failures"][0]["recomputed_value"]
+    assert data["facts"]["paid_total"] == "USD 1384.9"
+    assert data["facts"]["cart_total"] == "USD 138.49"
+    assert "evidence from unsigned data" in report.summary()
+    assert [check["status"] for check in data["checks"]].count("passed") == 0
+    # A chain that links up has nothing to compare: the link checks themselves said it.
+    assert _inspect(chain).comparisons == ()

@@ -142,7 +142,27 @@ def test_did_resolve_offline_snapshot(tmp_path: Path, capsys: pytest.CaptureFixt
 
 def test_csr_create(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     main(["keys", "generate", "--out", str(tmp_path / "k"), "--password-env", "MUDRIKA_TEST_PW"])
-    did = "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK"
+    capsys.readouterr()
+    # The SAN must name a DID the key controls: another key's DID is refused (key_mismatch, exit 2).
+    other = "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK"
+    args = [
+        "csr",
+        "create",
+        "--key",
+        str(tmp_path / "k" / "private.pem"),
+        "--did",
+        other,
+        "--cn",
+        "agent-one",
+    ]
+    assert main([*args, "--password-env", "MUDRIKA_TEST_PW", "--json"]) == 2
+    error = _json(capsys)["error"]
+    assert isinstance(error, dict)
+    assert error["code"] == "key_mismatch"
+    assert (
+        main(["did", "create", "--method", "key", "--key", str(tmp_path / "k" / "public.pem"), "--json"]) == 0
+    )
+    did = str(_json(capsys)["did"])
     args = ["csr", "create", "--key", str(tmp_path / "k" / "private.pem"), "--did", did, "--cn", "agent-one"]
     args += ["--out", str(tmp_path / "agent.csr"), "--password-env", "MUDRIKA_TEST_PW", "--json"]
     assert main(args) == 0

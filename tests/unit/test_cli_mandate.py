@@ -13,6 +13,7 @@ from mudrika.crypto.keys import KeyPair
 from mudrika.crypto.keystore import write_private_key
 from mudrika.identity.methods import key as did_key
 from mudrika.payments.signing import issue_user_credential
+from tests._support.evidence import NONCE as BUNDLE_NONCE
 from tests._support.evidence import evidence_builder
 from tests._support.paths import FIXTURES
 
@@ -51,7 +52,16 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         issuer_key=issuer, issuer=ISSUER, kid="iss-1", user_key=user.public_key, now=1_759_000_000
     )
     (tmp_path / "credential.txt").write_text(credential.compact() + "\n")
+    # The analyst's trust root, written with the trust-root commands.
+    trust_root = str(tmp_path / "trust-root.json")
+    for argv in (
+        ("init", trust_root, "--merchant-aud", AUD, "--kb-aud", AUD),
+        ("add-issuer", trust_root, ISSUER, "--jwks", str(tmp_path / "issuer-jwks.json")),
+        ("add-merchant", trust_root, MERCHANT, "--did-document", str(tmp_path / "merchant-did.json")),
+    ):
+        assert main(["trust-root", *argv]) == 0
     return {
+        "trust_root": trust_root,
         "dir": tmp_path,
         "user_key": str(keys / "user.pem"),
         "merchant_key": str(keys / "merchant.pem"),
@@ -77,7 +87,16 @@ def _sign_all(capsys: pytest.CaptureFixture[str], world: dict[str, Any]) -> Path
             "cart_contents.json",
             world["merchant_key"],
             "2025-10-01T12:20:00Z",
-            ("--merchant-did", MERCHANT, "--kid", MERCHANT + "#cart-signing-1", "--aud", AUD),
+            (
+                "--merchant-did",
+                MERCHANT,
+                "--kid",
+                MERCHANT + "#cart-signing-1",
+                "--aud",
+                AUD,
+                "--did-document",
+                str(base / "merchant-did.json"),
+            ),
             "cart.json",
         ),
         (
@@ -88,6 +107,8 @@ def _sign_all(capsys: pytest.CaptureFixture[str], world: dict[str, Any]) -> Path
             (
                 "--cart",
                 str(base / "cart.json"),
+                "--intent",
+                str(base / "intent.json"),
                 "--credential",
                 str(base / "credential.txt"),
                 "--aud",
@@ -118,6 +139,7 @@ def _sign_all(capsys: pytest.CaptureFixture[str], world: dict[str, Any]) -> Path
 
 
 def _verify_args(base: Path, nonce: str = NONCE) -> list[str]:
+    """Verify the three signed files: trust from the trust root, evidence keys from the files."""
     return [
         "mandate",
         "verify",
@@ -130,8 +152,8 @@ def _verify_args(base: Path, nonce: str = NONCE) -> list[str]:
         AUD,
         "--kb-nonce",
         nonce,
-        "--trusted-issuer",
-        ISSUER,
+        "--trust-root",
+        str(base / "trust-root.json"),
         "--did-document",
         str(base / "merchant-did.json"),
         "--jwks",
@@ -149,9 +171,16 @@ def test_sign_then_verify(capsys: pytest.CaptureFixture[str], world: dict[str, A
     assert code == 0, err
     report = json.loads(out)
     assert report["ok"] is True
-    assert report["counts"] == {"passed": 62, "failed": 0, "skipped": 0}
+    assert report["verdict"] == "OK"
+    assert report["counts"] == {"passed": 77, "failed": 0, "skipped": 0}
+    assert [key["provenance"] for key in report["keys"]] == [
+        "self-certifying",
+        "trust-root",
+        "trust-root",
+        "credential-cnf",
+    ]
     assert "every check passed" in err
-    assert "merchant.jwt.cart_hash" in err
+    assert "PASSED: 77 checks" in err
 
 
 def test_verify_failures_exit_1(
@@ -187,12 +216,24 @@ def test_verify_usage_errors(capsys: pytest.CaptureFixture[str], world: dict[str
     assert "--kb-nonce" in err
     assert _run(capsys, "mandate", "verify", str(base / "intent.json"), str(base / "cart.json"))[0] == 2
     assert _run(capsys, *args[:-1], "yesterday")[0] == 2
+    without_root = args[: args.index("--trust-root")] + args[args.index("--trust-root") + 2 :]
+    code, _, err = _run(capsys, *without_root)
+    assert code == 2
+    assert "--trust-root" in err
 
 
 def test_verify_a_bundle(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(capsys, "mandate", "verify", str(FIXTURES / "evidence" / "bundle.json"), "--json")
+    bundle = str(FIXTURES / "evidence" / "bundle.json")
+    root = str(FIXTURES / "evidence" / "trust-root.json")
+    code, out, _ = _run(
+        capsys, "mandate", "verify", bundle, "--trust-root", root, "--kb-nonce", BUNDLE_NONCE, "--json"
+    )
     assert code == 0
     assert json.loads(out)["evaluated_at"] == "2025-10-01T12:21:10Z"
+    code, out, err = _run(capsys, "mandate", "verify", bundle, "--json")
+    assert code == 1
+    assert json.loads(out)["verdict"] == "UNANCHORED"
+    assert "UNANCHORED" in err
 
 
 def test_bad_input_exits_2(capsys: pytest.CaptureFixture[str], world: dict[str, Any], tmp_path: Path) -> None:

@@ -313,3 +313,141 @@ def test_every_purpose_name_is_a_relationship() -> None:
         "capabilityInvocation",
         "capabilityDelegation",
     )
+
+
+# -- did:key's deferred keyAgreement method ---------------------------------------------------------
+
+
+def _count_derivations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the X25519 conversions did:key performs (the expensive step that is deferred)."""
+    from mudrika.identity import _x25519
+    from mudrika.identity.methods import key as did_key
+
+    calls: list[int] = []
+
+    def counting(y: int) -> X25519PublicKey:
+        calls.append(y)
+        return _x25519.x25519_from_edwards_y(y)
+
+    monkeypatch.setattr(did_key, "x25519_from_edwards_y", counting)
+    return calls
+
+
+def _signing_key(doc: DIDDocument) -> PublicKey:
+    return doc.key_for(doc.authorised("authentication")[0], "authentication")
+
+
+def _eager(did: str) -> DIDDocument:
+    """The same did:key document, fully validated from JSON (what the lazy one must equal)."""
+    from mudrika.identity.methods import key as did_key
+
+    return DIDDocument.from_json(did_key.document(did).to_json())
+
+
+def test_did_key_derives_the_x25519_key_only_when_key_agreement_is_read(
+    keys: dict[str, PublicKey], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mudrika.identity.methods import key as did_key
+
+    calls = _count_derivations(monkeypatch)
+    did = did_key.create(keys["ed25519"])
+    doc = did_key.document(did)
+    signing = doc.authorised("assertionMethod")[0]
+    assert doc.key_for(signing, "assertionMethod") == keys["ed25519"]
+    assert doc.id == did
+    assert doc.verification_method(signing).controller == did
+    assert calls == []  # a signature check never paid for the X25519 key
+    agreement_id = doc.authorised("keyAgreement")[0]
+    assert doc.key_for(agreement_id, "keyAgreement") == ed25519_to_x25519(keys["ed25519"])
+    assert len(calls) == 1
+    assert len(doc.verification_methods or ()) == 2
+    assert doc.key_agreement == (agreement_id,)
+    assert len(calls) == 1  # built once
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda doc: doc.verification_methods,
+        lambda doc: doc.key_agreement,
+        lambda doc: doc.all_methods,
+        lambda doc: doc.authorised("keyAgreement"),
+        lambda doc: doc.to_json(),
+        lambda doc: doc.model_dump(),
+        lambda doc: doc.model_dump_json(),
+        dict,
+        repr,
+        copy.copy,
+        copy.deepcopy,
+        lambda doc: doc.model_copy(),
+        lambda doc: doc.verification_method(f"#{ed25519_to_x25519(_signing_key(doc)).to_multikey()}"),
+    ],
+)
+def test_every_way_of_reading_sees_the_key_agreement_method(
+    keys: dict[str, PublicKey], monkeypatch: pytest.MonkeyPatch, read: Any
+) -> None:
+    from mudrika.identity.methods import key as did_key
+
+    calls = _count_derivations(monkeypatch)
+    did = did_key.create(keys["ed25519"])
+    doc = did_key.document(did)
+    result = read(doc)
+    assert len(calls) == 1
+    expected = _eager(did)
+    assert doc.to_json() == expected.to_json()
+    assert doc == expected
+    if isinstance(result, DIDDocument):
+        assert result.to_json() == expected.to_json()
+        assert result.authorised("keyAgreement") == expected.authorised("keyAgreement")
+
+
+def test_lazy_and_eager_documents_compare_equal_either_way(keys: dict[str, PublicKey]) -> None:
+    from mudrika.identity.methods import key as did_key
+
+    did = did_key.create(keys["ed25519"])
+    assert did_key.document(did) == did_key.document(did)  # neither read before the comparison
+    assert _eager(did) == did_key.document(did)
+    assert did_key.document(did) != did_key.document(did_key.create(KeyPair.generate("ed25519").public_key))
+    without = did_key.document(did, derive_key_agreement=False)
+    assert without.authorised("keyAgreement") == ()
+    assert len(without.verification_methods or ()) == 1
+
+
+def test_key_agreement_is_built_once_under_concurrent_readers(
+    keys: dict[str, PublicKey], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from mudrika.identity.methods import key as did_key
+
+    calls = _count_derivations(monkeypatch)
+    doc = did_key.document(did_key.create(keys["ed25519"]))
+    start = threading.Barrier(8)
+    seen: list[tuple[str, ...]] = []
+
+    def reader() -> None:
+        start.wait()
+        seen.append(tuple(doc.all_methods))
+
+    threads = [threading.Thread(target=reader) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(calls) == 1
+    assert len(set(seen)) == 1
+    assert len(seen[0]) == 2
+
+
+def test_did_key_without_an_x25519_form_is_refused_when_resolved() -> None:
+    from mudrika.crypto.keys import KeyType
+    from mudrika.identity.methods import key as did_key
+
+    # y = 1, the neutral point: a valid Ed25519 encoding with no X25519 form.  Refused at resolution,
+    # as before the derivation was deferred, not later when keyAgreement is first read.
+    neutral = PublicKey.from_raw(KeyType.ED25519, b"\x01" + bytes(31))
+    did = did_key.create(neutral)
+    with pytest.raises(InvalidInput) as info:
+        did_key.document(did)
+    assert info.value.code == "bad_key"
+    assert did_key.document(did, derive_key_agreement=False).id == did

@@ -548,13 +548,19 @@ def test_tag_policy(ed_key: KeyPair) -> None:
     keyid = did_key(ed_key)[1]
     keys = StaticKeyLookup({keyid: ed_key.public_key})
     untagged = signed_headers(make_signer(ed_key, tag=None))
+    # Default: no tag requirement, so a standard RFC 9421 signer (no tag) is accepted.
+    assert make_verifier(keys).verify("POST", URL, untagged, BODY).tag is None
+    # An operator who asks for a tag gets exactly that tag.
     with pytest.raises(InvalidInput) as info:
-        make_verifier(keys).verify("POST", URL, untagged, BODY)
+        make_verifier(keys, tag="mudrika-a2a").verify(
+            "POST", URL, signed_headers(make_signer(ed_key, tag=None)), BODY
+        )
     assert info.value.code == "wrong_tag"
-    assert make_verifier(keys, tag=None).verify("POST", URL, untagged, BODY).tag is None
     other = signed_headers(make_signer(ed_key, tag="other-app"))
     with pytest.raises(InvalidInput):
-        make_verifier(keys).verify("POST", URL, other, BODY)
+        make_verifier(keys, tag="mudrika-a2a").verify("POST", URL, other, BODY)
+    tagged = signed_headers(make_signer(ed_key))
+    assert make_verifier(keys, tag="mudrika-a2a").verify("POST", URL, tagged, BODY).tag == "mudrika-a2a"
 
 
 def test_algorithm_allow_list(p256_key: KeyPair) -> None:

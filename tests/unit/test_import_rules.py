@@ -29,11 +29,12 @@ PACKAGE = "mudrika"
 ALLOWED: dict[str, frozenset[str]] = {
     "errors": frozenset(),
     "crypto": frozenset({"errors"}),
+    "net": frozenset({"errors"}),
     "stores": frozenset({"errors"}),
-    "identity": frozenset({"errors", "crypto"}),
-    "trust": frozenset({"errors", "crypto", "identity", "stores"}),
-    "payments": frozenset({"errors", "crypto", "identity", "stores"}),
-    "cli": frozenset({"errors", "crypto", "identity", "trust", "payments", "stores", ""}),
+    "identity": frozenset({"errors", "crypto", "net"}),
+    "trust": frozenset({"errors", "crypto", "identity", "stores", "net"}),
+    "payments": frozenset({"errors", "crypto", "identity", "stores", "net"}),
+    "cli": frozenset({"errors", "crypto", "identity", "trust", "payments", "stores", "net", ""}),
     # The package root re-exports the error tree (and, lazily, the A2A auth errors of trust).
     "": frozenset({"errors", "trust"}),
 }

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import base64
 import collections
+import datetime
 import decimal
 import enum
 import hashlib
 import json
 import struct
+import subprocess
+import sys
+import uuid
+from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -24,10 +29,21 @@ from mudrika.crypto.jcs import (
     mandate_hash,
 )
 from mudrika.crypto.jcs import _serialize as _jcs_serialize
+from mudrika.crypto.jcs._serialize import DEFAULT_ENCODER, ENCODERS, serialize_with
 from mudrika.errors import InvalidInput
 from tests._support.paths import vectors
 
 VECTOR_NAMES = ["arrays", "french", "structures", "unicode", "values", "weird"]
+
+
+class _Colour(enum.Enum):
+    RED = "red"
+
+
+@dataclass(frozen=True)
+class _Point:
+    x: int
+    y: int
 
 
 def _general(value: Any) -> bytes:
@@ -51,6 +67,8 @@ def test_cyberphone_vector(name: str) -> None:
     assert canonicalize(value) == expected
     assert canonicalize(value) == expected_hex
     assert _general(value) == expected
+    for encoder in ENCODERS:
+        assert serialize_with(encoder, value) == expected, encoder
 
 
 def test_every_vector_file_is_covered() -> None:
@@ -145,6 +163,8 @@ def test_number_and_literal_edges(value: Any, text: str) -> None:
     assert canonicalize(value) == text.encode()
     assert canonicalize([value, {"k": value}]) == f'[{text},{{"k":{text}}}]'.encode()
     assert _general([value]) == f"[{text}]".encode()
+    for encoder in ENCODERS:
+        assert serialize_with(encoder, [value, {"k": value}]) == f'[{text},{{"k":{text}}}]'.encode()
 
 
 def test_integral_floats_hash_like_integers_and_input_is_not_modified() -> None:
@@ -163,6 +183,8 @@ def test_key_order_is_utf16_code_units() -> None:
     expected = '{"\\n":5,"\\u001f":6,"a":7,"é":4,"€":3,"\U0001f600":1,"\ufb33":2}'.encode()
     assert canonicalize(doc) == expected
     assert _general(doc) == expected
+    for encoder in ENCODERS:
+        assert serialize_with(encoder, doc) == expected, encoder
     # The same object nested, and with the astral key only in a value: code point order is then fine.
     assert canonicalize([{"x": doc}]) == b'[{"x":' + expected + b"}]"
     assert canonicalize({"\ufb33": "\U0001f600", "€": "x"}) == '{"€":"x","\ufb33":"\U0001f600"}'.encode()
@@ -189,6 +211,8 @@ def test_string_escaping_follows_rfc8785_for_every_code_point() -> None:
     strings = [chr(cp) for cp in code_points]
     expected = "[" + ",".join(f'"{rule(cp)}"' for cp in code_points) + "]"
     assert canonicalize(strings) == expected.encode("utf-8")
+    for encoder in ENCODERS:
+        assert serialize_with(encoder, strings) == expected.encode("utf-8"), encoder
     # The claim the fast path rests on, stated directly: json's C escaper is exactly this rule.
     assert all(encode_basestring(chr(cp)) == f'"{rule(cp)}"' for cp in code_points)
     for cp in (0x7F, 0x2028, 0x2029, 0xFEFF, 0xE000):
@@ -347,10 +371,29 @@ def test_rejects_too_deep() -> None:
     with pytest.raises(InvalidInput) as exc:
         loads_strict(b'{"a": {"b": [1]}}', max_depth=2)
     assert _code(exc) == "too_deep"
-    # Far deeper than Python's recursion limit: refused before the recursive scanner sees it.
+    # Far deeper than Python's recursion limit: the scanner stops at its own limit, reported as too_deep.
     with pytest.raises(InvalidInput) as exc:
         loads_strict(b"[" * 100_000 + b"]" * 100_000)
     assert _code(exc) == "too_deep"
+    assert exc.value.fields["offset"] == DEFAULT_MAX_DEPTH
+
+
+def test_depth_is_measured_on_the_parsed_value() -> None:
+    # Many brackets, few levels: brackets inside strings and wide arrays are not nesting.
+    wide = json.dumps({"items": [{"label": "[{[{" * 20, "tags": [[1], {"a": [2]}]} for _ in range(500)]})
+    value = loads_strict(wide.encode(), max_depth=6)
+    assert len(value["items"]) == 500
+    # Exactly at the limit passes; one level more fails at the first bracket past it, in an object
+    # member reached after a wide sibling.
+    at_limit = '{"wide": [' + ",".join(["[]"] * 100) + '], "deep": ' + "[" * 7 + "]" * 7 + "}"
+    assert loads_strict(at_limit.encode(), max_depth=8)["wide"] == [[]] * 100
+    with pytest.raises(InvalidInput) as exc:
+        loads_strict(at_limit.encode(), max_depth=7)
+    assert _code(exc) == "too_deep"
+    assert at_limit[exc.value.fields["offset"] :].startswith("[]" + "]" * 6)
+    # Top-level scalars and empty containers have depth 0 and 1.
+    assert loads_strict(b"1", max_depth=0) == 1
+    assert loads_strict(b"[]", max_depth=1) == []
 
 
 def test_rejects_deep_input_when_the_caller_allows_more_than_python_can_follow() -> None:
@@ -496,6 +539,15 @@ def test_canonicalize_rejects_too_deep_and_cycles() -> None:
         canonicalize(cycle)
     assert _code(exc) == "too_deep"
 
+    # Every compiled encoder keeps the same limit (the json path bounds it itself, orjson's own limit
+    # is lower and sends the value to the general path, which applies it).
+    for encoder in ENCODERS:
+        assert serialize_with(encoder, ok) == b"[" * MAX_CANONICAL_DEPTH + b"]" * MAX_CANONICAL_DEPTH
+        for refused in (deep, cycle):
+            with pytest.raises(InvalidInput) as exc:
+                serialize_with(encoder, refused)
+            assert _code(exc) == "too_deep"
+
 
 def test_canonicalize_error_path_names_long_keys_briefly() -> None:
     key = "k" * 1000
@@ -548,13 +600,71 @@ def test_str_input_longer_than_the_cap_is_refused_without_encoding() -> None:
 
 def test_encoder_fallbacks_produce_the_same_text(monkeypatch: pytest.MonkeyPatch) -> None:
     value = _jcs_serialize._prepare({"b": [1, 2.5, "é"], "a": {"z": None, "y": True}})
-    expected = _jcs_serialize._encode(value)
+    expected = b'{"a":{"y":true,"z":null},"b":[1,2.5,"\xc3\xa9"]}'
+    assert _jcs_serialize._encode(value) == expected
     assert _jcs_serialize._encode_with_json_encoder(value) == expected
+    for encoder in ENCODERS:
+        assert serialize_with(encoder, value) == expected
     monkeypatch.setattr(_jcs_serialize, "c_make_encoder", None)
-    assert _jcs_serialize._make_c_encode()(value) == expected
-    # Unsupported types never reach the encoder, but if one did it would fail, not be stringified.
-    with pytest.raises(TypeError):
-        _jcs_serialize._encode({"s": {1, 2}})
+    assert _jcs_serialize._make_json_encode()(value) == expected
+    # Unsupported types never reach an encoder, but if one did it would fail, not be stringified.
+    for encoder in ENCODERS:
+        with pytest.raises(TypeError):
+            _jcs_serialize._ENCODERS[encoder]({"s": {1, 2}})
+
+
+def test_orjson_is_the_default_encoder_when_installed() -> None:
+    pytest.importorskip("orjson")
+    assert DEFAULT_ENCODER == "orjson"
+    assert ENCODERS == ("json", "orjson")
+
+
+def test_json_encoder_is_selected_when_orjson_is_missing() -> None:
+    # A fresh interpreter in which ``import orjson`` fails, as on a machine without the wheel.
+    script = (
+        "import sys; sys.modules['orjson'] = None\n"
+        "from mudrika.crypto.jcs import _serialize, canonicalize\n"
+        "assert _serialize.DEFAULT_ENCODER == 'json', _serialize.DEFAULT_ENCODER\n"
+        "assert _serialize.ENCODERS == ('json',), _serialize.ENCODERS\n"
+        "sys.stdout.buffer.write(canonicalize({'b': 1.0, 'a': ['\\u00e9', 2.5]}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, check=True, timeout=60)
+    assert done.stdout == '{"a":["é",2.5],"b":1}'.encode()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"when": datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)},
+        {"id": uuid.UUID(int=7)},
+        {"colour": _Colour.RED},
+        {"date": datetime.date(2026, 1, 1)},
+        [_Point(1, 2)],
+    ],
+)
+def test_types_orjson_would_write_are_refused_on_every_path(value: Any) -> None:
+    # orjson writes datetimes, UUIDs, enums and dataclasses natively; RFC 8785 input must be JSON.
+    for encoder in (*ENCODERS, None):
+        with pytest.raises(InvalidInput) as exc:
+            serialize_with(encoder, value)
+        assert _code(exc) == "unsupported_type"
+
+
+def test_nesting_beyond_orjsons_limit_takes_the_general_path() -> None:
+    deep: Any = "x"
+    for _ in range(150):  # 300 levels: orjson refuses more than 255; MAX_CANONICAL_DEPTH is 512
+        deep = {"k": [deep]}
+    expected = _general(deep)
+    for encoder in ENCODERS:
+        assert serialize_with(encoder, deep) == expected
+
+
+def test_lone_surrogates_reach_the_general_path_from_every_encoder() -> None:
+    for encoder in ENCODERS:
+        with pytest.raises(InvalidInput) as exc:
+            serialize_with(encoder, {"a": ["ok", "\ud800"]})
+        assert _code(exc) == "lone_surrogate"
+        assert exc.value.fields["path"] == "$.a[1]"
 
 
 def test_locator_returns_none_when_the_text_has_no_such_problem() -> None:

@@ -342,3 +342,21 @@ def test_rfc7520_es512_is_refused_by_key_policy() -> None:
     public = {k: v for k, v in case["input"]["key"].items() if k != "d"}
     with pytest.raises(InvalidInput):
         TrustedKey.from_jwk(public, algorithms={"ES512"})
+
+
+@pytest.mark.parametrize(
+    "issuer", ["https://idp", ("https://other", "https://idp"), frozenset({"https://idp"})]
+)
+def test_issuer_may_be_one_string_or_a_collection(p256: KeyPair, issuer: Any) -> None:
+    assert _verify(p256, _claims(), issuer=issuer)["sub"] == "u"
+    with pytest.raises(VerificationError) as info:
+        _verify(p256, _claims(iss="https://idp/"), issuer=issuer)
+    assert info.value.code == "wrong_iss"
+
+
+@pytest.mark.parametrize("issuer", ["https://idp", ("https://idp",)])
+def test_issuer_claim_of_the_wrong_type_is_wrong_iss(p256: KeyPair, issuer: Any) -> None:
+    for iss in (["https://idp"], {"u": 1}, 1):
+        with pytest.raises(VerificationError) as info:
+            _verify(p256, _claims(iss=iss), issuer=issuer)
+        assert info.value.code == "wrong_iss"

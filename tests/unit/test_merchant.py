@@ -16,14 +16,15 @@ from mudrika.errors import (
     InvalidInput,
     PolicyDenied,
     ReplayError,
+    UntrustedKeyError,
     VerificationError,
 )
 from mudrika.payments.chain import KeyMaterial, VerifiedCart, verify_cart
 from mudrika.payments.models import CartContents, CartMandate, Received, cart_contents_hash, receive_cart
-from mudrika.payments.profile import DEFAULT_ALGORITHMS
 from mudrika.payments.signing import sign_cart
+from mudrika.payments.trustroot import TrustRoot
 from mudrika.stores.replay import MemoryReplayStore
-from tests._support.evidence import evidence_builder
+from tests._support.evidence import evidence_builder, trust_root_for
 from tests._support.paths import FIXTURES
 
 CONTENTS = json.loads((FIXTURES / "ap2" / "cart_contents.json").read_text(encoding="utf-8"))
@@ -38,6 +39,12 @@ def _keys(key: KeyPair) -> KeyMaterial:
     return KeyMaterial.offline_snapshot({MERCHANT: document})
 
 
+def _root(key: KeyPair, **policy: Any) -> TrustRoot:
+    """A trust root that pins ``key`` as the merchant's cart-signing key."""
+    document = evidence_builder().merchant_document(key.public_key.to_jwk())
+    return trust_root_for(merchants={MERCHANT: {"did_document": document}}, **policy)
+
+
 def _claims(cart: Received[CartMandate]) -> tuple[dict[str, Any], dict[str, Any]]:
     token = cart.model.merchant_authorization or ""
     header, payload, _ = token.split(".")
@@ -46,9 +53,9 @@ def _claims(cart: Received[CartMandate]) -> tuple[dict[str, Any], dict[str, Any]
 
 def _verify(cart: Received[CartMandate], key: KeyPair, **overrides: Any) -> VerifiedCart:
     kwargs: dict[str, Any] = {
+        "trust_root": _root(key),
         "keys": _keys(key),
         "audience": AUD,
-        "algorithms": DEFAULT_ALGORITHMS,
         "now": NOW,
         "replay_store": MemoryReplayStore(),
         **overrides,
@@ -144,7 +151,8 @@ def _hand_signed(key: KeyPair, **claims: Any) -> Received[CartMandate]:
         ({"exp": NOW - 1, "iat": NOW - 100}, ExpiredError, "expired"),
         ({"iat": NOW + 60}, VerificationError, "iat_invalid"),
         ({"iat": NOW - 10, "exp": NOW + 1000}, PolicyDenied, "lifetime_too_long"),
-        ({"exp": None}, ExpiredError, "expired"),
+        ({"exp": None}, ExpiredError, "exp_missing"),
+        ({"nbf": NOW + 1}, ExpiredError, "not_yet_valid"),
         ({"jti": None}, VerificationError, "jti_missing"),
         ({"jti": 7}, VerificationError, "jti_missing"),
         ({"cart_hash": "not-the-hash"}, BindingError, "cart_hash_mismatch"),
@@ -166,6 +174,42 @@ def test_unsigned_cart_is_refused() -> None:
 
 def test_leeway_is_bounded() -> None:
     key = KeyPair.generate("p256")
+    with pytest.raises(InvalidInput) as info:
+        _root(key, leeway_seconds=60)
+    assert info.value.code == "bad_trust_root"
+
+
+def test_the_merchant_jwt_typ_is_enforced() -> None:
+    key = KeyPair.generate("p256")
+    base = _hand_signed(key)
+    token = base.model.merchant_authorization or ""
+    _, payload, _ = token.split(".")
+    retyped = sign_jwt(json.loads(b64url_decode(payload)), key, kid=KID, typ="ap2-intent+jwt")
+    with pytest.raises(VerificationError) as info:
+        _verify(receive_cart({"contents": CONTENTS, "merchant_authorization": retyped}), key)
+    assert info.value.fields["check"] == "merchant.jwt.typ"
+
+
+def test_an_unpinned_merchant_is_unanchored() -> None:
+    key = KeyPair.generate("p256")
     cart = sign_cart(CONTENTS, key, merchant_did=MERCHANT, kid=KID, aud=AUD, now=NOW)
-    with pytest.raises(InvalidInput):
-        _verify(cart, key, leeway=60)
+    with pytest.raises(UntrustedKeyError) as info:
+        _verify(cart, key, trust_root=trust_root_for())
+    assert info.value.code == "unanchored"
+
+
+def test_evidence_with_another_key_under_the_pinned_kid_is_refused() -> None:
+    genuine, forger = KeyPair.generate("p256"), KeyPair.generate("p256")
+    cart = sign_cart(CONTENTS, forger, merchant_did=MERCHANT, kid=KID, aud=AUD, now=NOW)
+    with pytest.raises(UntrustedKeyError) as info:
+        _verify(cart, forger, trust_root=_root(genuine))
+    assert info.value.code == "evidence_key_mismatch"
+
+
+def test_an_unsigned_top_level_cart_member_is_refused() -> None:
+    key = KeyPair.generate("p256")
+    cart = sign_cart(CONTENTS, key, merchant_did=MERCHANT, kid=KID, aud=AUD, now=NOW)
+    extended = receive_cart({**cart.plain(), "refund_to": "acct-of-attacker"})
+    with pytest.raises(BindingError) as info:
+        _verify(extended, key)
+    assert info.value.fields["check"] == "cart.unsigned_members"

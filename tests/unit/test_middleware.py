@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from mudrika.errors import IdpUnavailable, ResolutionError, UnavailableError
+from mudrika.trust.jsonrpc import InvalidToken
 from mudrika.trust.keycloak.jwks import JwksCache
 from mudrika.trust.keycloak.tokens import AccessTokenVerifier
 from mudrika.trust.middleware import (
@@ -152,12 +153,13 @@ async def test_a2a_v10_method_name_is_mapped(
 
 @pytest.mark.anyio
 async def test_no_token(client: httpx.AsyncClient, echo: Echo) -> None:
+    # Answered before the body is read (pre-auth limit), so the id is unknown: null (JSON-RPC 2.0 §5).
     response = await client.post("/", json=_call("message/send", "abc"))
     assert response.status_code == 401
     assert response.json() == {
         "jsonrpc": "2.0",
         "error": {"code": -32009, "message": "Authentication required"},
-        "id": "abc",
+        "id": None,
     }
     assert response.headers["www-authenticate"] == 'Bearer realm="mudrika"'
     assert echo.calls == []
@@ -326,11 +328,41 @@ async def test_batch_all_denied(client: httpx.AsyncClient, realm: LocalRealm, ec
 
 
 @pytest.mark.anyio
-async def test_batch_auth_failure_echoes_every_id(client: httpx.AsyncClient, echo: Echo) -> None:
+async def test_batch_auth_failure_echoes_every_id(echo: Echo) -> None:
+    # A scheme that needs the body (here a stand-in signature scheme) fails after reading it, so
+    # every id can be echoed; header-only schemes (Bearer) fail before, with id null.
+    class Forged:
+        credential_headers = frozenset({"signature"})
+
+        async def authenticate(self, request: AuthRequest) -> Authenticated | None:
+            assert request.body  # read before deciding
+            raise InvalidToken("bad signature", code="bad_signature")
+
+    app = A2AAuthMiddleware(echo.app, authenticators=[Forged()], policy=demo_policy())
     batch = [_call("message/send", 1), _call("tasks/get", 2), {"jsonrpc": "2.0", "method": "tasks/get"}]
-    response = await client.post("/", json=batch)
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://agent.test"
+    ) as http:
+        response = await http.post("/", json=batch, headers={"Signature": "forged"})
     assert response.status_code == 401
-    assert [(item["id"], item["error"]["code"]) for item in response.json()] == [(1, -32009), (2, -32009)]
+    assert [(item["id"], item["error"]["code"]) for item in response.json()] == [(1, -32010), (2, -32010)]
+
+
+@pytest.mark.anyio
+async def test_bearer_failures_are_answered_before_the_body(
+    client: httpx.AsyncClient, realm: LocalRealm, echo: Echo
+) -> None:
+    batch = [_call("message/send", 1), _call("tasks/get", 2)]
+    response = await client.post("/", json=batch, headers=_auth(realm, aud="elsewhere"))
+    assert (response.status_code, response.json()["error"]["code"], response.json()["id"]) == (
+        401,
+        -32010,
+        None,
+    )
+    assert response.headers["connection"] == "close"
+    without = await client.post("/", json=batch)  # no credentials: answered before the body is read
+    assert (without.status_code, without.json()["id"]) == (401, None)
+    assert echo.calls == []
 
 
 @pytest.mark.anyio
@@ -339,10 +371,10 @@ async def test_idp_unavailable_is_503(client: httpx.AsyncClient, realm: LocalRea
     response = await client.post("/", json=_call("message/send", 4), headers=_auth(realm))
     assert response.status_code == 503
     assert response.headers["retry-after"] == "5"
-    assert response.json() == {
+    assert response.json() == {  # decided from the headers, before the body (and its id) was read
         "jsonrpc": "2.0",
         "error": {"code": -32010, "message": "Authentication unavailable"},
-        "id": 4,
+        "id": None,
     }
     assert echo.calls == []
 

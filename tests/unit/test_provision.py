@@ -10,7 +10,7 @@ import pytest
 
 from mudrika.crypto.keys import KeyType, PublicKey
 from mudrika.crypto.keystore import load_private_key
-from mudrika.errors import InvalidInput
+from mudrika.errors import InvalidInput, KeyStoreError
 from mudrika.identity.csr import inspect_csr
 from mudrika.identity.methods import bindu
 from mudrika.identity.provision import DidMethod, provision
@@ -100,7 +100,7 @@ def test_rerun_with_wrong_password_fails_and_changes_nothing(tmp_path: Path) -> 
 def test_rerun_never_switches_key_type(tmp_path: Path) -> None:
     out = tmp_path / "agent"
     provision(name="a", out_dir=out, password=PASSWORD, key_type=KeyType.ED25519)
-    with pytest.raises(InvalidInput) as info:
+    with pytest.raises(KeyStoreError) as info:
         provision(name="a", out_dir=out, password=PASSWORD, key_type=KeyType.P256)
     assert info.value.code == "key_type_mismatch"
 

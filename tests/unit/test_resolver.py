@@ -378,7 +378,7 @@ def test_snapshot_of_round_trips_through_an_offline_resolver() -> None:
 
 def test_missing_didkit_means_method_not_supported(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "didkit", None)  # makes `import didkit` raise ImportError
-    resolver = DIDResolver()
+    resolver = DIDResolver(use_didkit=True)
     with pytest.raises(ResolutionError) as info:
         resolver.resolve("did:pkh:eip155:1:0xb9c5714089478a327f09197987f16f9e5d936e8a")
     assert info.value.code == "methodNotSupported"

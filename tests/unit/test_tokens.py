@@ -261,6 +261,7 @@ def test_inactive_token_is_invalid(realm: LocalRealm, jwks: JwksCache, clock: Cl
         ({"aud": "elsewhere"}, InvalidToken, "wrong_aud"),
         ({"exp": None}, InvalidToken, "missing_claim"),
         ({"exp": 1_700_000_000 - 120}, TokenExpired, "expired"),
+        ({"nbf": 1_700_000_000 + 120}, InvalidToken, "not_yet_valid"),  # not yet valid: -32010, not -32011
         ({"active": "true"}, InvalidToken, "inactive"),
     ],
 )
@@ -357,3 +358,45 @@ def test_leeway_sixty_is_the_maximum(realm: LocalRealm, jwks: JwksCache, clock: 
     verifier = _verifier(realm, jwks, clock, leeway=60)
     assert verifier.leeway == 60
     assert "agent-api" in repr(verifier)
+
+
+@pytest.mark.parametrize(
+    ("aud", "accepted"),
+    [
+        ("agent-api", True),
+        (["account", "agent-api"], True),
+        (["account", 7, "agent-api"], True),  # a non-string entry is skipped, not matched
+        (["account"], False),
+        ([], False),
+        ([["agent-api"]], False),
+        ({"agent-api": True}, False),
+        (7, False),
+        ("agent-api-2", False),
+    ],
+)
+def test_audience_claim_shapes(
+    realm: LocalRealm, jwks: JwksCache, clock: Clock, aud: object, accepted: bool
+) -> None:
+    verifier = _verifier(realm, jwks, clock, cache_size=0)
+    token = realm.token(aud=aud)
+    if accepted:
+        assert verifier.verify(token).principal.subject
+    else:
+        with pytest.raises(InvalidToken) as info:
+            verifier.verify(token)
+        assert info.value.code == "wrong_aud"
+
+
+def test_token_id_of_a_result_is_the_log_label(realm: LocalRealm, jwks: JwksCache, clock: Clock) -> None:
+    token = realm.token()
+    assert _verifier(realm, jwks, clock).verify(token).token_id == token_id(token)
+
+
+@pytest.mark.parametrize("iss", [["https://idp.test/realms/mudrika"], {"iss": 1}, 7, None])
+def test_issuer_claim_that_is_not_the_issuer_string_is_wrong_iss(
+    realm: LocalRealm, jwks: JwksCache, clock: Clock, iss: object
+) -> None:
+    verifier = _verifier(realm, jwks, clock, cache_size=0)
+    with pytest.raises(InvalidToken) as info:
+        verifier.verify(realm.token(iss=iss))
+    assert info.value.code == "wrong_iss"

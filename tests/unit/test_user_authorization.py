@@ -9,6 +9,7 @@ import pytest
 
 from mudrika.crypto import sdjwt
 from mudrika.crypto._b64 import b64url_decode
+from mudrika.crypto.jcs import mandate_hash
 from mudrika.crypto.jose import TrustedKey, sign_jwt
 from mudrika.crypto.keys import KeyPair
 from mudrika.errors import InvalidInput
@@ -43,6 +44,11 @@ def _report(
     return inspect_chain(chain.intent, chain.cart, payment or chain.payment, **kwargs)
 
 
+def chain_issuer() -> str:
+    issuer: str = evidence_builder().ISSUER
+    return issuer
+
+
 def _failed(report: VerificationReport) -> list[str]:
     return [check.id for check in report.failures]
 
@@ -52,6 +58,7 @@ def _resign(chain: Any, **overrides: Any) -> Received[PaymentMandate]:
         "credential": chain.credential,
         "user_key": chain.user_key,
         "cart": chain.cart,
+        "intent": chain.intent,
         "aud": chain.kb_audience,
         "nonce": chain.nonce,
         "now": chain.now - 2,
@@ -104,7 +111,11 @@ def test_sign_payment_key_binding_claims() -> None:
     assert claims["aud"] == chain.kb_audience
     assert claims["nonce"] == chain.nonce
     assert claims["iat"] == chain.now - 2
-    assert claims["transaction_data"] == [cart_mandate_hash(chain.cart), payment_contents_hash(chain.payment)]
+    assert claims["transaction_data"] == [
+        cart_mandate_hash(chain.cart),
+        payment_contents_hash(chain.payment),
+        mandate_hash(chain.intent.plain()),
+    ]
     presentation = chain.payment.model.user_authorization or ""
     assert presentation.count("~") == 2  # one disclosure (/email) of two, then the KB-JWT
 
@@ -116,6 +127,8 @@ def test_sign_payment_refuses_bad_input() -> None:
     unsigned = chain.cart.with_member("merchant_authorization", None)
     with pytest.raises(InvalidInput):
         _resign(chain, cart=unsigned)
+    with pytest.raises(InvalidInput):
+        _resign(chain, intent=chain.cart)
     text = _resign(chain, credential=chain.credential.compact())
     assert _report(chain, text).ok
 
@@ -131,7 +144,7 @@ def test_key_binding_too_old_or_in_the_future() -> None:
     assert _failed(_report(chain, now=chain.now + 301)) == ["user.kb.iat"]
     future = _resign(chain, now=chain.now + 60)
     assert _failed(_report(chain, future)) == ["user.kb.iat"]
-    assert _report(chain, future, leeway=30).by_id("user.kb.iat").failed
+    assert _report(chain, future, trust_root=chain.trust_root(leeway_seconds=30)).by_id("user.kb.iat").failed
 
 
 def test_transaction_data_binds_this_cart() -> None:
@@ -163,7 +176,10 @@ def test_sd_hash_covers_the_presented_disclosures() -> None:
 
 def test_credential_checks() -> None:
     chain = evidence_builder().build_chain()
-    assert _failed(_report(chain, trusted_issuers=["https://other-issuer.example"])) == ["issuer.trusted"]
+    stranger = chain.trust_root(
+        issuers={"https://other-issuer.example": {"jwks": chain.jwks[chain_issuer()]}}
+    )
+    assert _failed(_report(chain, trust_root=stranger)) == ["issuer.trusted"]
     expired = issue_user_credential(
         issuer_key=chain.issuer_key,
         issuer="https://wallet-issuer.example",
@@ -172,7 +188,7 @@ def test_credential_checks() -> None:
         now=chain.now - 7200,
         ttl=3600,
     )
-    assert _failed(_report(chain, _resign(chain, credential=expired, disclose=[]))) == ["issuer.jwt.validity"]
+    assert _failed(_report(chain, _resign(chain, credential=expired, disclose=[]))) == ["issuer.jwt.exp"]
     unknown_kid = issue_user_credential(
         issuer_key=chain.issuer_key,
         issuer="https://wallet-issuer.example",

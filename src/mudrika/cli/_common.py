@@ -1,17 +1,21 @@
-"""Shared CLI plumbing: exit-code mapping, JSON output, password sources.
+"""Shared CLI plumbing: the exit-code contract, error reports, JSON output, password sources.
 
-Why here: every command must map errors to the same exit codes and must read passwords the same safe
-way (environment variable or file named by the user, a prompt only on a terminal, never a literal).
+Why here: every command must map errors to the same exit codes, report them the same way (the code
+and the fields the exception carries, one JSON document with ``--json``, the cause chain with
+``-v``), and read passwords the same safe way (an environment variable or file named by the user, a
+prompt only on a terminal, never a literal).  This module imports nothing heavy: it is loaded for
+every ``mudrika`` invocation, ``--help`` included.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sys
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -21,34 +25,168 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 
-_log = logging.getLogger("mudrika.cli")
+#: The exit-code table every command follows; shown at the end of ``mudrika --help``.
+EXIT_CODE_HELP = (
+    "\b\nExit codes (every command):\n"
+    "  0  ok\n"
+    "  1  verification or operation failed (also: refused to overwrite a file, service unavailable)\n"
+    "  2  usage error or malformed input"
+)
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+#: Longest rendering of one field value in a human error line; the JSON document carries it whole.
+_MAX_FIELD_TEXT = 200
+#: Bound on the cause chain walked for ``--verbose`` (a chain is short; a loop must not hang us).
+_MAX_CAUSES = 16
+
+
+@dataclass
+class Invocation:
+    """What one run of the CLI learnt while parsing: how the user wants a failure reported.
+
+    It travels as the root context's ``obj``; the ``--json`` and ``-v`` callbacks fill it in, so the
+    error handler still knows after the command's context is gone.
+    """
+
+    json: bool = False
+    verbose: bool = False
+
+
+@dataclass(frozen=True)
+class ErrorReport:
+    """One failure, reduced to what may be shown: code, message, structured fields, exit code.
+
+    ``causes`` is the secret-free cause chain (see :func:`cause_chain`); ``problems`` lists every
+    validation problem (location: message) the error carried.
+    """
+
+    code: str
+    message: str
+    fields: Mapping[str, Any]
+    exit_code: int
+    label: str = "error"
+    problems: tuple[str, ...] = ()
+    causes: tuple[Mapping[str, Any], ...] = field(default=())
+
+    def to_json(self, *, verbose: bool) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message, "fields": dict(self.fields)}
+        if verbose:
+            error["causes"] = [dict(cause) for cause in self.causes]
+        return {"error": error}
+
+    def human_lines(self, *, verbose: bool) -> list[str]:
+        """``error: <message> (<code>; field=value, …)``, then every problem not already in the message."""
+        fields = ", ".join(f"{key}={_field_text(value)}" for key, value in _plain_fields(self))
+        details = f"{self.code}; {fields}" if fields else self.code
+        lines = [f"{self.label}: {_escape(self.message)} ({_escape(details)})"]
+        lines += [f"  - {_escape(problem)}" for problem in self.problems if problem not in self.message]
+        if verbose:
+            lines += [f"  caused by: {_cause_text(cause)}" for cause in self.causes]
+        return lines
 
 
 def run_cli(group: click.Group, argv: list[str]) -> int:
-    """Invoke ``group`` with ``argv`` and translate every outcome into the documented exit code."""
+    """Invoke ``group`` with ``argv`` and translate every outcome into the documented exit code.
+
+    Nothing escapes as a traceback: an unexpected exception exits 1 with its type name (the frames
+    only with ``--verbose``).
+    """
+    invocation = Invocation()
     try:
-        result = group.main(args=argv, prog_name="mudrika", standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        return int(exc.exit_code)
-    except click.Abort:
-        err("aborted")
-        return EXIT_FAILED
-    except click.UsageError as exc:
-        exc.show(file=sys.stderr)
-        return EXIT_USAGE
-    except click.ClickException as exc:
-        exc.show(file=sys.stderr)
-        return EXIT_USAGE
-    except InvalidInput as exc:
-        err(f"error: {exc.message}")
-        return EXIT_USAGE
-    except VerificationError as exc:
-        err(f"verification failed: {exc.message}")
-        return EXIT_FAILED
-    except MudrikaError as exc:
-        err(f"error: {exc.message}")
-        return EXIT_FAILED
+        result = group.main(args=argv, prog_name="mudrika", standalone_mode=False, obj=invocation)
+    except (click.Abort, KeyboardInterrupt, Exception) as exc:  # every failure ends in a report
+        report = describe(exc)
+        # A parse error can stop click before the --json callback ran; the flag is still in argv.
+        if invocation.json or (isinstance(exc, click.UsageError) and "--json" in argv):
+            emit_json(report.to_json(verbose=invocation.verbose))
+        if isinstance(exc, click.ClickException):
+            exc.show(file=sys.stderr)  # click's own text: the usage line and a pointer to --help
+        else:
+            for line in report.human_lines(verbose=invocation.verbose):
+                err(line)
+        if report.code == "internal_error":
+            if invocation.verbose:
+                _print_frames(exc)
+            else:
+                err("  (run with -v for the traceback)")
+        return report.exit_code
     return int(result) if isinstance(result, int) else EXIT_OK
+
+
+def describe(exc: BaseException) -> ErrorReport:
+    """Classify ``exc`` under the exit-code table and keep only what is safe to show.
+
+    MudrikaError messages, codes and fields are secret-free by contract; of any other exception only
+    the type name is shown (its message may hold anything).
+    """
+    causes = tuple(cause_chain(exc))
+    if isinstance(exc, click.UsageError):
+        param = exc.param if isinstance(exc, click.BadParameter) else None
+        fields = {"param": _param_hint(param)} if param is not None else {}
+        return ErrorReport("usage", exc.format_message(), fields, EXIT_USAGE, causes=causes)
+    if isinstance(exc, click.ClickException):
+        return ErrorReport("invalid_input", exc.format_message(), {}, EXIT_USAGE, causes=causes)
+    if isinstance(exc, (click.Abort, KeyboardInterrupt)):
+        return ErrorReport("aborted", "aborted", {}, EXIT_FAILED, causes=causes)
+    if isinstance(exc, MudrikaError):
+        if isinstance(exc, InvalidInput):
+            exit_code, label = EXIT_USAGE, "error"
+        elif isinstance(exc, VerificationError):
+            exit_code, label = EXIT_FAILED, "verification failed"
+        else:
+            exit_code, label = EXIT_FAILED, "error"
+        return ErrorReport(
+            exc.code,
+            exc.message,
+            dict(exc.fields),
+            exit_code,
+            label,
+            problems=tuple(_problems(exc.fields.get("errors"))),
+            causes=causes,
+        )
+    if _is_pydantic_validation_error(exc):
+        # Models are validated behind InvalidInput at every boundary; this is the safety net.
+        problems = _problems(exc.errors(include_input=False, include_url=False))  # type: ignore[attr-defined]
+        errors = list(problems)
+        return ErrorReport(
+            "invalid_input",
+            f"invalid input ({len(errors)} problem{'s' if len(errors) != 1 else ''})",
+            {"errors": errors},
+            EXIT_USAGE,
+            problems=tuple(errors),
+            causes=causes,
+        )
+    if isinstance(exc, OSError) and exc.strerror:
+        fields = {"filename": str(exc.filename)} if exc.filename is not None else {}
+        return ErrorReport("os_error", exc.strerror, fields, EXIT_FAILED, causes=causes)
+    name = _type_name(exc)
+    return ErrorReport(
+        "internal_error", f"unexpected internal error: {name}", {"type": name}, EXIT_FAILED, causes=causes
+    )
+
+
+def cause_chain(exc: BaseException) -> Iterator[dict[str, Any]]:
+    """The exceptions behind ``exc`` (``__cause__``, else ``__context__``), nearest first.
+
+    Even a context suppressed with ``raise … from None`` is listed: ``--verbose`` is asked for to see
+    what the short message hides.  A MudrikaError shows its code, message and fields; any other
+    exception only its type name.
+    """
+    seen = {id(exc)}
+    current = exc.__cause__ or exc.__context__
+    while current is not None and id(current) not in seen and len(seen) <= _MAX_CAUSES:
+        seen.add(id(current))
+        if isinstance(current, MudrikaError):
+            yield {
+                "type": _type_name(current),
+                "code": current.code,
+                "message": current.message,
+                "fields": dict(current.fields),
+            }
+        else:
+            yield {"type": _type_name(current)}
+        current = current.__cause__ or current.__context__
 
 
 def err(message: str) -> None:
@@ -57,7 +195,140 @@ def err(message: str) -> None:
 
 
 def emit_json(document: Any) -> None:
-    click.echo(json.dumps(document, indent=2, sort_keys=False, ensure_ascii=False))
+    click.echo(json.dumps(document, indent=2, sort_keys=False, ensure_ascii=False, default=str))
+
+
+# -- the error contract, attached to every command ---------------------------------------------------------
+
+
+def _invocation(ctx: click.Context) -> Invocation | None:
+    return ctx.find_object(Invocation)
+
+
+def _remember_verbose(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    invocation = _invocation(ctx)
+    if value and invocation is not None:
+        invocation.verbose = True
+    return value
+
+
+def _remember_json(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
+    invocation = _invocation(ctx)
+    if value and invocation is not None:
+        invocation.json = True
+    return value
+
+
+def verbose_option(func: _F) -> _F:
+    """``-v/--verbose``: add the cause chain to an error (and an unexpected error's traceback)."""
+    return click.option(
+        "-v",
+        "--verbose",
+        is_flag=True,
+        expose_value=False,
+        is_eager=True,
+        callback=_remember_verbose,
+        help="On failure, also show the cause chain (and the traceback of an unexpected error).",
+    )(func)
+
+
+def adopt_error_contract(command: click.Command) -> click.Command:
+    """Make ``command`` (and every subcommand) report failures by the CLI's contract.
+
+    Its ``--json`` flag, when it has one, also asks for a JSON error document (the flag is made eager
+    so a bad value of another option is reported in JSON too), and it accepts ``-v/--verbose``.
+    Idempotent: a command is adopted when first loaded and may be loaded again.
+    """
+    for each in _walk(command):
+        for param in each.params:
+            if param.name == "as_json" and param.callback is None:
+                param.callback = _remember_json
+                param.is_eager = True
+        if not any("--verbose" in param.opts for param in each.params):
+            verbose_option(each)
+    return command
+
+
+def _walk(command: click.Command) -> Iterator[click.Command]:
+    yield command
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            yield from _walk(sub)
+
+
+# -- rendering ---------------------------------------------------------------------------------------------
+
+
+def _escape(text: str) -> str:
+    """Control characters (an ANSI escape in a DID, a newline in a path) are shown, never obeyed."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
+def _field_text(value: Any) -> str:
+    if isinstance(value, str) and value and all(ch.isprintable() and ch not in " ,;=()'\"" for ch in value):
+        text = value
+    else:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    text = _escape(text)
+    return text if len(text) <= _MAX_FIELD_TEXT else text[: _MAX_FIELD_TEXT - 1] + "…"
+
+
+def _plain_fields(report: ErrorReport) -> Iterator[tuple[str, Any]]:
+    """The fields shown inline: everything but the problem list (shown one problem per line)."""
+    for key, value in report.fields.items():
+        if key != "errors" or not report.problems:
+            yield key, value
+
+
+def _problems(errors: Any) -> Iterator[str]:
+    """``loc: msg`` for each validation problem (dicts from pydantic, or already-formatted strings)."""
+    if not isinstance(errors, (list, tuple)):
+        return
+    for item in errors:
+        if isinstance(item, Mapping):
+            loc = item.get("loc")
+            where = ".".join(str(part) for part in loc) if isinstance(loc, (list, tuple)) else str(loc or "")
+            yield f"{where or '(top level)'}: {item.get('msg', '')}"
+        else:
+            yield str(item)
+
+
+def _cause_text(cause: Mapping[str, Any]) -> str:
+    if "code" not in cause:
+        return str(cause["type"])
+    fields = ", ".join(f"{key}={_field_text(value)}" for key, value in cause["fields"].items())
+    details = f"{cause['code']}; {fields}" if fields else cause["code"]
+    return _escape(f"{cause['type']}: {cause['message']} ({details})")
+
+
+def _param_hint(param: click.Parameter) -> str:
+    """The name the user typed: ``--out`` for an option, ``BUNDLE...`` for an argument."""
+    return param.opts[0] if isinstance(param, click.Option) and param.opts else param.human_readable_name
+
+
+def _type_name(exc: BaseException) -> str:
+    kind = type(exc)
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _is_pydantic_validation_error(exc: BaseException) -> bool:
+    kind = type(exc)
+    return kind.__name__ == "ValidationError" and kind.__module__.startswith("pydantic")
+
+
+def _print_frames(exc: BaseException) -> None:
+    """The traceback's frames and the exception type, without the exception's message."""
+    import traceback
+
+    err("Traceback (most recent call last):")
+    for line in traceback.format_list(traceback.extract_tb(exc.__traceback__)):
+        err(line.rstrip("\n"))
+    err(_type_name(exc))
+
+
+# -- passwords ---------------------------------------------------------------------------------------------
 
 
 def read_password(password_env: str | None, password_file: Path | None, *, confirm: bool = False) -> bytes:
@@ -70,16 +341,26 @@ def read_password(password_env: str | None, password_file: Path | None, *, confi
     if password_env:
         value = os.environ.get(password_env)
         if not value:
-            raise InvalidInput(f"environment variable {password_env} is not set or empty", code="no_password")
+            raise InvalidInput(
+                f"environment variable {password_env} is not set or empty",
+                code="no_password",
+                option="--password-env",
+            )
         return value.encode()
     if password_file:
         try:
             data = password_file.read_bytes()
         except OSError as exc:
-            raise InvalidInput(f"cannot read password file {password_file}: {exc.strerror}") from None
+            raise InvalidInput(
+                f"cannot read password file {password_file}: {exc.strerror}",
+                code="unreadable",
+                option="--password-file",
+            ) from None
         value_bytes = data.rstrip(b"\r\n")
         if not value_bytes:
-            raise InvalidInput(f"password file {password_file} is empty", code="no_password")
+            raise InvalidInput(
+                f"password file {password_file} is empty", code="no_password", option="--password-file"
+            )
         return value_bytes
     if not sys.stdin.isatty():
         raise InvalidInput(

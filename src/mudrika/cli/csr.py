@@ -1,28 +1,34 @@
-"""``mudrika csr``: certificate signing requests bound to an agent's DID."""
+"""``mudrika csr``: certificate signing requests bound to an agent's DID.
+
+cryptography and the identity modules are imported inside the command, so that
+``mudrika csr --help`` starts without them.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from mudrika.cli._common import emit_json, err, password_options, read_password
-from mudrika.crypto.keystore import load_private_key, write_file_atomic
 from mudrika.errors import InvalidInput
-from mudrika.identity.csr import create_csr, fingerprint_sha256, self_signed_certificate, to_pem
-from mudrika.identity.did import parse_did
 
 __all__ = ["csr_group"]
 
 
 def default_common_name(did: str) -> str:
     """did:bindu carries the agent name; for other methods the operator must say it with --cn."""
+    from mudrika.identity.did import parse_did
+
     parsed = parse_did(did)
     if parsed.method == "bindu":
         parts = parsed.method_specific_id.split(":")
         if len(parts) == 3 and parts[1]:
             return parts[1]
-    raise InvalidInput("give the agent name with --cn (the common name is never the DID)", code="missing_cn")
+    raise InvalidInput(
+        "give the agent name with --cn (the common name is never the DID)", code="missing_cn", option="--cn"
+    )
 
 
 @click.group("csr")
@@ -46,6 +52,12 @@ def csr_group() -> None:
 @click.option("--days", type=click.IntRange(1, 397), default=30, show_default=True)
 @click.option("--force", is_flag=True, help="Replace existing output files.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON document on stdout.")
+@click.option(
+    "--did-document",
+    "did_document_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The DID's document, to check --key against --did offline (needed for did:web and others).",
+)
 @password_options
 def create(
     key_uri: str,
@@ -57,12 +69,30 @@ def create(
     days: int,
     force: bool,
     as_json: bool,
+    did_document_file: Path | None,
     password_env: str | None,
     password_file: Path | None,
 ) -> None:
     """Create a CSR (and optionally a development certificate) for the key and DID."""
+    from mudrika.crypto.keystore import load_private_key, write_file_atomic
+    from mudrika.identity.csr import create_csr, fingerprint_sha256, self_signed_certificate, to_pem
+
     common_name = cn or default_common_name(did)
     pair = load_private_key(key_uri, read_password(password_env, password_file))
+    # A CSR whose SAN names a DID the key does not control is refused here, not by a CA months later.
+    from mudrika.cli._keycheck import check_key_in_did, documents_by_did
+    from mudrika.crypto.jcs import loads_strict
+
+    documents: dict[str, Any] = {}
+    if did_document_file is not None:
+        try:
+            with did_document_file.open("rb") as handle:
+                documents = documents_by_did([loads_strict(handle.read(1024 * 1024))])
+        except OSError as exc:
+            raise InvalidInput(
+                f"cannot read {did_document_file}: {exc.strerror}", code="unreadable"
+            ) from None
+    check_key_in_did(pair, did=did, documents=documents)
     csr = create_csr(pair, agent_name=common_name, did=did, dns_names=dns_names)
     csr_pem = to_pem(csr)
     result: dict[str, object] = {

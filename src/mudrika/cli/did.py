@@ -1,21 +1,23 @@
-"""``mudrika did``: create a DID for a key, or resolve one."""
+"""``mudrika did``: create a DID for a key, or resolve one.
+
+The identity modules (pydantic models, cryptography, httpx, didkit) are imported inside the
+commands, so that ``mudrika did --help`` starts without them.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
+from mudrika.cli._choices import DID_METHODS
 from mudrika.cli._common import emit_json, err, password_options, read_password
-from mudrika.crypto.jcs import loads_strict
-from mudrika.crypto.keys import PublicKey
-from mudrika.crypto.keystore import load_private_key, write_file_atomic
 from mudrika.errors import InvalidInput
-from mudrika.identity.methods import web
-from mudrika.identity.provision import DidMethod, agent_document, create_did
-from mudrika.identity.resolver import DIDResolver
+
+if TYPE_CHECKING:
+    from mudrika.crypto.keys import PublicKey
 
 __all__ = ["did_group"]
 
@@ -25,6 +27,9 @@ _MAX_SNAPSHOT = 10 * 1024 * 1024
 
 def _public_key(path: Path, password_env: str | None, password_file: Path | None) -> PublicKey:
     """A public PEM is used as is; a private key file is unlocked only to derive its public half."""
+    from mudrika.crypto.keys import PublicKey
+    from mudrika.crypto.keystore import load_private_key
+
     try:
         data = path.read_bytes()[: _MAX_KEY_FILE + 1]
     except OSError as exc:
@@ -40,7 +45,7 @@ def did_group() -> None:
 
 
 @did_group.command("create")
-@click.option("--method", type=click.Choice(["key", "jwk", "web", "bindu"]), default="key", show_default=True)
+@click.option("--method", type=click.Choice(DID_METHODS), default="key", show_default=True)
 @click.option(
     "--key",
     "key_path",
@@ -78,6 +83,10 @@ def create(
     password_file: Path | None,
 ) -> None:
     """Derive the DID and DID document for a key."""
+    from mudrika.crypto.keystore import write_file_atomic
+    from mudrika.identity.methods import web
+    from mudrika.identity.provision import DidMethod, agent_document, create_did
+
     public = _public_key(key_path, password_env, password_file)
     did = create_did(
         public,
@@ -112,8 +121,21 @@ def create(
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the full resolution result (document + metadata)."
 )
-def resolve(did: str, snapshot: Path | None, as_json: bool) -> None:
-    """Resolve DID to its DID document (did:key/did:jwk locally, did:web over HTTPS, others via didkit)."""
+@click.option(
+    "--allow-private-network",
+    is_flag=True,
+    help="Development only: let did:web reach loopback and private addresses (logged as a warning).",
+)
+def resolve(did: str, snapshot: Path | None, as_json: bool, allow_private_network: bool) -> None:
+    """Resolve DID to its DID document (did:key/did:jwk locally, did:web over HTTPS, others via didkit).
+
+    did:web goes through the egress policy: loopback, private, link-local and metadata addresses are
+    refused unless --allow-private-network is given.
+    """
+    from mudrika.crypto.jcs import loads_strict
+    from mudrika.identity.resolver import DIDResolver
+    from mudrika.net.egress import EgressPolicy
+
     if snapshot is not None:
         try:
             raw = snapshot.read_bytes()
@@ -124,7 +146,9 @@ def resolve(did: str, snapshot: Path | None, as_json: bool) -> None:
             raise InvalidInput("a snapshot is a JSON object mapping DIDs to documents", code="bad_snapshot")
         resolver = DIDResolver.offline(documents)
     else:
-        resolver = DIDResolver()
+        # The user's own command: didkit may resolve the methods we do not implement natively.
+        egress = EgressPolicy(allow_private_networks=allow_private_network)
+        resolver = DIDResolver(use_didkit=True, egress=egress)
     result = resolver.resolve(did)
     if as_json:
         emit_json(

@@ -1,98 +1,108 @@
-"""``mudrika dispute verify``: re-verify AP2 chains from evidence bundles, offline, at the evidence time.
+"""``mudrika dispute``: assemble evidence bundles and re-verify AP2 chains from them, offline.
 
-Why a separate command: a dispute is decided on the key material and the expectations that held when
-the payment was made, never on what a resolver says today.  So this command reads keys only from the
-bundle (``mudrika.evidence/v1``, see docs/payments.md), never opens a network connection, and
-evaluates at ``--at`` (default: the bundle's ``evidence_time``).
+Why a separate command: a dispute is decided on the key material and the expectations that held
+when the payment was made, never on what a resolver says today.  So ``dispute verify`` reads key
+material only from each bundle (``mudrika.evidence/v1``, see docs/payments.md), never opens a
+network connection, and evaluates at ``--at`` (default: the bundle's ``evidence_time``).  What is
+*trusted* comes from the analyst: ``--trust-root FILE`` and the per-case expectations (``--kb-nonce``
+for one bundle, or a JSON Lines case file for a batch).  A verdict that rests on anything a bundle
+brought is UNANCHORED, never OK.
 
-Exit codes: 0 every check of every bundle passed; 1 a check failed; 2 a bundle is malformed or the
-command line is wrong.  The human summary (a table of checks) goes to stderr; ``--json`` prints the
-report (or, for several bundles, ``{"results": [...]}``) on stdout; ``--html FILE`` writes a
-self-contained HTML report (one bundle only).
+``dispute bundle`` is the other side: the merchant or processor assembles the three mandates and
+the key material it verified them with into a bundle, recording where and when each key came from.
+
+Batches: every bundle is verified by :func:`mudrika.payments.batch.verify_bundle_bytes`, a pure
+function of the bundle's bytes, the trust root's bytes and the case, in ``--jobs`` processes; one
+line per bundle is printed as each finishes, full reports only for failures (or ``--verbose``), and
+a summary at the end.
+
+Exit codes: 0 every verdict is OK; 1 a check failed or a verdict is UNANCHORED; 2 a bundle, a case
+or the trust root is malformed, or the command line is wrong.  Human text goes to stderr; ``--json``
+prints one JSON document on stdout and nothing else.
 """
 
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
-from datetime import datetime
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
-from mudrika.cli._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, emit_json, err
-from mudrika.crypto.keystore import write_file_atomic
+from mudrika.cli._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Invocation, emit_json, err
 from mudrika.errors import InvalidInput
-from mudrika.payments.bundle import inspect_bundle, load_bundle
-from mudrika.payments.chain import VerificationReport, render_html
-from mudrika.payments.models import parse_timestamp
+
+if TYPE_CHECKING:
+    from mudrika.payments.batch import BundleResult, Case
+    from mudrika.payments.chain import VerificationReport
+
+# The payments modules (pydantic, cryptography) and rich are imported inside the functions that use
+# them, so that `mudrika dispute --help` starts without them.
 
 __all__ = ["dispute_group", "parse_time_option", "print_report", "write_html"]
 
-_STATUS_STYLE = {"passed": "green", "failed": "bold red", "skipped": "dim"}
+#: Largest case file / stdin accepted (JSON Lines of cases, or one bundle).
+_MAX_CASES_BYTES = 64 * 1024 * 1024
+#: Bundles per task sent to a worker process, and tasks in flight per worker (bounds memory).
+_CHUNK = 4
+_IN_FLIGHT_PER_WORKER = 4
 
 
 def parse_time_option(text: str | None, name: str = "--at") -> datetime | None:
-    """An ISO 8601 time with a UTC offset (``2025-10-01T12:21:10Z``), or ``None`` when not given."""
+    """ISO 8601 with a UTC offset (``2025-10-01T12:21:10Z``) or UNIX seconds; ``None`` when not given.
+
+    The same parser as the Python API (``mudrika.payments.models.parse_time``), so every form the
+    API accepts the CLI accepts too.
+    """
     if text is None:
         return None
+    from mudrika.payments.models import parse_time
+
     try:
-        return parse_timestamp(text)
+        return parse_time(text)
     except InvalidInput as exc:
-        raise click.BadParameter(f"{exc.message} (use e.g. 2025-10-01T12:21:10Z)", param_hint=name) from None
+        raise click.BadParameter(
+            f"{exc.message} (use e.g. 2025-10-01T12:21:10Z or UNIX seconds)", param_hint=name
+        ) from None
 
 
-def print_report(report: VerificationReport, *, title: str) -> None:
-    """The human summary on stderr: a table of every check, then the verdict.
+def print_report(report: VerificationReport, *, title: str, verbose: bool = False) -> None:
+    """The human report on stderr: verdict paragraph, failures with their meaning, the rest.
 
-    Values come from the parties to the dispute, so every cell is a plain :class:`rich.text.Text`:
-    a merchant name such as ``[red]OK[/]`` is shown as typed, never read as console markup.
+    Plain lines, never wrapped (identifiers stay whole for grep and out-of-band comparison); every
+    party-supplied value is shown with its control characters escaped.
     """
-    console = Console(stderr=True, highlight=False)
-    table = Table(title=Text(title))
-    # Ids and statuses never wrap: scripts and people grep for them.
-    table.add_column("status", no_wrap=True)
-    table.add_column("check", no_wrap=True)
-    for column in ("party", "expected", "got"):
-        table.add_column(column, overflow="fold")
-    for check in report.checks:
-        data = check.to_dict()
-        got = data["got"] or ""
-        if check.failed and data["detail"]:
-            got = f"{got} ({data['detail']})" if got else data["detail"]
-        table.add_row(
-            Text(check.status, style=_STATUS_STYLE[check.status]),
-            Text(check.id),
-            Text(check.party),
-            Text(data["expected"] or ""),
-            Text(got),
-        )
-    console.print(table)
-    counts = report.to_dict()["counts"]
-    verdict = "OK: every check passed" if report.ok else "FAILED"
-    err(
-        f"{verdict}: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped "
-        f"(evaluated at {report.evaluated_at}, {report.mode} keys)"
-    )
+    from mudrika.payments.chain import render_text
+
+    err(render_text(report, title=title, verbose=verbose))
 
 
-def write_html(report: VerificationReport, path: Path, *, title: str) -> None:
-    write_file_atomic(path, render_html(report, title=title).encode("utf-8"), force=True, private_dir=False)
+def write_html(
+    report: VerificationReport,
+    path: Path,
+    *,
+    title: str,
+    mandates: dict[str, Any] | None = None,
+    verbose: bool = False,
+) -> None:
+    from mudrika.crypto.keystore import write_file_atomic
+    from mudrika.payments.chain import render_html
+
+    page = render_html(report, title=title, mandates=mandates, verbose=verbose)
+    write_file_atomic(path, page.encode("utf-8"), force=True, private_dir=False)
     err(f"wrote {path}")
 
 
-def _verify_one(path: str, at: datetime | None) -> dict[str, Any]:
-    """Worker: one bundle → ``{"path", "report"}`` or ``{"path", "error"}`` (picklable)."""
-    try:
-        bundle = load_bundle(path)
-        report = inspect_bundle(bundle, at=at)
-    except InvalidInput as exc:
-        return {"path": path, "error": exc.message, "code": exc.code}
-    return {"path": path, "report": report}
+def _remember_verbose(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    invocation = ctx.find_object(Invocation)
+    if value and invocation is not None:
+        invocation.verbose = True
+    return value
 
 
 @click.group("dispute")
@@ -100,15 +110,281 @@ def dispute_group() -> None:
     """Adjudicate AP2 payments from evidence bundles (offline: never touches the network)."""
 
 
+# -- the work list ----------------------------------------------------------------------------------------
+
+
+class _Item:
+    """One bundle to verify: its name, its bytes (or why they could not be read) and its case."""
+
+    __slots__ = ("case", "data", "problem")
+
+    def __init__(self, case: Case, data: bytes | None, problem: InvalidInput | None = None) -> None:
+        self.case = case
+        self.data = data
+        self.problem = problem
+
+
+def _read_limited(path: Path, limit: int) -> bytes:
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}", code="unreadable") from None
+    if len(data) > limit:
+        raise InvalidInput(f"{path} is too large", code="too_large", limit=limit)
+    return data
+
+
+def _bundle_item(path: Path, case: Case) -> _Item:
+    from mudrika.payments.bundle import MAX_BUNDLE_BYTES
+
+    try:
+        return _Item(case, _read_limited(path, MAX_BUNDLE_BYTES))
+    except InvalidInput as exc:
+        return _Item(case, None, exc)
+
+
+def _case_items(text: bytes, *, origin: str, base: Path, audiences: dict[str, str | None]) -> Iterator[_Item]:
+    """JSON Lines of cases: ``{"bundle": PATH-or-object, "kb_nonce", "merchant_audience", …}``.
+
+    A case's own audience wins; one it leaves out comes from ``--merchant-aud`` / ``--kb-aud``.
+    """
+    import dataclasses
+    import json
+
+    from mudrika.crypto.jcs import loads_strict
+    from mudrika.payments.batch import Case, parse_case
+
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        label = f"{origin}:{number}"
+        try:
+            case, bundle = parse_case(loads_strict(line), name=label)
+            case = dataclasses.replace(
+                case,
+                merchant_audience=case.merchant_audience or audiences["merchant_audience"],
+                kb_audience=case.kb_audience or audiences["kb_audience"],
+            )
+        except InvalidInput as exc:
+            yield _Item(Case(name=label), None, exc)
+            continue
+        if isinstance(bundle, str):
+            path = Path(bundle)
+            yield _bundle_item(path if path.is_absolute() else base / path, case)
+        elif isinstance(bundle, dict):
+            yield _Item(case, json.dumps(bundle, ensure_ascii=False).encode("utf-8"))
+        else:
+            problem = InvalidInput(
+                "a case's 'bundle' is a path or a bundle object", code="bad_case", case=label
+            )
+            yield _Item(case, None, problem)
+
+
+def _is_one_bundle(data: bytes) -> bool:
+    """Stdin holds one evidence bundle (not JSON Lines of cases)?"""
+    from mudrika.crypto.jcs import loads_strict
+
+    try:
+        value = loads_strict(data, max_bytes=_MAX_CASES_BYTES, max_depth=64)
+    except InvalidInput:
+        return False
+    return isinstance(value, dict) and "format" in value and "bundle" not in value
+
+
+def _work_items(
+    sources: tuple[str, ...],
+    cases_path: str | None,
+    defaults: dict[str, str | None],
+) -> list[_Item]:
+    from mudrika.payments.batch import Case
+
+    def case_for(name: str) -> Case:
+        return Case(name=name, **defaults)
+
+    items: list[_Item] = []
+    audiences = {name: defaults[name] for name in ("merchant_audience", "kb_audience")}
+    stdin_used = False
+    for source in sources:
+        if source == "-":
+            if stdin_used:
+                raise click.UsageError("'-' (stdin) can be given once")
+            stdin_used = True
+            data = sys.stdin.buffer.read(_MAX_CASES_BYTES + 1)
+            if len(data) > _MAX_CASES_BYTES:
+                raise InvalidInput("stdin is too large", code="too_large", limit=_MAX_CASES_BYTES)
+            if _is_one_bundle(data):
+                items.append(_Item(case_for("-"), data))
+            else:
+                items.extend(_case_items(data, origin="stdin", base=Path.cwd(), audiences=audiences))
+            continue
+        path = Path(source)
+        if path.is_dir():
+            found = sorted(child for child in path.iterdir() if child.suffix == ".json" and child.is_file())
+            items.extend(_bundle_item(child, case_for(str(child))) for child in found)
+        else:
+            items.append(_bundle_item(path, case_for(source)))
+    if cases_path is not None:
+        if cases_path == "-":
+            if stdin_used:
+                raise click.UsageError("'-' (stdin) can be given once")
+            data = sys.stdin.buffer.read(_MAX_CASES_BYTES + 1)
+            base = Path.cwd()
+        else:
+            data = _read_limited(Path(cases_path), _MAX_CASES_BYTES)
+            base = Path(cases_path).parent
+        items.extend(_case_items(data, origin=cases_path, base=base, audiences=audiences))
+    return items
+
+
+# -- running ----------------------------------------------------------------------------------------------
+
+
+def _failed_result(item: _Item) -> BundleResult:
+    from mudrika.payments.batch import BundleResult
+
+    problem = item.problem
+    assert problem is not None
+    return BundleResult(
+        name=item.case.name,
+        outcome="ERROR",
+        counts={"passed": 0, "failed": 0, "skipped": 0},
+        first_failure=problem.code,
+        report=None,
+        text=None,
+        error={"code": problem.code, "message": problem.message, "fields": dict(problem.fields)},
+    )
+
+
+def _results(
+    items: list[_Item], *, workers: int, options: dict[str, Any]
+) -> Iterator[tuple[int, BundleResult]]:
+    """``(index, result)`` as each bundle finishes (in input order with one worker).
+
+    With several workers, bundles travel in small chunks (:data:`_CHUNK`) so the inter-process
+    round trip is paid once per chunk, and at most ``workers * _IN_FLIGHT_PER_WORKER`` chunks are
+    in flight, so a batch of any size runs in bounded memory and streams as chunks finish.
+    """
+    from mudrika.payments.batch import verify_bundle_bytes, verify_bundles
+
+    if workers <= 1 or len(items) <= 1:
+        for index, item in enumerate(items):
+            if item.data is None:
+                yield index, _failed_result(item)
+            else:
+                yield index, verify_bundle_bytes(item.data, case=item.case, **options)
+        return
+    chunks: list[list[int]] = []
+    for index, item in enumerate(items):
+        if item.data is None:
+            yield index, _failed_result(item)
+        elif chunks and len(chunks[-1]) < _CHUNK:
+            chunks[-1].append(index)
+        else:
+            chunks.append([index])
+    with ProcessPoolExecutor(max_workers=min(workers, len(chunks) or 1)) as pool:
+        pending: dict[Future[list[BundleResult]], list[int]] = {}
+        queue = iter(chunks)
+        limit = workers * _IN_FLIGHT_PER_WORKER
+        exhausted = False
+        while pending or not exhausted:
+            while not exhausted and len(pending) < limit:
+                chunk = next(queue, None)
+                if chunk is None:
+                    exhausted = True
+                    break
+                jobs = [(data, items[i].case) for i in chunk if (data := items[i].data) is not None]
+                pending[pool.submit(verify_bundles, jobs, **options)] = chunk
+            if not pending:
+                continue
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield from zip(pending.pop(future), future.result(), strict=True)
+
+
+def _line(result: BundleResult) -> str:
+    from mudrika.payments.chain._text import printable
+
+    counts = result.counts
+    tail = f"  {printable(result.first_failure)}" if result.first_failure else ""
+    if result.error is not None:
+        tail = f"  error: {printable(str(result.error.get('message')))} ({printable(str(result.error.get('code')))})"
+    return (
+        f"{result.outcome:<10} {printable(result.name, limit=400)}  "
+        f"[{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} not run]{tail}"
+    )
+
+
+def _summary(results: list[BundleResult]) -> tuple[list[str], dict[str, Any]]:
+    verdicts = Counter(result.outcome for result in results)
+    first = Counter(
+        (result.first_failure or "").split(":", 1)[0] for result in results if result.first_failure
+    )
+    lines = [f"SUMMARY: {len(results)} bundles", f"  {'verdict':<12}{'bundles':>8}"]
+    for verdict in ("OK", "UNANCHORED", "FAILED", "ERROR"):
+        lines.append(f"  {verdict:<12}{verdicts.get(verdict, 0):>8}")
+    if first:
+        lines.append(f"  {'first failure':<40}{'bundles':>8}")
+        for name, count in first.most_common(10):
+            lines.append(f"  {name:<40}{count:>8}")
+    document = {
+        "bundles": len(results),
+        "verdicts": {
+            verdict: verdicts.get(verdict, 0) for verdict in ("OK", "UNANCHORED", "FAILED", "ERROR")
+        },
+        "first_failures": dict(first.most_common()),
+    }
+    return lines, document
+
+
+def _exit_code(results: list[BundleResult]) -> int:
+    if any(result.outcome == "ERROR" for result in results):
+        return EXIT_USAGE
+    return EXIT_OK if all(result.ok for result in results) else EXIT_FAILED
+
+
 @dispute_group.command("verify")
-@click.argument("bundles", metavar="BUNDLE...", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("bundles", metavar="[BUNDLE|DIR|-]...", nargs=-1)
+@click.option(
+    "--cases",
+    "cases_path",
+    metavar="FILE|-",
+    help='JSON Lines, one case per line: {"bundle": PATH-or-object, "kb_nonce": ..., '
+    '"merchant_audience": ..., "kb_audience": ..., "id": ...} (your records, per payment).',
+)
 @click.option(
     "--at",
     "at_text",
     metavar="TIME",
-    help="Evaluate at this ISO 8601 time (e.g. 2025-10-01T12:21:10Z). Default: the bundle's evidence_time.",
+    help="Evaluate at this time (ISO 8601 with offset, or UNIX seconds). Default: each bundle's evidence_time.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON document on stdout.")
+@click.option(
+    "--trust-root",
+    "trust_root_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Your trust root (mudrika.trust-root/v1): the issuers, merchants and policy you trust. "
+    "Without it every verdict is UNANCHORED.",
+)
+@click.option(
+    "--merchant-aud",
+    help="The 'aud' merchant cart JWTs must carry where a case gives none (else the trust root's).",
+)
+@click.option(
+    "--kb-aud",
+    help="The 'aud' user key-binding JWTs must carry where a case gives none (else the trust root's).",
+)
+@click.option(
+    "--kb-nonce",
+    help="The nonce the payment processor issued for this payment (one bundle only; for a batch, "
+    "give each bundle's nonce in --cases). Without it the bundle's own nonce is used: UNANCHORED.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout (no human tables).")
+@click.option(
+    "--json-out",
+    "json_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write one JSON line per bundle to FILE as each finishes.",
+)
 @click.option(
     "--html",
     "html_path",
@@ -120,51 +396,340 @@ def dispute_group() -> None:
     type=click.IntRange(min=0),
     default=1,
     show_default=True,
-    help="Verify several bundles in this many processes (0: one per CPU core).",
+    help="Verify bundles in this many processes (0: one per CPU core).",
+)
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    callback=_remember_verbose,
+    help="List passed checks too, print full reports for every bundle of a batch (and, on an error, its causes).",
 )
 def verify_command(
-    bundles: tuple[str, ...], at_text: str | None, as_json: bool, html_path: Path | None, jobs: int
+    bundles: tuple[str, ...],
+    cases_path: str | None,
+    at_text: str | None,
+    trust_root_path: Path | None,
+    merchant_aud: str | None,
+    kb_aud: str | None,
+    kb_nonce: str | None,
+    as_json: bool,
+    json_out: Path | None,
+    html_path: Path | None,
+    jobs: int,
+    verbose: bool,
 ) -> int:
-    """Verify each BUNDLE (mudrika.evidence/v1) with only the keys and expectations it contains.
+    """Verify evidence bundles (mudrika.evidence/v1) against your --trust-root, offline.
 
-    Every check is listed on stderr (passed, failed, or skipped because an earlier link failed).
-    Exit 0 when every check of every bundle passed, 1 when any check failed, 2 for a malformed
-    bundle or bad usage.
+    \b
+    BUNDLE   a bundle file;  DIR   every *.json in it;  -   stdin: one bundle, or JSON Lines of cases
+    --cases FILE   JSON Lines of cases: a bundle and your expectations for that payment
+
+    One bundle: the full report (verdict paragraph, failures with what they mean, the keys) on
+    stderr. A batch: one line per bundle as it finishes, full reports for failures (all with
+    --verbose), then a summary. Key material in a bundle is evidence: a verdict resting on it, or
+    on an expectation the bundle asserted, is UNANCHORED. Exit 0 when every verdict is OK, 1 when
+    a check failed or a verdict is UNANCHORED, 2 for a malformed bundle, case or trust root.
     """
     at = parse_time_option(at_text)
-    if html_path is not None and len(bundles) != 1:
-        raise click.UsageError("--html writes the report of one bundle; give exactly one BUNDLE")
-    workers = (os.cpu_count() or 1) if jobs == 0 else jobs
-    if workers > 1 and len(bundles) > 1:
-        with ProcessPoolExecutor(max_workers=min(workers, len(bundles))) as pool:
-            results = list(pool.map(_verify_one, bundles, [at] * len(bundles), chunksize=4))
-    else:
-        results = [_verify_one(path, at) for path in bundles]
+    if not bundles and cases_path is None:
+        raise click.UsageError("give BUNDLE..., a DIR, '-' or --cases FILE")
+    trust_root: bytes | None = None
+    if trust_root_path is not None:
+        from mudrika.payments.trustroot import MAX_TRUST_ROOT_BYTES, parse_trust_root
 
-    exit_code = EXIT_OK
-    for result in results:
-        if "error" in result:
-            err(f"{result['path']}: malformed evidence bundle: {result['error']}")
-            exit_code = EXIT_USAGE
-            continue
-        report: VerificationReport = result["report"]
-        print_report(report, title=f"AP2 chain — {result['path']}")
-        if not report.ok and exit_code == EXIT_OK:
-            exit_code = EXIT_FAILED
-        if html_path is not None:
-            write_html(report, html_path, title=f"AP2 dispute report — {Path(result['path']).name}")
+        trust_root = _read_limited(trust_root_path, MAX_TRUST_ROOT_BYTES)
+        parse_trust_root(trust_root)  # a malformed trust root is a usage error (exit 2), once
+    defaults = {"kb_nonce": kb_nonce, "merchant_audience": merchant_aud, "kb_audience": kb_aud}
+    items = _work_items(bundles, cases_path, defaults)
+    if not items:
+        raise click.UsageError("no bundles found")
+    if kb_nonce is not None and len(items) != 1:
+        raise click.UsageError("--kb-nonce is the nonce of one payment; give each bundle's nonce in --cases")
+    if html_path is not None and len(items) != 1:
+        raise click.UsageError("--html writes the report of one bundle; give exactly one BUNDLE")
+    options: dict[str, Any] = {
+        "trust_root": trust_root,
+        "at": at.timestamp() if at is not None else None,
+        "verbose": verbose,
+    }
+    if len(items) == 1:
+        return _verify_single(items[0], options, as_json=as_json, json_out=json_out, html_path=html_path)
+    workers = (os.cpu_count() or 1) if jobs == 0 else jobs
+    options["render"] = "always" if verbose else "failures"
+    return _verify_batch(items, options, workers=workers, as_json=as_json, json_out=json_out)
+
+
+def _verify_single(
+    item: _Item, options: dict[str, Any], *, as_json: bool, json_out: Path | None, html_path: Path | None
+) -> int:
+    from mudrika.payments.batch import verify_bundle_bytes
+
+    if item.problem is not None:
+        raise item.problem
+    assert item.data is not None
+    result = verify_bundle_bytes(item.data, case=item.case, render="always", **options)
+    if result.error is not None:
+        # Reported by the CLI's error contract (code, fields, every problem; JSON with --json).
+        fields = {
+            key: value for key, value in result.error["fields"].items() if key not in ("message", "code")
+        }
+        raise InvalidInput(str(result.error["message"]), code=str(result.error["code"]), **fields)
+    assert result.text is not None
+    assert result.report is not None
+    err(result.text)
+    if json_out is not None:
+        _write_lines(json_out, [result])
+    if html_path is not None:
+        _write_single_html(item, options, html_path)
     if as_json:
-        if len(results) == 1 and "report" in results[0]:
-            emit_json(results[0]["report"].to_dict())
-        else:
-            emit_json(
-                {
-                    "results": [
-                        {"path": r["path"], "report": r["report"].to_dict()}
-                        if "report" in r
-                        else {"path": r["path"], "error": r["error"], "code": r["code"]}
-                        for r in results
-                    ]
-                }
-            )
-    return exit_code
+        emit_json(result.report)
+    return _exit_code([result])
+
+
+def _write_single_html(item: _Item, options: dict[str, Any], html_path: Path) -> None:
+    """The HTML page needs the report object and the raw mandates (not only the JSON result)."""
+    from mudrika.crypto.frozenjson import thaw
+    from mudrika.payments.bundle import inspect_bundle, parse_bundle
+    from mudrika.payments.trustroot import parse_trust_root
+
+    assert item.data is not None
+    bundle = parse_bundle(item.data)
+    root = parse_trust_root(options["trust_root"]) if options["trust_root"] is not None else None
+    report = inspect_bundle(
+        bundle,
+        trust_root=root,
+        at=options["at"],
+        merchant_audience=item.case.merchant_audience,
+        kb_audience=item.case.kb_audience,
+        kb_nonce=item.case.kb_nonce,
+    )
+    write_html(
+        report,
+        html_path,
+        title=f"AP2 dispute report — {Path(item.case.name).name}",
+        mandates=thaw(bundle.mandates.model_dump()),
+        verbose=bool(options["verbose"]),
+    )
+
+
+def _write_lines(path: Path, results: list[BundleResult]) -> None:
+    import json
+
+    with path.open("w", encoding="utf-8") as handle:
+        for result in results:
+            handle.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
+
+
+def _verify_batch(
+    items: list[_Item], options: dict[str, Any], *, workers: int, as_json: bool, json_out: Path | None
+) -> int:
+    import json
+
+    ordered: list[BundleResult | None] = [None] * len(items)
+    sink = json_out.open("w", encoding="utf-8") if json_out is not None else None
+    progress = _Progress(len(items)) if sys.stderr.isatty() else None
+    try:
+        for index, result in _results(items, workers=workers, options=options):
+            ordered[index] = result
+            if sink is not None:
+                sink.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
+                sink.flush()
+            lines = [_line(result)]
+            if result.text is not None:
+                lines.append(result.text)
+            if progress is not None:
+                progress.advance(lines)
+            else:
+                for line in lines:
+                    err(line)
+    finally:
+        if progress is not None:
+            progress.stop()
+        if sink is not None:
+            sink.close()
+    results = [result for result in ordered if result is not None]
+    lines, summary = _summary(results)
+    for line in lines:
+        err(line)
+    if json_out is not None:
+        err(f"wrote {json_out}")
+    if as_json:
+        emit_json(
+            {
+                "results": [
+                    {"path": result.name, "verdict": result.outcome}
+                    | ({"report": dict(result.report)} if result.report is not None else {})
+                    | ({"error": dict(result.error)} if result.error is not None else {})
+                    for result in results
+                ],
+                "summary": summary,
+            }
+        )
+    return _exit_code(results)
+
+
+class _Progress:
+    """A progress bar on a terminal (stderr); lines printed above it as bundles finish."""
+
+    def __init__(self, total: int) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+        # No markup, emoji codes or highlighting: 'did:key:' must never become an emoji.
+        self._console = Console(stderr=True, highlight=False, markup=False, emoji=False)
+        self._bar = Progress(
+            BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=self._console, transient=True
+        )
+        self._task = self._bar.add_task("verifying", total=total)
+        self._bar.start()
+
+    def advance(self, lines: list[str]) -> None:
+        for line in lines:
+            self._console.print(line, soft_wrap=True, markup=False, highlight=False, emoji=False)
+        self._bar.advance(self._task)
+
+    def stop(self) -> None:
+        self._bar.stop()
+
+
+# -- building bundles -------------------------------------------------------------------------------------
+
+
+def _json_file(path: str) -> Any:
+    from mudrika.crypto.jcs import DEFAULT_MAX_BYTES, loads_strict
+
+    return loads_strict(_read_limited(Path(path), DEFAULT_MAX_BYTES))
+
+
+def _pairs(values: tuple[str, ...], option: str) -> list[tuple[str, str]]:
+    pairs = []
+    for value in values:
+        left, sep, right = value.rpartition("=")
+        if not sep or not left or not right:
+            raise click.BadParameter("use NAME=FILE", param_hint=option)
+        pairs.append((left, right))
+    return pairs
+
+
+@dispute_group.command("bundle")
+@click.option("--intent", "intent_file", required=True, help="The IntentMandate (JSON) as received.")
+@click.option("--cart", "cart_file", required=True, help="The signed CartMandate (JSON) as received.")
+@click.option(
+    "--payment", "payment_file", required=True, help="The signed PaymentMandate (JSON) as received."
+)
+@click.option("--merchant-aud", required=True, help="The 'aud' you required of the merchant's cart JWT.")
+@click.option("--kb-aud", required=True, help="The 'aud' you required of the user's key-binding JWT.")
+@click.option("--kb-nonce", required=True, help="The nonce you issued for this payment.")
+@click.option(
+    "--did-document",
+    "did_documents",
+    multiple=True,
+    metavar="FILE",
+    help="A DID document you verified with (e.g. the merchant's did:web document); repeatable.",
+)
+@click.option(
+    "--jwks", multiple=True, metavar="ISSUER=FILE", help="An issuer's JWK Set you verified with; repeatable."
+)
+@click.option(
+    "--fetched-at",
+    "fetched_at_text",
+    metavar="TIME",
+    help="When the key material was fetched (ISO 8601 or UNIX seconds). Default: now.",
+)
+@click.option(
+    "--via",
+    "via_pairs",
+    multiple=True,
+    metavar="OWNER=TEXT",
+    help="How OWNER's key material was obtained (e.g. 'https GET https://…/did.json'); repeatable.",
+)
+@click.option(
+    "--trusted-issuer", "trusted_issuers", multiple=True, help="An issuer you trusted then; repeatable."
+)
+@click.option(
+    "--evidence-time",
+    "evidence_time_text",
+    metavar="TIME",
+    help="When you accepted the chain (ISO 8601 or UNIX seconds). Default: the payment's timestamp.",
+)
+@click.option("--description", help="Free text describing the case.")
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the bundle here (default: stdout).",
+)
+@click.option("--force", is_flag=True, help="Replace an existing --out file.")
+def bundle_command(
+    intent_file: str,
+    cart_file: str,
+    payment_file: str,
+    merchant_aud: str,
+    kb_aud: str,
+    kb_nonce: str,
+    did_documents: tuple[str, ...],
+    jwks: tuple[str, ...],
+    fetched_at_text: str | None,
+    via_pairs: tuple[str, ...],
+    trusted_issuers: tuple[str, ...],
+    evidence_time_text: str | None,
+    description: str | None,
+    out_path: Path | None,
+    force: bool,
+) -> None:
+    """Assemble an evidence bundle from a chain and the key material it was verified with.
+
+    The three mandates are kept as the raw JSON received (the bytes that were hashed and signed);
+    each DID document and JWK Set is recorded with when (--fetched-at) and how (--via) it was
+    obtained. Everything in a bundle is evidence: an analyst trusts only their own trust root.
+    """
+    from mudrika.crypto.keystore import write_file_atomic
+    from mudrika.payments.bundle import build_bundle
+    from mudrika.payments.models import receive_cart, receive_intent, receive_payment
+
+    intent = receive_intent(_read_limited(Path(intent_file), 1024 * 1024))
+    cart = receive_cart(_read_limited(Path(cart_file), 1024 * 1024))
+    payment = receive_payment(_read_limited(Path(payment_file), 1024 * 1024))
+    fetched_at = parse_time_option(fetched_at_text, "--fetched-at") or datetime.now(UTC)
+    evidence_time = parse_time_option(evidence_time_text, "--evidence-time") or (
+        payment.model.payment_mandate_contents.timestamp_at
+    )
+    documents: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for path in did_documents:
+        document = _json_file(path)
+        did = document.get("id") if isinstance(document, dict) else None
+        if not isinstance(did, str):
+            raise InvalidInput(f"{path} is not a DID document (no 'id')", code="bad_did_document")
+        documents[did] = document
+        sources[did] = f"DID document file {Path(path).name}"
+    issuer_sets: dict[str, Any] = {}
+    for issuer, path in _pairs(jwks, "--jwks"):
+        issuer_sets[issuer] = _json_file(path)
+        sources[issuer] = f"JWK Set file {Path(path).name}"
+    for owner, via in _pairs(via_pairs, "--via"):
+        if owner not in sources:
+            raise click.BadParameter(f"{owner} names no --did-document or --jwks", param_hint="--via")
+        sources[owner] = via
+    stamp = fetched_at.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    bundle = build_bundle(
+        intent,
+        cart,
+        payment,
+        evidence_time=evidence_time,
+        merchant_audience=merchant_aud,
+        kb_audience=kb_aud,
+        kb_nonce=kb_nonce,
+        trusted_issuers=trusted_issuers,
+        did_documents=documents,
+        jwks=issuer_sets,
+        fetched={owner: {"at": stamp, "via": via} for owner, via in sources.items()},
+        description=description,
+    )
+    text = bundle.to_json() + "\n"
+    if out_path is None:
+        click.echo(text, nl=False)
+        return
+    write_file_atomic(out_path, text.encode("utf-8"), force=force, private_dir=False)
+    err(f"wrote {out_path}")

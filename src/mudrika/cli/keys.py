@@ -1,4 +1,8 @@
-"""``mudrika keys``: generate an agent's signing key into a private directory."""
+"""``mudrika keys``: generate an agent's signing key into a private directory.
+
+The key classes (and cryptography behind them) are imported inside the command, so that
+``mudrika keys --help`` starts without them.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,8 @@ from pathlib import Path
 
 import click
 
+from mudrika.cli._choices import KEY_TYPES
 from mudrika.cli._common import emit_json, err, password_options, read_password
-from mudrika.crypto.keys import KeyPair, KeyType
-from mudrika.crypto.keystore import write_file_atomic, write_private_key
 
 __all__ = ["keys_group"]
 
@@ -25,8 +28,8 @@ def keys_group() -> None:
 @click.option(
     "--type",
     "key_type",
-    type=click.Choice([t.value for t in KeyType]),
-    default=KeyType.ED25519.value,
+    type=click.Choice(KEY_TYPES),
+    default="ed25519",
     show_default=True,
     help="Key type. ed25519 is the smallest and fastest; p256 is the AP2 default for merchants.",
 )
@@ -51,6 +54,9 @@ def generate(
     password_file: Path | None,
 ) -> None:
     """Generate a key pair; the private key is always written encrypted with your password."""
+    from mudrika.crypto.keys import KeyPair, KeyType
+    from mudrika.crypto.keystore import write_file_atomic, write_private_key
+
     password = read_password(password_env, password_file, confirm=True)
     pair = KeyPair.generate(KeyType(key_type), rsa_bits=int(rsa_bits))
     private_path = write_private_key(out_dir / PRIVATE_KEY_FILE, pair, password, force=force)

@@ -12,24 +12,24 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from mudrika.cli._common import EXIT_FAILED, EXIT_OK, emit_json, password_options, read_password
-from mudrika.cli.dispute import parse_time_option, print_report, write_html
+from mudrika.cli._keycheck import algorithm_for, check_key_matches, documents_by_did
+from mudrika.cli.dispute import _remember_verbose, parse_time_option, print_report, write_html
+from mudrika.cli.mandate_v02 import v02_group
 from mudrika.crypto.jcs import DEFAULT_MAX_BYTES, loads_strict
-from mudrika.crypto.keys import KeyPair
-from mudrika.crypto.keystore import load_private_key
 from mudrika.errors import InvalidInput
-from mudrika.identity.resolver import DIDResolver
-from mudrika.payments.bundle import inspect_bundle, load_bundle
-from mudrika.payments.chain import KeyMaterial, inspect_chain
-from mudrika.payments.chain.report import VerificationReport
-from mudrika.payments.models import receive_cart, receive_intent
-from mudrika.payments.profile import DEFAULT_ALGORITHMS, KB_MAX_AGE, MERCHANT_ALGORITHMS
-from mudrika.payments.signing import sign_cart, sign_intent, sign_payment
-from mudrika.stores.replay import MemoryReplayStore, ReplayStore, SqliteReplayStore
+from mudrika.payments.profile import MERCHANT_ALGORITHMS
+
+if TYPE_CHECKING:
+    from mudrika.crypto.keys import KeyPair
+    from mudrika.payments.chain.report import VerificationReport
+
+# Signing and verification (pydantic models, cryptography, the resolver) are imported inside the
+# commands, so that `mudrika mandate --help` starts without them.
 
 __all__ = ["mandate_group"]
 
@@ -61,6 +61,8 @@ def _now(text: str | None) -> datetime:
 
 
 def _key(key_uri: str, password_env: str | None, password_file: Path | None) -> KeyPair:
+    from mudrika.crypto.keystore import load_private_key
+
     return load_private_key(key_uri, read_password(password_env, password_file))
 
 
@@ -78,6 +80,45 @@ def _signing_options(func: _F) -> _F:
     return click.argument("source", metavar="FILE|-", default="-")(func)
 
 
+def _did_document_option(func: _F) -> _F:
+    return click.option(
+        "--did-document",
+        "did_document_files",
+        multiple=True,
+        metavar="FILE",
+        help="The signer's DID document, to check --key against --kid offline (needed for DIDs other "
+        "than did:key / did:jwk); repeatable.",
+    )(func)
+
+
+def _documents(files: tuple[str, ...]) -> dict[str, Any]:
+    return documents_by_did([_json_file(path) for path in files])
+
+
+def _credential_holder_matches(credential: str, pair: KeyPair) -> None:
+    """Refuse a --key that is not the credential's cnf key (read, not verified: this is our own input)."""
+    import base64
+
+    from mudrika.crypto.keys import PublicKey
+    from mudrika.crypto.sdjwt import parse
+
+    parsed = parse(credential)
+    try:
+        segment = parsed.issuer_jwt.split(".")[1]
+        payload = loads_strict(base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4)))
+        holder = PublicKey.from_jwk(payload["cnf"]["jwk"])
+    except (IndexError, KeyError, TypeError, ValueError, InvalidInput):
+        raise InvalidInput("the credential names no usable holder key (cnf.jwk)", code="bad_cnf") from None
+    if holder != pair.public_key:
+        raise InvalidInput(
+            "the key given with --key is not the credential's holder key (cnf.jwk): sign with the "
+            "private key the credential was issued to",
+            code="key_mismatch",
+            expected_thumbprint=holder.thumbprint(),
+            got_thumbprint=pair.public_key.thumbprint(),
+        )
+
+
 @click.group("mandate")
 def mandate_group() -> None:
     """Sign and verify AP2 v0.1 mandates (intent -> cart -> payment).
@@ -87,7 +128,11 @@ def mandate_group() -> None:
     sign-cart     the merchant signs CartContents into a CartMandate (merchant_authorization)
     sign-payment  the user authorises PaymentMandateContents (SD-JWT VC + key-binding JWT)
     verify        verify a chain (three mandate files, or one evidence bundle) and print the report
+    v02           AP2 v0.2 delegate SD-JWT chains: issue-open, present, sign-checkout, sign-receipt, verify
     """
+
+
+mandate_group.add_command(v02_group)
 
 
 @mandate_group.command("sign-intent")
@@ -95,11 +140,13 @@ def mandate_group() -> None:
 @click.option(
     "--kid", required=True, help="DID URL of the user's key (e.g. did:key:z...#z...); its DID is 'iss'."
 )
+@_did_document_option
 def sign_intent_command(
     source: str,
     key_uri: str,
     now_text: str | None,
     kid: str,
+    did_document_files: tuple[str, ...],
     password_env: str | None,
     password_file: Path | None,
 ) -> None:
@@ -107,9 +154,19 @@ def sign_intent_command(
 
     The user signs intent_hash = H(the intent without user_authorization) in a compact JWS
     (typ ap2-intent+jwt). An unsigned intent must keep user_cart_confirmation_required=true.
+    --key must be the key --kid names (checked offline before signing).
     """
+    from mudrika.payments.models import receive_intent
+    from mudrika.payments.signing import sign_intent
+
     intent = receive_intent(_read(source))
-    signed = sign_intent(intent, _key(key_uri, password_env, password_file), kid=kid, now=_now(now_text))
+    documents = _documents(did_document_files)
+    now = _now(now_text)
+    pair = _key(key_uri, password_env, password_file)
+    check_key_matches(pair, kid=kid, documents=documents)
+    signed = sign_intent(
+        intent, pair, kid=kid, now=now, alg=algorithm_for(pair, None, allowed=MERCHANT_ALGORITHMS)
+    )
     emit_json(signed.plain())
 
 
@@ -127,10 +184,9 @@ def sign_intent_command(
 @click.option(
     "--alg",
     type=click.Choice(sorted(MERCHANT_ALGORITHMS)),
-    default="ES256",
-    show_default=True,
-    help="Signature algorithm (must fit the key: EdDSA for Ed25519, ES256K for secp256k1).",
+    help="Signature algorithm. Default: the key's (ES256 for P-256, EdDSA for Ed25519, ES256K for secp256k1).",
 )
+@_did_document_option
 def sign_cart_command(
     source: str,
     key_uri: str,
@@ -140,28 +196,36 @@ def sign_cart_command(
     aud: str,
     ttl: int,
     jti: str | None,
-    alg: str,
+    alg: str | None,
+    did_document_files: tuple[str, ...],
     password_env: str | None,
     password_file: Path | None,
 ) -> None:
     """Sign the CartContents in FILE ('-': stdin) as the merchant; print the CartMandate.
 
     merchant_authorization is a compact JWS with iss, sub (cart id), aud, iat, exp, jti and
-    cart_hash = H(CartContents) over the exact JSON object read from FILE.
+    cart_hash = H(CartContents) over the exact JSON object read from FILE. --key must be the key
+    --kid names (did:web and other methods: give the DID document with --did-document).
     """
+    from mudrika.payments.signing import sign_cart
+
     contents = _json_file(source)
     if not isinstance(contents, dict):
         raise InvalidInput("CartContents must be a JSON object", code="not_an_object")
+    documents = _documents(did_document_files)
+    now = _now(now_text)
+    pair = _key(key_uri, password_env, password_file)
+    check_key_matches(pair, kid=kid, documents=documents)
     cart = sign_cart(
         contents,
-        _key(key_uri, password_env, password_file),
+        pair,
         merchant_did=merchant_did,
         kid=kid,
         aud=aud,
-        now=_now(now_text),
+        now=now,
         ttl=ttl,
         jti=jti,
-        alg=alg,
+        alg=algorithm_for(pair, alg, allowed=MERCHANT_ALGORITHMS),
     )
     emit_json(cart.plain())
 
@@ -169,6 +233,12 @@ def sign_cart_command(
 @mandate_group.command("sign-payment")
 @_signing_options
 @click.option("--cart", "cart_file", required=True, help="The signed CartMandate (JSON) being paid.")
+@click.option(
+    "--intent",
+    "intent_file",
+    required=True,
+    help="The IntentMandate (JSON, signed or not) this payment fulfils; H(IntentMandate) is signed too.",
+)
 @click.option(
     "--credential",
     "credential_file",
@@ -187,6 +257,7 @@ def sign_payment_command(
     key_uri: str,
     now_text: str | None,
     cart_file: str,
+    intent_file: str,
     credential_file: str,
     aud: str,
     nonce: str,
@@ -197,25 +268,33 @@ def sign_payment_command(
     """Authorise the PaymentMandateContents in FILE ('-': stdin) as the user; print the PaymentMandate.
 
     user_authorization = the credential + a key-binding JWT (typ kb+jwt, aud, nonce, iat, sd_hash,
-    transaction_data = [H(CartMandate), H(PaymentMandateContents)]) signed with --key, which must be
-    the key in the credential's cnf.jwk.
+    transaction_data = [H(CartMandate), H(PaymentMandateContents), H(IntentMandate)]) signed with
+    --key, which must be the key in the credential's cnf.jwk.
     """
+    from mudrika.payments.models import receive_cart, receive_intent
+    from mudrika.payments.signing import sign_payment
+
     contents = _json_file(source)
     if not isinstance(contents, dict):
         raise InvalidInput("PaymentMandateContents must be a JSON object", code="not_an_object")
     cart = receive_cart(_read(cart_file))
+    intent = receive_intent(_read(intent_file))
     try:
         credential = _read(credential_file, max_bytes=_MAX_TOKEN_FILE).decode("ascii").strip()
     except UnicodeDecodeError:
         raise InvalidInput("the credential file is not ASCII", code="malformed_sd_jwt") from None
+    now = _now(now_text)
+    pair = _key(key_uri, password_env, password_file)
+    _credential_holder_matches(credential, pair)
     payment = sign_payment(
         contents,
         credential=credential,
-        user_key=_key(key_uri, password_env, password_file),
+        user_key=pair,
         cart=cart,
+        intent=intent,
         aud=aud,
         nonce=nonce,
-        now=_now(now_text),
+        now=now,
         disclose=disclose,
     )
     emit_json(payment.plain())
@@ -242,21 +321,29 @@ def _did_documents(files: tuple[str, ...]) -> dict[str, Any]:
     return documents
 
 
-def _finish(report: VerificationReport, *, as_json: bool, html_path: Path | None, title: str) -> int:
-    print_report(report, title=title)
+def _finish(
+    report: VerificationReport, *, as_json: bool, html_path: Path | None, title: str, verbose: bool
+) -> int:
+    print_report(report, title=title, verbose=verbose)
     if html_path is not None:
-        write_html(report, html_path, title=title)
+        write_html(report, html_path, title=title, verbose=verbose)
     if as_json:
-        emit_json(report.to_dict())
+        emit_json(report.to_dict(verbose=verbose))
     return EXIT_OK if report.ok else EXIT_FAILED
 
 
 @mandate_group.command("verify")
 @click.argument("files", metavar="FILE...", nargs=-1, required=True)
-@click.option("--merchant-aud", help="The 'aud' the merchant's cart JWT must carry.")
-@click.option("--kb-aud", help="The 'aud' the user's key-binding JWT must carry (your identifier).")
+@click.option(
+    "--trust-root",
+    "trust_root_path",
+    type=click.Path(dir_okay=False),
+    help="Your trust root (mudrika.trust-root/v1): issuers and their keys, pinned merchants, "
+    "algorithms, credential types, leeway, maximum ages. Required for three mandate files.",
+)
+@click.option("--merchant-aud", help="The 'aud' the merchant's cart JWT must carry (else the trust root's).")
+@click.option("--kb-aud", help="The 'aud' the user's key-binding JWT must carry (else the trust root's).")
 @click.option("--kb-nonce", help="The nonce you issued for this payment.")
-@click.option("--trusted-issuer", multiple=True, help="A credential issuer ('iss') you trust (repeatable).")
 @click.option(
     "--did-document",
     multiple=True,
@@ -269,26 +356,10 @@ def _finish(report: VerificationReport, *, as_json: bool, html_path: Path | None
     "--offline", is_flag=True, help="Never touch the network (did:key, did:jwk and given files only)."
 )
 @click.option(
-    "--algorithm",
-    "algorithms",
-    multiple=True,
-    help="Allowed JWS algorithm (repeatable). Default: " + ", ".join(sorted(DEFAULT_ALGORITHMS)) + ".",
-)
-@click.option(
     "--at",
     "at_text",
     metavar="TIME",
     help="Evaluate at this ISO 8601 time. Default: now (bundle: its evidence_time).",
-)
-@click.option(
-    "--leeway", type=click.FloatRange(0, 30), default=0.0, show_default=True, help="Clock leeway, seconds."
-)
-@click.option(
-    "--kb-max-age",
-    type=click.FloatRange(1, 86400),
-    default=KB_MAX_AGE,
-    show_default=True,
-    help="Oldest acceptable key-binding JWT, seconds.",
 )
 @click.option(
     "--replay-db",
@@ -299,52 +370,70 @@ def _finish(report: VerificationReport, *, as_json: bool, html_path: Path | None
 @click.option(
     "--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Write an HTML report."
 )
+@click.option("-v", "--verbose", is_flag=True, callback=_remember_verbose, help="List the passed checks too.")
 def verify_command(
     files: tuple[str, ...],
+    trust_root_path: str | None,
     merchant_aud: str | None,
     kb_aud: str | None,
     kb_nonce: str | None,
-    trusted_issuer: tuple[str, ...],
     did_document: tuple[str, ...],
     jwks: tuple[str, ...],
     offline: bool,
-    algorithms: tuple[str, ...],
     at_text: str | None,
-    leeway: float,
-    kb_max_age: float,
     replay_db: Path | None,
     as_json: bool,
     html_path: Path | None,
+    verbose: bool,
 ) -> int:
     """Verify a chain: FILE... is INTENT CART PAYMENT (three mandate files), or one evidence bundle.
 
-    With three files, --merchant-aud, --kb-aud, --kb-nonce and at least one --trusted-issuer are
-    required: nothing is trusted by omission. With a bundle, its own expectations and key material
-    are used, offline, at --at or its evidence_time (like `mudrika dispute verify`).
-    The table of checks goes to stderr. Exit 0 when every check passed, 1 when any failed, 2 for
-    malformed input or usage.
+    With three files, --trust-root and --kb-nonce are required, and the audiences come from
+    --merchant-aud / --kb-aud or the trust root: nothing is trusted by omission. --did-document and
+    --jwks are evidence: a key only they vouch for leaves the verdict UNANCHORED. With a bundle, its
+    key material is used offline, at --at or its evidence_time (like `mudrika dispute verify`).
+    The table of checks and the keys the verdict rests on go to stderr. Exit 0 when the verdict is
+    OK, 1 when a check failed or the verdict is UNANCHORED, 2 for malformed input or usage.
     """
+    from mudrika.identity.resolver import DIDResolver
+    from mudrika.payments.bundle import inspect_bundle, load_bundle
+    from mudrika.payments.chain import KeyMaterial, inspect_chain
+    from mudrika.payments.trustroot import load_trust_root
+    from mudrika.stores.replay import MemoryReplayStore, ReplayStore, SqliteReplayStore
+
     at = parse_time_option(at_text)
+    trust_root = load_trust_root(trust_root_path) if trust_root_path is not None else None
     if len(files) == 1:
-        report = inspect_bundle(load_bundle(files[0]), at=at)
-        return _finish(report, as_json=as_json, html_path=html_path, title=f"AP2 chain — {files[0]}")
+        report = inspect_bundle(
+            load_bundle(files[0]),
+            trust_root=trust_root,
+            at=at,
+            merchant_audience=merchant_aud,
+            kb_audience=kb_aud,
+            kb_nonce=kb_nonce,
+        )
+        return _finish(
+            report, as_json=as_json, html_path=html_path, title=f"AP2 chain — {files[0]}", verbose=verbose
+        )
     if len(files) != 3:
         raise click.UsageError("give three files (INTENT CART PAYMENT) or one evidence bundle")
+    identity = trust_root.verifier if trust_root is not None else None
+    merchant_aud = merchant_aud or (identity.merchant_audience if identity else None)
+    kb_aud = kb_aud or (identity.kb_audience if identity else None)
     missing = [
         name
         for name, value in (
-            ("--merchant-aud", merchant_aud),
-            ("--kb-aud", kb_aud),
+            ("--trust-root", trust_root),
+            ("--merchant-aud (or the trust root's verifier.merchant_audience)", merchant_aud),
+            ("--kb-aud (or the trust root's verifier.kb_audience)", kb_aud),
             ("--kb-nonce", kb_nonce),
-            ("--trusted-issuer", trusted_issuer),
         )
         if not value
     ]
     if missing:
         raise click.UsageError("verifying three mandates needs " + ", ".join(missing))
-    assert merchant_aud is not None
-    assert kb_aud is not None
-    assert kb_nonce is not None
+    if trust_root is None or merchant_aud is None or kb_aud is None or kb_nonce is None:
+        raise click.UsageError("verifying three mandates needs a trust root, audiences and a nonce")
     documents = _did_documents(did_document)
     issuer_keys = _jwks_option(jwks)
     if offline or documents:
@@ -357,17 +446,16 @@ def verify_command(
             _read(files[0]),
             _read(files[1]),
             _read(files[2]),
+            trust_root=trust_root,
             keys=keys,
-            trusted_issuers=trusted_issuer,
             merchant_audience=merchant_aud,
             kb_audience=kb_aud,
             kb_nonce=kb_nonce,
             now=at or datetime.now(UTC),
             replay_store=store,
-            algorithms=algorithms or DEFAULT_ALGORITHMS,
-            leeway=leeway,
-            kb_max_age=kb_max_age,
         )
     finally:
         store.close()
-    return _finish(report, as_json=as_json, html_path=html_path, title="AP2 chain verification")
+    return _finish(
+        report, as_json=as_json, html_path=html_path, title="AP2 chain verification", verbose=verbose
+    )

@@ -4,19 +4,22 @@ Why a CLI for it: operators change policy files and realm exports; they must be 
 deploying, what the middleware will answer for a given set of roles and groups — with the same
 compiled :class:`~mudrika.trust.policy.Policy` the server uses, and the same machine-readable reason.
 
-Exit codes: 0 allowed, 1 denied, 2 malformed policy file or usage.
+Exit codes: 0 allowed, 1 denied, 2 malformed policy file or usage.  The trust models (pydantic,
+PyYAML) are imported inside the command, so that ``mudrika policy --help`` starts without them.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import get_args
+from typing import TYPE_CHECKING
 
 import click
 
+from mudrika.cli._choices import IDENTITY_PROVIDERS
 from mudrika.cli._common import EXIT_FAILED, EXIT_OK, emit_json, err
-from mudrika.trust.models import IdentityProvider
-from mudrika.trust.policy import Policy, Principal
+
+if TYPE_CHECKING:
+    from mudrika.trust.models import IdentityProvider
 
 __all__ = ["policy_group"]
 
@@ -52,7 +55,7 @@ def policy_group() -> None:
 )
 @click.option(
     "--provider",
-    type=click.Choice(get_args(IdentityProvider)),
+    type=click.Choice(IDENTITY_PROVIDERS),
     default="keycloak",
     show_default=True,
     help="Identity provider the groups come from.",
@@ -70,6 +73,8 @@ def check(
     as_json: bool,
 ) -> int:
     """Print the policy decision for a caller; exit 0 if allowed, 1 if denied, 2 if the config is bad."""
+    from mudrika.trust.policy import Policy, Principal
+
     policy = Policy.from_file(config)
     principal = Principal(
         subject=subject,

@@ -1,4 +1,8 @@
-"""``mudrika provision``: give an agent its key, DID, DID document, CSR and AgentIdentity JSON."""
+"""``mudrika provision``: give an agent its key, DID, DID document, CSR and AgentIdentity JSON.
+
+The identity modules are imported inside the command, so that ``mudrika provision --help`` starts
+without them.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,8 @@ from typing import cast
 
 import click
 
+from mudrika.cli._choices import DID_METHODS, KEY_TYPES
 from mudrika.cli._common import emit_json, err, password_options, read_password
-from mudrika.crypto.keys import KeyType
-from mudrika.identity.provision import DidMethod, provision
 
 __all__ = ["provision_command"]
 
@@ -26,7 +29,7 @@ __all__ = ["provision_command"]
 @click.option(
     "--type",
     "key_type",
-    type=click.Choice([t.value for t in KeyType]),
+    type=click.Choice(KEY_TYPES),
     default="ed25519",
     show_default=True,
     help="Key type of a NEW key (an existing key is always reused).",
@@ -34,7 +37,7 @@ __all__ = ["provision_command"]
 @click.option("--rsa-bits", type=click.Choice(["2048", "3072", "4096"]), default="2048", show_default=True)
 @click.option(
     "--method",
-    type=click.Choice(["key", "jwk", "web", "bindu"]),
+    type=click.Choice(DID_METHODS),
     default="key",
     show_default=True,
     help="DID method: key/jwk (self-contained), web (served over HTTPS), bindu (self-certifying, "
@@ -73,6 +76,9 @@ def provision_command(
     Re-running is safe: an existing private.pem is unlocked and reused, never replaced, so the DID stays
     the same; only the files derived from the key are rewritten.
     """
+    from mudrika.crypto.keys import KeyType
+    from mudrika.identity.provision import DidMethod, provision
+
     password = read_password(password_env, password_file, confirm=not (out_dir / "private.pem").exists())
     result = provision(
         name=name,

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 
 from mudrika.errors import InvalidInput
 
 __all__ = ["b64url_decode", "b64url_encode"]
 
-_ALPHABET = re.compile(r"[A-Za-z0-9_-]*")
+_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 _TO_STANDARD = bytes.maketrans(b"-_", b"+/")
 _VALUE = {
     char: index
@@ -39,10 +38,15 @@ def b64url_decode(text: str | bytes, *, max_len: int = 1 << 20) -> bytes:
     if len(text) > max_len:
         raise InvalidInput("base64url value too long", code="too_large", limit=max_len)
     remainder = len(text) % 4
-    if remainder == 1 or _ALPHABET.fullmatch(text) is None:
+    if remainder == 1 or not text.isascii():
+        raise InvalidInput("malformed base64url value", code="bad_base64url")
+    data = text.encode("ascii")
+    # Deleting every alphabet byte leaves exactly the foreign ones (one C pass, several times
+    # cheaper than a regular expression over a kilobyte-sized JWT segment).
+    if data.translate(None, _ALPHABET):
         raise InvalidInput("malformed base64url value", code="bad_base64url")
     # Canonical form (RFC 4648 §3.5): the bits of the last character that fall beyond the final byte
     # must be zero, otherwise several strings would decode to the same bytes.
     if remainder and _VALUE[text[-1]] & _SPARE_BITS[remainder]:
         raise InvalidInput("non-canonical base64url value", code="bad_base64url")
-    return binascii.a2b_base64(text.encode("ascii").translate(_TO_STANDARD) + _PADDING[remainder])
+    return binascii.a2b_base64(data.translate(_TO_STANDARD) + _PADDING[remainder])

@@ -12,7 +12,9 @@ from mudrika.errors import InvalidInput
 __all__ = ["base58btc_decode", "base58btc_encode", "varint_decode", "varint_encode"]
 
 _ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-_INDEX = {char: value for value, char in enumerate(_ALPHABET)}
+#: Byte -> digit value for ``bytes.translate``; 0xFF marks a byte outside the alphabet.  One C-level
+#: pass maps and (with one ``in`` test) validates the whole value, leaving only the arithmetic to Python.
+_DIGITS = bytes(_ALPHABET.index(chr(byte)) if chr(byte) in _ALPHABET else 0xFF for byte in range(256))
 _MAX_INPUT = 4096
 
 
@@ -29,13 +31,16 @@ def base58btc_encode(data: bytes) -> str:
 def base58btc_decode(text: str) -> bytes:
     if len(text) > _MAX_INPUT:
         raise InvalidInput("base58 value too long", code="too_large", limit=_MAX_INPUT)
+    try:
+        digits = text.encode("ascii").translate(_DIGITS)
+    except UnicodeEncodeError:
+        raise InvalidInput("invalid base58btc character", code="bad_multibase") from None
+    if b"\xff" in digits:
+        raise InvalidInput("invalid base58btc character", code="bad_multibase")
     number = 0
-    for char in text:
-        value = _INDEX.get(char)
-        if value is None:
-            raise InvalidInput("invalid base58btc character", code="bad_multibase")
+    for value in digits:
         number = number * 58 + value
-    zeros = len(text) - len(text.lstrip("1"))
+    zeros = len(digits) - len(digits.lstrip(b"\0"))  # each leading '1' (digit 0) is one zero byte
     body = number.to_bytes((number.bit_length() + 7) // 8, "big") if number else b""
     return b"\0" * zeros + body
 

@@ -190,6 +190,16 @@ class PublicKey:
 
     # -- construction -------------------------------------------------------------------------------
     @classmethod
+    def _of(cls, key_type: KeyType, key: _PublicCrypto, raw: bytes) -> PublicKey:
+        """A key whose type and raw encoding the caller already knows (see :meth:`from_raw`)."""
+        instance = cls.__new__(cls)
+        instance._key_type = key_type
+        instance._crypto = key
+        instance._raw = raw
+        instance._rsa_bytes = 0
+        return instance
+
+    @classmethod
     def from_cryptography(cls, key: object) -> PublicKey:
         if not isinstance(key, ed25519.Ed25519PublicKey | ec.EllipticCurvePublicKey | rsa.RSAPublicKey):
             raise InvalidInput("unsupported key type", code="unsupported_key")
@@ -241,16 +251,26 @@ class PublicKey:
 
     @classmethod
     def from_raw(cls, key_type: KeyType, data: bytes) -> PublicKey:
-        """Raw encodings as multicodec carries them: Ed25519 32 bytes, EC compressed SEC1, RSA PKCS#1 DER."""
+        """Raw encodings as multicodec carries them: Ed25519 32 bytes, EC compressed SEC1, RSA PKCS#1 DER.
+
+        For Ed25519 and the curves the key keeps ``data`` as its :attr:`raw` instead of re-encoding
+        the parsed key (about a tenth of an uncached P-256 did:key resolution): the re-encoding is
+        provably the same bytes.  OpenSSL stores an Ed25519 public key as the 32 bytes given; a
+        compressed SEC1 point is accepted only with x < p (SEC 1 §2.3.4 with §2.3.6;
+        ``tests/unit/test_did_key_fast_paths.py`` holds OpenSSL to it), and decoding then yields the
+        one point with that x and the y parity of the prefix, whose compressed encoding is ``data``
+        again.  RSA (where BER could hide behind DER) is still re-encoded.
+        """
         try:
             if key_type is KeyType.ED25519:
                 if len(data) != 32:
                     raise InvalidInput("Ed25519 public key must be 32 bytes", code="bad_key", got=len(data))
-                return cls(ed25519.Ed25519PublicKey.from_public_bytes(data))
+                return cls._of(key_type, ed25519.Ed25519PublicKey.from_public_bytes(data), bytes(data))
             if key_type in _CURVES:
                 if len(data) != 1 + _EC_SIZE or data[0] not in (2, 3):
                     raise InvalidInput("EC public key must be a compressed SEC1 point", code="bad_key")
-                return cls(ec.EllipticCurvePublicKey.from_encoded_point(_CURVES[key_type], data))
+                point = ec.EllipticCurvePublicKey.from_encoded_point(_CURVES[key_type], data)
+                return cls._of(key_type, point, bytes(data))
             key = serialization.load_der_public_key(_spki_from_pkcs1(data))
         except ValueError:
             raise InvalidInput("invalid public key bytes", code="bad_key", key_type=key_type.value) from None

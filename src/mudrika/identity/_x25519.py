@@ -18,7 +18,7 @@ from mudrika.crypto._multibase import base58btc_decode, base58btc_encode, varint
 from mudrika.crypto.keys import KeyType, PublicKey
 from mudrika.errors import InvalidInput
 
-__all__ = ["X25519_MULTICODEC", "X25519PublicKey", "ed25519_to_x25519"]
+__all__ = ["X25519_MULTICODEC", "X25519PublicKey", "ed25519_to_x25519", "edwards_y", "x25519_from_edwards_y"]
 
 #: multicodec ``x25519-pub``.
 X25519_MULTICODEC: Final = 0xEC
@@ -92,16 +92,33 @@ def ed25519_to_x25519(key: PublicKey) -> X25519PublicKey:
     """Map an Ed25519 public key to its X25519 (Montgomery) form: u = (1 + y) / (1 - y) mod p.
 
     This is the birational map of RFC 7748 §4.1 that the did:key spec ("Derive Encryption Key
-    Algorithm") uses to give an Ed25519 did:key a ``keyAgreement`` key.  Steps:
+    Algorithm") uses to give an Ed25519 did:key a ``keyAgreement`` key.  Steps 1-2 are
+    :func:`edwards_y`, step 3 is :func:`x25519_from_edwards_y`.
+    """
+    return x25519_from_edwards_y(edwards_y(key))
+
+
+def edwards_y(key: PublicKey) -> int:
+    """Steps 1-2 of the map, the checks: the y of ``key`` when it has an X25519 form, else ``bad_key``.
+
+    Split from the conversion so a did:key document can refuse an unmappable key when it is resolved
+    (a fraction of a microsecond) and pay for the modular inverse only when ``keyAgreement`` is read.
 
     1. Read y: the 32 bytes little-endian with the top bit (the sign of x) cleared (RFC 8032 §5.1.3).
     2. Refuse y >= p (non-canonical encoding) and y = 1 (the neutral point, for which 1 - y = 0).
-    3. u = (1 + y) * (1 - y)^-1 mod p, encoded as 32 bytes little-endian (RFC 7748 §5).
     """
     if key.key_type is not KeyType.ED25519:
         raise InvalidInput("only Ed25519 keys map to X25519", code="unsupported_key")
     y = int.from_bytes(key.raw, "little") & ((1 << 255) - 1)  # (1)
     if y >= _P or y == 1:  # (2)
         raise InvalidInput("Ed25519 key cannot be mapped to X25519", code="bad_key")
+    return y
+
+
+def x25519_from_edwards_y(y: int) -> X25519PublicKey:
+    """Step 3 of the map: u = (1 + y) * (1 - y)^-1 mod p, 32 bytes little-endian (RFC 7748 §5).
+
+    ``y`` must come from :func:`edwards_y` (0 <= y < p, y != 1).
+    """
     u = (1 + y) * pow(1 - y, -1, _P) % _P  # (3)
     return X25519PublicKey(u.to_bytes(32, "little"))

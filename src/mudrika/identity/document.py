@@ -18,9 +18,10 @@ documents are extensible (§4.1) — but never interpreted.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
-from typing import Any, Final, Literal, Self, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Final, Literal, Self, TypeAlias, TypeVar, overload
 
 from pydantic import (
     BaseModel,
@@ -65,6 +66,9 @@ PURPOSES: Final[tuple[Purpose, ...]] = (
 )
 #: A key usable for ``keyAgreement``: X25519, or an EC key used for ECDH.
 AgreementKey: TypeAlias = PublicKey | X25519PublicKey
+#: A method driver's recipe for a verification method that costs enough to build only on demand: it
+#: returns the method's JSON fields and its key (see :meth:`DIDDocument._assemble`).
+DeferredMethod: TypeAlias = Callable[[], tuple[dict[str, Any], AgreementKey]]
 
 _MAX_METHODS: Final = 64
 _MAX_ENTRIES: Final = 64
@@ -280,7 +284,12 @@ class Service(BaseModel):
 
 _Entry: TypeAlias = str | VerificationMethod
 _Model = TypeVar("_Model", bound=BaseModel)
-_FIELD_ALIASES: dict[type[BaseModel], tuple[tuple[str, str], ...]] = {}
+#: Per model: the all-None ``__dict__`` template and the alias -> field name map (built on first use).
+_LAYOUTS: dict[type[BaseModel], tuple[dict[str, None], dict[str, str]]] = {}
+#: The fields a deferred ``keyAgreement`` method adds to; absent from ``__dict__`` until it is built.
+_DEFERRED_FIELDS: Final = ("verification_methods", "key_agreement")
+_DEFERRED_LOCK = threading.Lock()
+_NO_PURPOSES: Final[dict[Purpose, tuple[str, ...]]] = dict.fromkeys(PURPOSES, ())
 
 
 def _construct(
@@ -293,15 +302,26 @@ def _construct(
     instance is set up exactly as ``model_construct`` sets it up (``__dict__``, fields set, extras,
     private attributes); tests check the result against a fully validated document.
     """
-    aliases = _FIELD_ALIASES.get(model)
-    if aliases is None:
-        aliases = tuple((name, info.alias or name) for name, info in model.model_fields.items())
-        _FIELD_ALIASES[model] = aliases
+    layout = _LAYOUTS.get(model)
+    if layout is None:
+        fields = model.model_fields
+        layout = (
+            dict.fromkeys(fields),
+            {(info.alias or name): name for name, info in fields.items()},
+        )
+        _LAYOUTS[model] = layout
+    empty, names = layout
+    # Walk the few values given rather than every field: a copy of the all-None template, then the
+    # given ones written over it (the resolution hot path builds two or three of these per DID).
+    state = empty.copy()
+    fields_set: set[str] = set()
+    for alias, value in values.items():
+        name = names[alias]
+        state[name] = value
+        fields_set.add(name)
     instance = model.__new__(model)
-    object.__setattr__(instance, "__dict__", {name: values.get(alias) for name, alias in aliases})
-    object.__setattr__(
-        instance, "__pydantic_fields_set__", {name for name, alias in aliases if alias in values}
-    )
+    object.__setattr__(instance, "__dict__", state)
+    object.__setattr__(instance, "__pydantic_fields_set__", fields_set)
     object.__setattr__(instance, "__pydantic_extra__", {})
     object.__setattr__(instance, "__pydantic_private__", private)
     return instance
@@ -330,6 +350,7 @@ class DIDDocument(BaseModel):
     _methods: dict[str, VerificationMethod] = PrivateAttr(default_factory=dict)
     _purposes: dict[Purpose, tuple[str, ...]] = PrivateAttr(default_factory=dict)
     _keys: dict[str, AgreementKey | None] = PrivateAttr(default_factory=dict)
+    _deferred: DeferredMethod | None = PrivateAttr(default=None)
 
     # -- construction --------------------------------------------------------------------------------
     @classmethod
@@ -436,23 +457,113 @@ class DIDDocument(BaseModel):
         context: tuple[str, ...],
         methods: list[tuple[dict[str, Any], AgreementKey]],
         purposes: Mapping[Purpose, tuple[str, ...]],
+        *,
+        deferred_key_agreement: DeferredMethod | None = None,
     ) -> DIDDocument:
         """Build a document our own method drivers generated from keys they already decoded.
 
         Skips re-validation (the driver built every field from a checked key), which keeps did:key
         and did:jwk resolution cheap; the indexes are the same ones :meth:`_index` would build.
+
+        ``deferred_key_agreement`` is a method appended to ``verificationMethod`` and referenced from
+        ``keyAgreement`` that is built only when something reads it (the did:key X25519 key: a modular
+        inverse and a base58 encoding that most verifiers, which only check signatures, never need).
+        Until then those two fields are absent from ``__dict__``; every way of reading the document
+        (attributes, queries, dumps, equality, copies) builds the method first, so no reader
+        can tell the difference.
         """
-        built = tuple(_construct(VerificationMethod, fields) for fields, _ in methods)
+        built = tuple([_construct(VerificationMethod, fields) for fields, _ in methods])
         values: dict[str, Any] = {"@context": context, "id": str(did), "verificationMethod": built}
         for purpose, ids in purposes.items():
             values[purpose] = ids
+        if deferred_key_agreement is not None:
+            values["keyAgreement"] = ()  # a placeholder that _construct records as set
+        keys: dict[str, AgreementKey | None] = {}
+        by_id: dict[str, VerificationMethod] = {}
+        for method, (fields, key) in zip(built, methods, strict=True):
+            by_id[fields["id"]] = method
+            keys[fields["id"]] = key
+        all_purposes = _NO_PURPOSES.copy()  # every relationship, in PURPOSES order
+        all_purposes.update(purposes)
         private = {
             "_did": did,
-            "_methods": {method.id: method for method in built},
-            "_purposes": {purpose: purposes.get(purpose, ()) for purpose in PURPOSES},
-            "_keys": {method.id: key for method, (_, key) in zip(built, methods, strict=True)},
+            "_methods": by_id,
+            "_purposes": all_purposes,
+            "_keys": keys,
+            "_deferred": deferred_key_agreement,
         }
-        return _construct(cls, values, private)
+        document = _construct(cls, values, private)
+        if deferred_key_agreement is not None:
+            for name in _DEFERRED_FIELDS:
+                del document.__dict__[name]
+        return document
+
+    def _build_deferred(self) -> None:
+        """Build the deferred ``keyAgreement`` method, once (a lock keeps two threads from both adding it)."""
+        private = self.__pydantic_private__
+        if private is None or private.get("_deferred") is None:
+            return
+        with _DEFERRED_LOCK:
+            derive: DeferredMethod | None = private.get("_deferred")
+            if derive is None:
+                return
+            fields, key = derive()
+            method = _construct(VerificationMethod, fields)
+            methods: dict[str, VerificationMethod] = {**private["_methods"], method.id: method}
+            self.__dict__["verification_methods"] = tuple(methods.values())
+            self.__dict__["key_agreement"] = (method.id,)
+            private["_keys"] = {**private["_keys"], method.id: key}
+            private["_purposes"] = {**private["_purposes"], "keyAgreement": (method.id,)}
+            private["_methods"] = methods
+            private["_deferred"] = None
+
+    if not TYPE_CHECKING:
+        # Only the two deferred fields can be missing from __dict__; everything else goes to pydantic.
+
+        def __getattr__(self, name: str) -> Any:
+            if name in _DEFERRED_FIELDS:
+                self._build_deferred()
+                if name in self.__dict__:
+                    return self.__dict__[name]
+            return super().__getattr__(name)
+
+    def model_dump(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        self._build_deferred()
+        return super().model_dump(*args, **kwargs)
+
+    def model_dump_json(self, *args: Any, **kwargs: Any) -> str:
+        self._build_deferred()
+        return super().model_dump_json(*args, **kwargs)
+
+    def model_copy(self, *args: Any, **kwargs: Any) -> Self:
+        self._build_deferred()
+        return super().model_copy(*args, **kwargs)
+
+    def __eq__(self, other: object) -> bool:
+        self._build_deferred()
+        if isinstance(other, DIDDocument):
+            other._build_deferred()
+        return super().__eq__(other)
+
+    def __hash__(self) -> int:
+        self._build_deferred()
+        return super().__hash__()
+
+    def __iter__(self) -> Iterator[tuple[str, Any]]:  # type: ignore[override]
+        self._build_deferred()
+        return super().__iter__()
+
+    def __repr_args__(self) -> Any:
+        self._build_deferred()
+        return super().__repr_args__()
+
+    def __copy__(self) -> Self:
+        self._build_deferred()
+        return super().__copy__()
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
+        self._build_deferred()
+        return super().__deepcopy__(memo)
 
     def _entries(self, purpose: Purpose) -> tuple[_Entry, ...]:
         if purpose == "authentication":
@@ -468,7 +579,11 @@ class DIDDocument(BaseModel):
     # -- queries -------------------------------------------------------------------------------------
     @property
     def did(self) -> DID:
-        return self._did
+        # Straight from the private-attribute dict: pydantic's ``__getattr__`` route costs a
+        # microsecond, and every resolution and key lookup asks for the DID.
+        private = self.__pydantic_private__
+        did: DID = private["_did"] if private is not None else self._did
+        return did
 
     def to_json(self) -> dict[str, Any]:
         """The DID Core JSON representation (camelCase, ``@context`` kept, unknown properties kept)."""
@@ -477,15 +592,19 @@ class DIDDocument(BaseModel):
     @property
     def all_methods(self) -> Mapping[str, VerificationMethod]:
         """Every verification method (top-level and embedded), by absolute id, in document order."""
+        self._build_deferred()
         return MappingProxyType(self._methods)
 
     def authorised(self, purpose: Purpose) -> tuple[str, ...]:
         """Absolute ids of the verification methods authorised for ``purpose``, in document order."""
+        if purpose == "keyAgreement":
+            self._build_deferred()
         return self._purposes.get(purpose, ())
 
     def verification_method(self, did_url: str) -> VerificationMethod:
         """The verification method with this id (absolute, or relative ``#frag``); else ``unknown_key``."""
-        return self._methods[self._lookup(did_url)]
+        key_id = self._lookup(did_url)  # first: the lookup may build the deferred method
+        return self._methods[key_id]
 
     @overload
     def key_for(self, did_url: str, purpose: Literal["keyAgreement"]) -> AgreementKey: ...
@@ -501,6 +620,8 @@ class DIDDocument(BaseModel):
         ``unsupported_method_type``/``no_public_key`` (nothing we can verify with),
         ``key_type_mismatch`` (an X25519 key asked for a signing purpose).
         """
+        if purpose == "keyAgreement":
+            self._build_deferred()
         key_id = self._lookup(did_url)
         if purpose not in PURPOSES:
             raise InvalidInput(
@@ -530,6 +651,8 @@ class DIDDocument(BaseModel):
     def _lookup(self, did_url: str) -> str:
         url = DIDURL.absolute(did_url, self._did)
         key_id = str(url)
+        if key_id not in self._methods and self._deferred is not None:
+            self._build_deferred()  # the URL may name the deferred method
         if key_id not in self._methods:
             raise UntrustedKeyError(
                 "no such verification method in the DID document", code="unknown_key", kid=key_id[:256]

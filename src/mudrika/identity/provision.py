@@ -24,7 +24,7 @@ from mudrika.crypto.keystore import (
     write_file_atomic,
     write_private_key,
 )
-from mudrika.errors import InvalidInput
+from mudrika.errors import InvalidInput, KeyStoreError
 from mudrika.identity.csr import create_csr, fingerprint_sha256, to_pem
 from mudrika.identity.document import DIDDocument
 from mudrika.identity.methods import bindu, jwk, key, web
@@ -148,7 +148,8 @@ def _load_or_create_key(
     if path.exists():
         pair = load_private_key(path, password)
         if pair.key_type is not key_type:
-            raise InvalidInput(
+            # Refusing to replace a key is a refused overwrite, like every other one (KeyStoreError).
+            raise KeyStoreError(
                 f"{path} holds a {pair.key_type.value} key but {key_type.value} was asked for; "
                 "provisioning never replaces a key — move the old key away deliberately to rotate",
                 code="key_type_mismatch",

@@ -43,6 +43,8 @@ from mudrika.payments.models import (
 
 __all__ = [
     "AP2_EXTENSION_URI",
+    "AP2_EXTENSION_URIS",
+    "AP2_V02_EXTENSION_URI",
     "CART_MANDATE_KEY",
     "INTENT_MANDATE_KEY",
     "MAX_MANDATES",
@@ -54,6 +56,10 @@ __all__ = [
 ]
 
 AP2_EXTENSION_URI = "https://github.com/google-agentic-commerce/ap2/tree/v0.1"
+#: The extension URI AP2 v0.2 agents declare in their card and send in ``A2A-Extensions``.
+AP2_V02_EXTENSION_URI = "https://github.com/google-agentic-commerce/ap2/v1"
+#: Every AP2 extension URI this module understands (v0.1 first), for card and header checks.
+AP2_EXTENSION_URIS: frozenset[str] = frozenset({AP2_EXTENSION_URI, AP2_V02_EXTENSION_URI})
 INTENT_MANDATE_KEY = "ap2.mandates.IntentMandate"
 CART_MANDATE_KEY = "ap2.mandates.CartMandate"
 PAYMENT_MANDATE_KEY = "ap2.mandates.PaymentMandate"

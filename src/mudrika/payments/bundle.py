@@ -19,7 +19,8 @@ Format (``docs/payments.md`` "Evidence bundle format"); we own it, so unknown me
                       "leeway_seconds": 0, "kb_max_age_seconds": 300},
      "keys": {"did_documents": {"did:web:...": {...}},
               "jwks": {"https://issuer.example": {"keys": [...]}},
-              "pinned": {"<kid>": {"owner": "...", "jwk": {...}}}}}
+              "pinned": {"<kid>": {"owner": "...", "jwk": {...}}},
+              "fetched": {"did:web:...": {"at": "2025-10-01T12:19:10Z", "via": "https GET ..."}}}}
 
 Parsing is strict (:func:`~mudrika.crypto.jcs.loads_strict`: no duplicate keys, no NaN, safe
 integers) and capped (:data:`MAX_BUNDLE_BYTES`, depth 64, 64 DID documents / JWKS / pinned keys).
@@ -44,6 +45,7 @@ from mudrika.payments.chain._keys import KeyMaterial
 from mudrika.payments.chain.report import VerificationReport
 from mudrika.payments.models import CartMandate, IntentMandate, PaymentMandate, Received, parse_timestamp
 from mudrika.payments.profile import KB_MAX_AGE
+from mudrika.payments.trustroot import TrustRoot, UnsafeNoTrustRoot
 from mudrika.stores.replay import MemoryReplayStore, ReplayStore
 
 __all__ = [
@@ -53,7 +55,9 @@ __all__ = [
     "BundleKeys",
     "BundleMandates",
     "EvidenceBundle",
+    "FetchRecord",
     "build_bundle",
+    "bundle_from_value",
     "inspect_bundle",
     "load_bundle",
     "parse_bundle",
@@ -78,12 +82,18 @@ class BundleMandates(_Owned):
 
 
 class BundleExpectations(_Owned):
-    """What the verifier expected at the time of the payment."""
+    """What the verifier expected at the time of the payment, *as the bundle states it* (evidence).
+
+    The analyst's trust root and command line override every value; one taken from here leaves the
+    verdict UNANCHORED.  ``trusted_issuers`` is consulted only when no trust root is given (and the
+    verdict is then UNANCHORED); ``algorithms``, ``leeway_seconds`` and ``kb_max_age_seconds``
+    record what the original verifier used and are never consulted: the trust root decides them.
+    """
 
     merchant_audience: str = Field(min_length=1, max_length=_MAX_TEXT)
     kb_audience: str = Field(min_length=1, max_length=_MAX_TEXT)
     kb_nonce: str = Field(min_length=1, max_length=_MAX_TEXT)
-    trusted_issuers: list[str] = Field(min_length=1, max_length=_MAX_ENTRIES)
+    trusted_issuers: list[str] = Field(default_factory=list, max_length=_MAX_ENTRIES)
     algorithms: list[str] = Field(
         default_factory=lambda: sorted(DEFAULT_ALGORITHMS), min_length=1, max_length=16
     )
@@ -91,12 +101,30 @@ class BundleExpectations(_Owned):
     kb_max_age_seconds: float = Field(default=KB_MAX_AGE, gt=0.0, le=86400.0)
 
 
+class FetchRecord(_Owned):
+    """When and how a key snapshot was fetched, as the bundle's author recorded it."""
+
+    at: str = Field(max_length=64)
+    via: str = Field(min_length=1, max_length=_MAX_TEXT)
+
+    @field_validator("at")
+    @classmethod
+    def _aware(cls, value: str) -> str:
+        try:
+            parse_timestamp(value)
+        except InvalidInput as exc:
+            raise ValueError(exc.message) from None
+        return value
+
+
 class BundleKeys(_Owned):
-    """The key material snapshot: nothing else is consulted in dispute mode."""
+    """The key material snapshot: nothing else is consulted in dispute mode (and it is evidence)."""
 
     did_documents: dict[str, dict[str, Any]] = Field(default_factory=dict, max_length=_MAX_ENTRIES)
     jwks: dict[str, dict[str, Any]] = Field(default_factory=dict, max_length=_MAX_ENTRIES)
     pinned: dict[str, dict[str, Any]] = Field(default_factory=dict, max_length=_MAX_ENTRIES)
+    fetched: dict[str, FetchRecord] = Field(default_factory=dict, max_length=_MAX_ENTRIES)
+    """Owner (DID or issuer) → when and how its snapshot was fetched (shown with each key)."""
 
 
 class EvidenceBundle(_Owned):
@@ -126,7 +154,15 @@ class EvidenceBundle(_Owned):
     def key_source(self) -> KeyMaterial:
         """An offline key source over exactly this bundle's key material (never the network)."""
         keys = self.keys
-        return KeyMaterial.offline_snapshot(keys.did_documents, jwks=keys.jwks, pinned=keys.pinned)
+        notes = {
+            owner: f"carried in the bundle; fetched {record.at} via {record.via}"
+            for owner, record in keys.fetched.items()
+        }
+        for owner in (*keys.did_documents, *keys.jwks):
+            notes.setdefault(owner, "carried in the bundle; when and how it was fetched is not recorded")
+        return KeyMaterial.offline_snapshot(
+            keys.did_documents, jwks=keys.jwks, pinned=keys.pinned, notes=notes
+        )
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """The bundle as JSON text (members in the documented order)."""
@@ -140,7 +176,15 @@ def parse_bundle(raw: bytes | str, *, max_bytes: int = MAX_BUNDLE_BYTES) -> Evid
     ``not_a_bundle`` (not an object / wrong ``format``) and ``bad_bundle`` (``errors`` lists the
     location and message of each violation, never the values).
     """
-    value = loads_strict(raw, max_bytes=max_bytes, max_depth=64)
+    return bundle_from_value(loads_strict(raw, max_bytes=max_bytes, max_depth=64))
+
+
+def bundle_from_value(value: Any) -> EvidenceBundle:
+    """Validate an already strictly parsed JSON value as a bundle (codes as :func:`parse_bundle`).
+
+    Split from :func:`parse_bundle` so a caller that has parsed the JSON once to pick the profile
+    (``format``) does not parse it twice.
+    """
     if not isinstance(value, dict) or value.get("format") != BUNDLE_FORMAT:
         raise InvalidInput(f"not a {BUNDLE_FORMAT} evidence bundle", code="not_a_bundle")
     try:
@@ -152,7 +196,8 @@ def parse_bundle(raw: bytes | str, *, max_bytes: int = MAX_BUNDLE_BYTES) -> Evid
         ]
         first = errors[0]
         raise InvalidInput(
-            f"malformed evidence bundle: {first['loc'] or '(top level)'}: {first['msg']}",
+            f"malformed evidence bundle: {first['loc'] or '(top level)'}: {first['msg']}"
+            + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
             code="bad_bundle",
             errors=errors,
         ) from None
@@ -185,10 +230,11 @@ def build_bundle(
     merchant_audience: str,
     kb_audience: str,
     kb_nonce: str,
-    trusted_issuers: Collection[str],
+    trusted_issuers: Collection[str] = (),
     did_documents: Mapping[str, Any] | None = None,
     jwks: Mapping[str, Any] | None = None,
     pinned: Mapping[str, Any] | None = None,
+    fetched: Mapping[str, Mapping[str, str]] | None = None,
     algorithms: Collection[str] = DEFAULT_ALGORITHMS,
     leeway: float = 0.0,
     kb_max_age: float = KB_MAX_AGE,
@@ -217,6 +263,7 @@ def build_bundle(
             "did_documents": thaw(dict(did_documents or {})),
             "jwks": thaw(dict(jwks or {})),
             "pinned": thaw(dict(pinned or {})),
+            "fetched": thaw(dict(fetched or {})),
         },
     }
     if description is None:
@@ -227,29 +274,50 @@ def build_bundle(
 
 
 def inspect_bundle(
-    bundle: EvidenceBundle, *, at: Time | None = None, replay_store: ReplayStore | None = None
+    bundle: EvidenceBundle,
+    *,
+    trust_root: TrustRoot | None,
+    at: Time | None = None,
+    replay_store: ReplayStore | None = None,
+    merchant_audience: str | None = None,
+    kb_audience: str | None = None,
+    kb_nonce: str | None = None,
 ) -> VerificationReport:
     """Verify the bundle's chain offline, at ``at`` (default: the bundle's evidence time).
 
-    Dispute mode: keys come only from the bundle; the expectations are the bundle's.  Single use
-    is checked within this evaluation (a fresh in-memory store unless ``replay_store`` is given, e.g.
-    one shared by a batch to find a ``jti`` or nonce used in two disputed chains).
+    Dispute mode: trust comes from ``trust_root`` (required; ``None`` means "I have none" and the
+    verdict is then UNANCHORED at best); key material comes only from the bundle and is evidence.
+    Each expectation comes from the argument, else from the trust root's ``verifier`` section, else
+    from the bundle — and then the report flags it as asserted by the evidence (UNANCHORED).
+    Single use is checked within this evaluation (a fresh in-memory store unless ``replay_store`` is
+    given, e.g. one shared by a batch to find a ``jti`` or nonce used in two disputed chains).
     Raises :class:`~mudrika.errors.InvalidInput` only for unusable key material or a bad ``at``.
     """
-    expectations = bundle.expectations
+    stated = bundle.expectations
+    identity = trust_root.verifier if trust_root is not None else None
+    chosen: dict[str, str] = {}
+    asserted: list[str] = []
+    for name, given, from_root in (
+        ("merchant_audience", merchant_audience, identity.merchant_audience if identity else None),
+        ("kb_audience", kb_audience, identity.kb_audience if identity else None),
+        ("kb_nonce", kb_nonce, None),
+    ):
+        value = given if given is not None else from_root
+        if value is None:
+            value = getattr(stated, name)
+            asserted.append(name)
+        chosen[name] = value
     when = bundle.evidence_at if at is None else at
     return inspect_chain(
         bundle.mandates.intent,
         bundle.mandates.cart,
         bundle.mandates.payment,
+        trust_root=trust_root if trust_root is not None else UnsafeNoTrustRoot(stated.trusted_issuers),
         keys=bundle.key_source(),
-        trusted_issuers=expectations.trusted_issuers,
-        merchant_audience=expectations.merchant_audience,
-        kb_audience=expectations.kb_audience,
-        kb_nonce=expectations.kb_nonce,
+        merchant_audience=chosen["merchant_audience"],
+        kb_audience=chosen["kb_audience"],
+        kb_nonce=chosen["kb_nonce"],
+        asserted_by_evidence=asserted,
         now=when,
         replay_store=replay_store if replay_store is not None else MemoryReplayStore(max_entries=16),
-        algorithms=expectations.algorithms,
-        leeway=expectations.leeway_seconds,
-        kb_max_age=expectations.kb_max_age_seconds,
     )

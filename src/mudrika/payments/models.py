@@ -1,6 +1,6 @@
 """The AP2 v0.1 data model: every mandate type, exact money, and the raw JSON each mandate arrived as.
 
-Three rules from DESIGN.md "Canonical hashing" shape this module:
+Three rules from docs/payments.md, "Hashes", shape this module:
 
 1. **Hash what was received.**  A mandate is received as JSON and parsed strictly once
    (:func:`receive_intent`, :func:`receive_cart`, :func:`receive_payment`).  The result is a
@@ -44,6 +44,7 @@ from pydantic_core import PydanticCustomError
 from mudrika.crypto.frozenjson import FrozenJSONDict, freeze, thaw
 from mudrika.crypto.jcs import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, canonicalize, loads_strict, mandate_hash
 from mudrika.errors import InvalidInput
+from mudrika.payments._time import parse_time
 from mudrika.payments._values import (
     CurrencyCode,
     IsoTimestamp,
@@ -76,6 +77,7 @@ __all__ = [
     "intent_hash",
     "money_equal",
     "outgoing",
+    "parse_time",
     "parse_timestamp",
     "payment_contents_hash",
     "receive",
@@ -484,7 +486,7 @@ def outgoing(model: M) -> Received[M]:
     return receive(type(model), model.to_wire())
 
 
-# ------------------------------------------------------------------ hashes (DESIGN "Canonical hashing")
+# ------------------------------------------------------------- hashes (docs/payments.md, "Hashes")
 
 _INTENT_SIGNATURE_MEMBERS = ("user_authorization", "userAuthorization")
 

@@ -12,6 +12,15 @@ The TTL is computed from this process's clock (``PX``, relative) rather than sen
 Any Redis failure (refused connection, timeout, ``OOM``/``READONLY`` replies, pool exhausted past its
 wait) raises :class:`~mudrika.errors.UnavailableError`; a claim is never reported as won unless Redis
 answered ``OK``.
+
+Eviction is replay: a Redis whose ``maxmemory-policy`` may evict keys with a TTL (every ``volatile-*``
+and ``allkeys-*`` policy) silently forgets claims under memory pressure, and a forgotten nonce is
+accepted again.  The store therefore reads ``maxmemory-policy`` (from every node of a cluster) when it
+starts and refuses anything but ``noeviction`` with :class:`~mudrika.errors.InvalidInput`
+(``redis_eviction_policy``).  If Redis cannot be reached at start, the check runs before the first
+claim instead, and a bad setting found then fails every claim closed (``replay_store_misconfigured``).
+A Redis that hides ``CONFIG`` (some managed services) is refused the same way unless
+``check_eviction_policy=False`` says the operator has verified the setting themselves.
 """
 
 from __future__ import annotations
@@ -29,7 +38,7 @@ import redis.asyncio
 import redis.asyncio.retry
 from redis.backoff import ExponentialBackoff
 from redis.cluster import RedisCluster
-from redis.exceptions import RedisClusterException, RedisError
+from redis.exceptions import RedisClusterException, RedisError, ResponseError
 from redis.retry import Retry
 
 from mudrika.errors import InvalidInput, UnavailableError
@@ -39,10 +48,13 @@ from mudrika.stores._replay_base import (
     Clock,
     ReplayStoreBase,
     check_key,
+    logger,
     unavailable,
 )
 
-__all__ = ["DEFAULT_NAMESPACE", "RedisReplayStore"]
+__all__ = ["DEFAULT_NAMESPACE", "SAFE_EVICTION_POLICY", "RedisReplayStore"]
+
+SAFE_EVICTION_POLICY: Final = "noeviction"
 
 DEFAULT_NAMESPACE: Final = "mudrika:replay:"
 _MAX_NAMESPACE_BYTES: Final = 128
@@ -52,6 +64,19 @@ _REDIS_ERRORS: Final = (RedisError, RedisClusterException, OSError)
 _RETRIES: Final = 1
 _BACKOFF_BASE: Final = 0.01
 _BACKOFF_CAP: Final = 0.05
+
+
+def _policies(answer: Any) -> set[str]:
+    """The ``maxmemory-policy`` values in a CONFIG GET answer (one node: a dict; cluster: per node)."""
+    if not isinstance(answer, dict):
+        return set()
+    found: set[str] = set()
+    for key, value in answer.items():
+        if isinstance(value, dict):
+            found |= _policies(value)
+        elif (key.decode() if isinstance(key, bytes) else key) == "maxmemory-policy":
+            found.add(value.decode() if isinstance(value, bytes) else str(value))
+    return found
 
 
 def _safe_target(url: str) -> str:
@@ -85,6 +110,7 @@ class RedisReplayStore(ReplayStoreBase):
         clock: Clock = time.time,
         min_retention: float = DEFAULT_MIN_RETENTION,
         max_ttl: float = DEFAULT_MAX_TTL,
+        check_eviction_policy: bool = True,
     ) -> None:
         super().__init__(clock=clock, min_retention=min_retention, max_ttl=max_ttl)
         if not isinstance(namespace, str) or not namespace:
@@ -127,6 +153,17 @@ class RedisReplayStore(ReplayStoreBase):
             assert client is not None
             self._client = client
             self._target = type(client).__name__
+        # None: not checked yet (Redis unreachable at start); True: noeviction confirmed.
+        self._eviction_checked: bool | None = None if check_eviction_policy else True
+        if check_eviction_policy:
+            try:
+                self._check_eviction_policy()
+            except UnavailableError:
+                pass  # checked again before the first claim
+            except InvalidInput:
+                if self._owns_clients:
+                    self._client.close()
+                raise
 
     def __repr__(self) -> str:
         return f"RedisReplayStore(target={self._target!r}, namespace={self._namespace!r})"
@@ -143,6 +180,7 @@ class RedisReplayStore(ReplayStoreBase):
     def claim(self, key: str, expires_at: float) -> bool:
         full_key, ttl_ms = self._prepare(key, expires_at)
         self._check_open()
+        self._ensure_no_eviction()
         try:
             answer = self._client.set(full_key, b"1", nx=True, px=ttl_ms)
         except _REDIS_ERRORS as exc:
@@ -155,6 +193,8 @@ class RedisReplayStore(ReplayStoreBase):
         aclient = self._async_client()
         if aclient is None:
             return await anyio.to_thread.run_sync(self.claim, key, expires_at)
+        if not self._eviction_checked:
+            await anyio.to_thread.run_sync(self._ensure_no_eviction)
         try:
             answer = await aclient.set(full_key, b"1", nx=True, px=ttl_ms)
         except _REDIS_ERRORS as exc:
@@ -167,6 +207,7 @@ class RedisReplayStore(ReplayStoreBase):
         now = self._clock()
         batch = self._batch(items, now)
         self._check_open()
+        self._ensure_no_eviction()
         try:
             pipe = self._client.pipeline(transaction=False)
             for key, deadline in batch:
@@ -194,6 +235,45 @@ class RedisReplayStore(ReplayStoreBase):
     def _check_open(self) -> None:
         if self._closed:
             raise UnavailableError("replay store closed", code="replay_store_closed", backend="redis")
+
+    def _ensure_no_eviction(self) -> None:
+        """Before a claim: the start-up check if it could not run then; a bad policy fails closed."""
+        if self._eviction_checked:
+            return
+        try:
+            self._check_eviction_policy()
+        except InvalidInput as exc:
+            logger.error("replay store refuses to claim: %s (%s)", exc.message, exc.fields.get("policy"))
+            raise UnavailableError(
+                "replay store misconfigured", code="replay_store_misconfigured", backend="redis"
+            ) from None
+
+    def _check_eviction_policy(self) -> None:
+        """Read ``maxmemory-policy`` from every node; refuse anything that may evict a claim."""
+        try:
+            if isinstance(self._client, RedisCluster):
+                answer: Any = self._client.config_get("maxmemory-policy", target_nodes=RedisCluster.ALL_NODES)
+            else:
+                answer = self._client.config_get("maxmemory-policy")
+        except ResponseError as exc:
+            raise InvalidInput(
+                "cannot read Redis maxmemory-policy (CONFIG refused); verify it is noeviction and pass "
+                "check_eviction_policy=False",
+                code="redis_eviction_policy",
+                policy="unknown",
+                reason=type(exc).__name__,
+            ) from None
+        except _REDIS_ERRORS as exc:
+            raise unavailable("redis", exc) from None
+        policies = _policies(answer)
+        bad = sorted(policy for policy in policies if policy != SAFE_EVICTION_POLICY)
+        if bad or not policies:
+            raise InvalidInput(
+                "Redis maxmemory-policy may evict replay claims (eviction is replay); set it to noeviction",
+                code="redis_eviction_policy",
+                policy=",".join(bad) or "unknown",
+            )
+        self._eviction_checked = True
 
     def _prepare(self, key: str, expires_at: float) -> tuple[str, int]:
         check_key(key)

@@ -84,6 +84,12 @@ class ReplayStoreBase:
 
     A claim is held until ``max(expires_at, now + min_retention)``; ``expires_at`` more than
     ``max_ttl`` seconds ahead, or not a finite number, is :class:`InvalidInput`.
+
+    The time rule (the same for every verifier and store in mudrika, docs/replay.md): validity is a
+    half-open interval.  A claim made with deadline ``D`` is held while ``now < D`` and may be
+    forgotten at ``now == D``; every verifier claims with ``D`` = the last instant it would accept
+    plus nothing — it accepts only while ``now < expires + leeway`` and claims until exactly that
+    instant — so at the boundary the verifier already refuses what the store forgets.
     """
 
     def __init__(

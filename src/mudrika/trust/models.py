@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import uuid
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -26,6 +27,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
+    StrictInt,
     StrictStr,
 )
 from pydantic.alias_generators import to_camel
@@ -35,7 +37,9 @@ from mudrika.trust.levels import TrustLevel, parse
 
 __all__ = [
     "EXTERNAL_PROVIDERS",
+    "AgentExecutionCost",
     "AgentTrust",
+    "ExecutionRequest",
     "IdentityProvider",
     "KeycloakRole",
     "Level",
@@ -156,3 +160,48 @@ class AgentTrust(_CardModel):
     creation_timestamp: AwareDatetime
     trust_verification_required: StrictBool = True
     allowed_operations: dict[Name, Level] = Field(default_factory=dict, max_length=_MAX_ITEMS)
+
+
+Did = Annotated[StrictStr, Field(min_length=8, max_length=2048, pattern=r"^did:[a-z0-9]+:")]
+
+
+def _integral(value: Any) -> Any:
+    # A2A 1.0 carries data parts as google.protobuf.Value, whose only number is a double: an
+    # ExecutionRequest that went through a protobuf peer arrives with ``5.0`` for ``5``.  An integral
+    # float is the same number; a fractional one is refused (credits are whole).
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+Credits = Annotated[StrictInt, BeforeValidator(_integral), Field(ge=0, le=2**53 - 1)]
+
+
+class AgentExecutionCost(_CardModel):
+    """What executing an agent costs and who may execute it (the seed's credit model).
+
+    Published by the agent (or its operator); ``minimum_trust_level`` is the level a caller must
+    *hold under this agent's policy* — the policy, not the request, says what a caller holds.
+    """
+
+    agent_id: Name
+    agent_name: Name
+    credits_per_request: Credits
+    creator_did: Did
+    minimum_trust_level: Level
+
+
+class ExecutionRequest(_CardModel):
+    """A caller's request to execute an agent with credit verification (the seed's model).
+
+    Everything here is the caller's claim: ``executor_did`` must be the authenticated caller,
+    ``trust_level`` is what the caller *says* it holds (a claim above what the policy grants is
+    refused, never believed), ``estimated_credits`` is what it offers to pay.
+    """
+
+    request_id: uuid.UUID
+    executor_did: Did
+    agent_id: Name
+    input_data: Annotated[StrictStr, Field(max_length=_MAX_CERT)]
+    estimated_credits: Credits
+    trust_level: Level

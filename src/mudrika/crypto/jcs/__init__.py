@@ -3,8 +3,8 @@
 Why this module exists: AP2 mandates are bound to each other by hashes of JSON objects.  A hash is only
 a binding if every party derives the same bytes from the same object, so the object is read strictly
 (:func:`loads_strict`: nothing a second parser could read differently) and written canonically
-(:func:`canonicalize`: RFC 8785).  DESIGN.md: hash the *received raw object*, never a re-serialised
-model, because model defaults and float formatting change the bytes.
+(:func:`canonicalize`: RFC 8785).  docs/payments.md, "Hashes": hash the *received raw object*, never a
+re-serialised model, because model defaults and float formatting change the bytes.
 
 Number model (RFC 8785 §3.2.2.3, I-JSON RFC 7493 §2.2): JSON has one number type, the IEEE 754 double.
 
@@ -95,5 +95,5 @@ def canonical_sha256(value: Any) -> bytes:
 
 
 def mandate_hash(value: Any) -> str:
-    """The AP2 hash H(x) of DESIGN.md: unpadded base64url of SHA-256 over the RFC 8785 bytes."""
+    """The AP2 hash H(x) of docs/payments.md: unpadded base64url of SHA-256 over the RFC 8785 bytes."""
     return b64url_encode(hashlib.sha256(serialize(value)).digest())

@@ -6,8 +6,9 @@ string as two different objects (duplicate keys: first or last wins?  ``1e400``:
 different carts.  Every such ambiguity is refused here, with a stable code per kind.
 
 How it stays fast: ``json``'s C scanner does the parsing, with small hooks for objects (duplicates)
-and numbers (range, finiteness).  Cheap whole-text checks decide whether the exact nesting measurement
-and the lone-surrogate search are needed at all.  Positions are worked out only on the error path, by
+and numbers (range, finiteness).  The text is parsed once; the depth is checked afterwards on the parsed
+value, and cheap whole-text counts decide whether that measurement and the lone-surrogate search are
+needed at all.  Positions are worked out only on the error path, by
 :func:`locate`, a small tokenizer that re-reads the text and finds the first offending token of the
 reported kind.
 """
@@ -18,7 +19,6 @@ import json
 import math
 import re
 from collections import Counter
-from itertools import accumulate
 from typing import Any, NoReturn
 
 from mudrika.crypto.jcs._serialize import MAX_SAFE_INTEGER, short_text
@@ -30,10 +30,8 @@ _BOM = "\ufeff"
 # \uD800-\uDFFF escapes: only text containing one can decode to a lone surrogate.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-# Strings (the unrolled-loop form stays linear on long strings) and runs of non-bracket characters.
+# Strings (the unrolled-loop form stays linear on long strings).
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
-_NOT_BRACKET = re.compile(_STRING + r'|[^\[\]{}"]+')
-_DEPTH_DELTA = {"[": 1, "{": 1, "]": -1, "}": -1}
 _TOKEN = re.compile(
     r"[ \t\n\r]*(?:"
     rf"(?P<string>{_STRING})"
@@ -89,21 +87,26 @@ _DECODER = json.JSONDecoder(
 def parse_strict(raw: bytes | bytearray | memoryview | str, *, max_bytes: int, max_depth: int) -> Any:
     """Decode ``raw`` (UTF-8 bytes or text) into Python JSON values, refusing every ambiguity."""
     text = _decode(raw, max_bytes)
-    # Depth before parsing, so a deeply nested document never reaches the recursive scanner.  Counting
-    # opening brackets (also inside strings) bounds the depth from above; only a high count needs the
-    # exact measurement, which ignores brackets inside strings.
-    if text.count("[") + text.count("{") > max_depth and _nesting(text) > max_depth:
-        offset = locate(text, "too_deep", max_depth=max_depth)
-        if offset is not None:
-            _raise("too_deep", f"nesting deeper than {max_depth} levels", text, offset, limit=max_depth)
+    # Parse first, then check the depth.  The C scanner guards its own recursion (a document nested
+    # past the interpreter's recursion limit raises RecursionError, mapped to too_deep below), and the
+    # size cap has already bounded the work, so nothing needs measuring before the parse.  Counting
+    # opening brackets (also inside strings) bounds the depth from above and decides, at C speed,
+    # whether the parsed value needs measuring at all.
+    may_be_deep = text.count("[") + text.count("{") > max_depth
     try:
         value = _DECODER.decode(text)
     except _Reject as exc:
+        _raise_too_deep_first(text, max_depth, may_be_deep)
         _raise(exc.code, exc.detail, text, locate(text, exc.code, max_depth=max_depth))
     except json.JSONDecodeError as exc:
+        _raise_too_deep_first(text, max_depth, may_be_deep)
         _raise("malformed_json", f"malformed JSON: {exc.msg}", text, exc.pos)
     except RecursionError:
+        _raise_too_deep_first(text, max_depth, may_be_deep)
         _raise("too_deep", "nesting deeper than the parser can follow", text, None, limit=max_depth)
+    if may_be_deep and _deeper_than(value, max_depth):
+        _raise_too_deep_first(text, max_depth, may_be_deep)
+        _raise("too_deep", f"nesting deeper than {max_depth} levels", text, None, limit=max_depth)
     if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
         _raise(
             "lone_surrogate",
@@ -112,6 +115,39 @@ def parse_strict(raw: bytes | bytearray | memoryview | str, *, max_bytes: int, m
             locate(text, "lone_surrogate"),
         )
     return value
+
+
+def _raise_too_deep_first(text: str, max_depth: int, may_be_deep: bool) -> None:
+    """Raise ``too_deep`` when ``text`` nests deeper than ``max_depth`` before any other problem.
+
+    Called on every rejection path, so a document that is both too deep and wrong in another way is
+    reported as too deep, whatever the scanner tripped over first (error path only: it re-tokenizes).
+    """
+    if not may_be_deep:
+        return
+    offset = locate(text, "too_deep", max_depth=max_depth)
+    if offset is not None:
+        _raise("too_deep", f"nesting deeper than {max_depth} levels", text, offset, limit=max_depth)
+
+
+def _deeper_than(value: Any, max_depth: int) -> bool:
+    """True when parsed JSON nests arrays/objects deeper than ``max_depth`` (top-level container = 1).
+
+    Level by level over the containers only; scalars are skipped by a type test, so the cost is one
+    comprehension step per value, far below re-scanning the text for brackets outside strings.
+    """
+    level = [value] if type(value) is dict or type(value) is list else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > max_depth:
+            return True
+        below: list[Any] = []
+        for container in level:
+            items = container.values() if type(container) is dict else container
+            below += [item for item in items if type(item) is dict or type(item) is list]
+        level = below
+    return False
 
 
 def _decode(raw: bytes | bytearray | memoryview | str, max_bytes: int) -> str:
@@ -160,12 +196,6 @@ def _bad_bom() -> NoReturn:
     raise InvalidInput(
         "JSON text starts with a byte order mark (RFC 8259 §8.1 forbids it)", code="bad_encoding", offset=0
     )
-
-
-def _nesting(text: str) -> int:
-    """Maximum nesting of arrays and objects, ignoring brackets inside strings (C-speed passes)."""
-    brackets = _NOT_BRACKET.sub("", text).replace('"', "")  # a stray quote only in malformed text
-    return max(accumulate(map(_DEPTH_DELTA.__getitem__, brackets)), default=0)
 
 
 def _has_lone_surrogate(value: Any) -> bool:

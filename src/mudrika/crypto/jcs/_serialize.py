@@ -1,24 +1,33 @@
-"""RFC 8785 serialisation of Python JSON values: a fast path over ``json``'s C encoder, and a general path.
+"""RFC 8785 serialisation of Python JSON values: a compiled encoder behind a strict pre-pass, and a general path.
 
-Why two paths: the obvious recursive serialiser (the general path below) takes about 3.5x the time of
-``json.dumps`` on the bench cart (bench/bench_jcs.py), and a mandate hash is computed on every request.  ``json``'s C encoder with ``sort_keys=True, separators=(",", ":"),
-ensure_ascii=False`` already produces RFC 8785 bytes *except* in three places, and a cheap pre-pass
-(:func:`_prepare`) tells whether the value avoids all three:
+Why three pieces: the obvious recursive serialiser (the general path below) takes several times as long
+as the compiled encoders on the bench cart (bench/bench_jcs.py, docs/performance.md), and a mandate
+hash is computed on every request.
+A compiled encoder with sorted keys, compact separators and literal UTF-8 already produces RFC 8785
+bytes *except* in three places, and a cheap pre-pass (:func:`_prepare`) tells whether the value avoids
+all three.  Two compiled encoders are wired in (docs/adr/0004-orjson-behind-the-jcs-pre-pass.md):
+``orjson`` (``OPT_SORT_KEYS | OPT_STRICT_INTEGER``, bytes out) when it is installed, else ``json``'s C
+encoder (``sort_keys=True, separators=(",", ":"), ensure_ascii=False``); both are held byte-equal to
+the general path and to ``rfc8785`` by tests/unit/test_jcs_properties.py.  The three places:
 
-1. numbers (§3.2.2.3): ``repr(float)`` equals ECMAScript's form only for non-integral finite floats with
-   1e-4 <= |x| (the upper end is moot: every double >= 2^52 is integral).  Integral floats up to 2^53
-   are swapped for the equal ``int`` in a path copy (``12.0`` -> ``12``, ``-0.0`` -> ``0``), which is
-   exactly the ECMAScript form of such numbers; any other float sends the value to the general path;
-2. strings (§3.2.2.2): the C encoder escapes exactly ``"``, ``\\`` and U+0000-U+001F, with the short
-   forms ``\\b \\t \\n \\f \\r`` and lowercase ``\\u00xx`` for the rest, and writes everything else
+1. numbers (§3.2.2.3): both encoders print a finite non-integral float like ECMAScript only inside
+   1e-4 <= |x| < 1e16 (``repr`` switches to exponent form below 1e-4 where ECMAScript waits until
+   1e-7; orjson writes ``1e-6``-style exponents and ``12.0``; every double >= 2^52 is integral).
+   Integral floats up to 2^53 are swapped for the equal ``int`` in a path copy (``12.0`` -> ``12``,
+   ``-0.0`` -> ``0``), which is exactly the ECMAScript form of such numbers; any other float sends the
+   value to the general path;
+2. strings (§3.2.2.2): both encoders escape exactly ``"``, ``\\`` and U+0000-U+001F, with the short
+   forms ``\\b \\t \\n \\f \\r`` and lowercase ``\\u00xx`` for the rest, and write everything else
    literally -- the rule of §3.2.2.2 (checked for every code point in tests/unit/test_jcs.py);
-3. key order (§3.2.3): ``sort_keys`` orders by code point, RFC 8785 by UTF-16 code unit.  The two orders
-   differ only when a key holds a character above U+FFFF, so an object with such a key and a sibling
-   key goes to the general path.
+3. key order (§3.2.3): both encoders order keys by code point (orjson: by UTF-8 bytes, the same
+   order), RFC 8785 by UTF-16 code unit.  The two orders differ only when a key holds a character above
+   U+FFFF, so an object with such a key and a sibling key goes to the general path.
 
-Everything unusual (subclasses, tuples, non-string keys, unsupported types, out-of-range integers,
-non-finite floats, deep nesting or reference cycles) also goes to the general path, which validates
-exactly and names the offending location in its error.
+Everything unusual (subclasses, tuples, non-string keys, unsupported types -- orjson would happily
+write a ``datetime``, ``UUID`` or ``Enum`` --, out-of-range integers, non-finite floats, deep nesting
+or reference cycles) also goes to the general path, which validates exactly and names the offending
+location in its error.  An encoder that still refuses a prepared value (a lone surrogate, orjson's own
+nesting limit of 255) sends it there too.
 """
 
 from __future__ import annotations
@@ -26,15 +35,25 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from functools import partial
 from itertools import chain
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
-from typing import Any
+from typing import Any, Final, Literal
 
 from mudrika.crypto.frozenjson import FrozenJSONDict, FrozenJSONList
 from mudrika.crypto.jcs._number import es_number_to_string
 from mudrika.errors import InvalidInput
 
-__all__ = ["MAX_CANONICAL_DEPTH", "MAX_SAFE_INTEGER", "serialize", "short_text"]
+__all__ = [
+    "DEFAULT_ENCODER",
+    "ENCODERS",
+    "MAX_CANONICAL_DEPTH",
+    "MAX_SAFE_INTEGER",
+    "Encoder",
+    "serialize",
+    "serialize_with",
+    "short_text",
+]
 
 MAX_SAFE_INTEGER = 2**53 - 1
 """I-JSON (RFC 7493 §2.2) range: integers beyond +-(2^53-1) cannot be exchanged without rounding."""
@@ -50,6 +69,9 @@ _MAX_EXACT_INTEGRAL = float(2**53)  # integral floats up to here print as the eq
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
+Encoder = Literal["orjson", "json"]
+"""The compiled encoders the fast path can hand a prepared value to."""
+
 _ENCODER = json.JSONEncoder(
     skipkeys=False,
     ensure_ascii=False,  # §3.2.2.2: non-ASCII characters are written as UTF-8, not escaped
@@ -64,66 +86,148 @@ def _no_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not a JSON type")
 
 
-def _encode_with_json_encoder(value: Any) -> str:
-    return _ENCODER.encode(value)
+def _encode_with_json_encoder(value: Any) -> bytes:
+    return _ENCODER.encode(value).encode("utf-8")
 
 
-def _make_c_encode() -> Callable[[Any], str]:
+def _make_json_encode() -> Callable[[Any], bytes]:
     """The same settings as ``_ENCODER``, built once: ``JSONEncoder.encode`` rebuilds it per call."""
     if c_make_encoder is None:  # an interpreter without the _json accelerator
         return _encode_with_json_encoder
     encoder = c_make_encoder(None, _no_default, encode_basestring, None, ":", ",", True, False, False)
 
-    def encode(value: Any) -> str:
-        return "".join(encoder(value, 0))
+    def encode(value: Any) -> bytes:
+        # UnicodeEncodeError here (a lone surrogate) sends the value to the general path.
+        return "".join(encoder(value, 0)).encode("utf-8")
 
     return encode
 
 
-_encode = _make_c_encode()
+def _make_orjson_encode() -> Callable[[Any], bytes] | None:
+    """orjson's ``dumps`` with sorted keys and the I-JSON integer range, or None when not installed."""
+    try:
+        import orjson
+    except ImportError:
+        return None
+    # No ``default``: anything orjson cannot write raises orjson.JSONEncodeError (a TypeError).
+    return partial(orjson.dumps, option=orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER)
+
+
+_ENCODERS: dict[Encoder, Callable[[Any], bytes]] = {"json": _make_json_encode()}
+_orjson_encode = _make_orjson_encode()
+if _orjson_encode is not None:
+    _ENCODERS["orjson"] = _orjson_encode
+
+ENCODERS: Final[tuple[Encoder, ...]] = tuple(sorted(_ENCODERS))
+"""The compiled encoders available in this interpreter (``json`` always; ``orjson`` when installed)."""
+
+DEFAULT_ENCODER: Final[Encoder] = "orjson" if "orjson" in _ENCODERS else "json"
+"""The encoder :func:`serialize` uses: orjson when installed (two to three times as fast here), else ``json``'s."""
+
+_encode = _ENCODERS[DEFAULT_ENCODER]
+# In valid UTF-8 the bytes F0-F4 only start the 4-byte sequences of characters above U+FFFF.
+
+
+def _has_astral(out: bytes) -> bool:
+    """True when UTF-8 ``out`` holds a character above U+FFFF (memchr per lead byte: a regex over the
+    same bytes measured ten times slower, a noticeable part of the whole encoding)."""
+    return not out.isascii() and (
+        b"\xf0" in out or b"\xf1" in out or b"\xf2" in out or b"\xf3" in out or b"\xf4" in out
+    )
 
 
 class _UseGeneralPath(Exception):
-    """Raised inside :func:`_prepare` when the value needs the exact (slower) serialiser."""
+    """Raised by the pre-pass when the value needs the exact (slower) serialiser."""
+
+
+def _via_json(value: Any) -> bytes:
+    return _ENCODERS["json"](_prepare(value))
+
+
+def _via_orjson(value: Any) -> bytes:
+    """The pre-pass without its key checks, which orjson's output makes cheaper to do afterwards.
+
+    orjson itself refuses non-string keys (``json`` would stringify them), so only the UTF-16 order
+    check (3. in the module docstring) remains, and it matters only when some key holds a character
+    above U+FFFF: output without such a character (almost always, and tested at C speed) needs no key
+    check at all; otherwise the full pre-pass decides.
+    """
+    out = _ENCODERS["orjson"](_prepare_values(value))
+    if _has_astral(out):
+        _check_keys(value)  # raises _UseGeneralPath when an object with an astral key has siblings
+    return out
+
+
+_PATHS: dict[Encoder, Callable[[Any], bytes]] = {"json": _via_json, "orjson": _via_orjson}
+_fast = _PATHS[DEFAULT_ENCODER]
 
 
 def serialize(value: Any) -> bytes:
     """Return the RFC 8785 canonical UTF-8 bytes of ``value`` or raise ``InvalidInput``."""
     try:
-        return _encode(_prepare(value)).encode("utf-8")
-    except (_UseGeneralPath, UnicodeEncodeError):
+        return _fast(value)
+    except (_UseGeneralPath, TypeError, ValueError):
         pass  # the general path validates exactly and reports the offending location
+    return _general(value)
+
+
+def serialize_with(encoder: Encoder | None, value: Any) -> bytes:
+    """:func:`serialize` with a chosen compiled encoder, or with none (``None``: the general path only).
+
+    For tests and benchmarks that hold the paths equal; production code calls :func:`serialize`.
+    """
+    if encoder is None:
+        return _general(value)
+    if encoder not in _ENCODERS:
+        raise ValueError(f"encoder {encoder!r} is not available here")
+    try:
+        return _PATHS[encoder](value)
+    except (_UseGeneralPath, TypeError, ValueError):
+        pass
     return _general(value)
 
 
 # --------------------------------------------------------------------------------------- fast path
 #
-# One pass over the value: raise _UseGeneralPath for anything the C encoder would get wrong, collect
-# every object (for a single key check at the end), and copy a container only when something below it
-# changed (an integral float swapped for its int).  The caller's value is never modified, and a document
-# without integral floats is never copied at all.  The float tests are written with literals rather
-# than the named constants above because this loop is the whole cost of the fast path:
+# Two walks.  :func:`_prepare_values` raises _UseGeneralPath for any value the encoders would get wrong
+# and copies a container only when something below it changed (an integral float swapped for its int):
+# the caller's value is never modified, and a document without integral floats is never copied at all.
+# It is the whole cost of the fast path, so it checks nothing else (a reference cycle ends it with
+# RecursionError), tests the commonest types first and writes the float tests with literals rather than
+# the named constants above:
 #   (1e-4 <= x < 1e16 or -1e16 < x <= -1e-4)   is   _MIN_REPR_SAFE <= abs(x) < _MAX_REPR_SAFE
 #   -9007199254740992.0 <= x <= 9007199254740992.0   is   abs(x) <= _MAX_EXACT_INTEGRAL (2^53)
 #   -9007199254740991 <= x <= 9007199254740991       is   abs(x) <= MAX_SAFE_INTEGER (2^53 - 1)
+# :func:`_check_keys` visits the containers only: nesting within MAX_CANONICAL_DEPTH, string keys, and
+# the UTF-16 key order (3. in the module docstring).  The json path needs both walks; the orjson path
+# needs the second only when its output holds a character above U+FFFF (see :func:`_via_orjson`).
 
 
 def _prepare(value: Any) -> Any:
-    """``value`` itself, or a copy with integral floats as ints, when the C encoder gets it right."""
+    """``value`` itself, or a copy with integral floats as ints, when the C encoders get it right."""
+    prepared = _prepare_values(value)
+    _check_keys(value)
+    return prepared
+
+
+def _prepare_values(value: Any) -> Any:
+    """The value walk (see above) from the top: containers, or a scalar on its own."""
     t = type(value)
-    if t is dict or t is list or t is FrozenJSONDict or t is FrozenJSONList:
-        objects: list[dict[Any, Any]] = []
-        is_dict = t is dict or t is FrozenJSONDict
-        copy = _prepare_dict(value, 1, objects) if is_dict else _prepare_list(value, 1, objects)
-        try:
-            keys = "".join(chain.from_iterable(objects))
-        except TypeError:
-            raise _UseGeneralPath from None  # a non-string key (json would quietly stringify it)
-        if not keys.isascii():
-            for obj in objects:
-                if len(obj) > 1 and _ASTRAL.search("".join(obj)) is not None:
-                    raise _UseGeneralPath  # code point order may differ from UTF-16 order (§3.2.3)
-        return value if copy is None else copy
+    copy: dict[Any, Any] | list[Any] | None
+    try:
+        if t is dict or t is FrozenJSONDict:
+            copy = _prepare_dict(value)
+        elif t is list or t is FrozenJSONList:
+            copy = _prepare_list(value)
+        else:
+            return _prepare_scalar(value)
+    except RecursionError:
+        raise _UseGeneralPath from None  # a reference cycle, or nesting no encoder would accept
+    return value if copy is None else copy
+
+
+def _prepare_scalar(value: Any) -> Any:
+    t = type(value)
     if t is str or t is bool or value is None:
         return value
     if t is int:
@@ -137,28 +241,25 @@ def _prepare(value: Any) -> Any:
     raise _UseGeneralPath
 
 
-def _prepare_dict(obj: dict[Any, Any], depth: int, objects: list[dict[Any, Any]]) -> dict[Any, Any] | None:
+def _prepare_dict(obj: dict[Any, Any]) -> dict[Any, Any] | None:
     """None when ``obj`` is fine as it is, else the copy with its integral floats replaced."""
-    if depth > MAX_CANONICAL_DEPTH:
-        raise _UseGeneralPath
-    objects.append(obj)
     copy = None
     for key, x in obj.items():
         t = type(x)
         if t is str:
             continue
-        if t is float:
+        if t is dict or t is FrozenJSONDict:
+            y: Any = _prepare_dict(x)
+            if y is None:
+                continue
+        elif t is float:
             if (1e-4 <= x < 1e16 or -1e16 < x <= -1e-4) and not x.is_integer():
                 continue
             if not (x.is_integer() and -9007199254740992.0 <= x <= 9007199254740992.0):
                 raise _UseGeneralPath
-            y: Any = int(x)
-        elif t is dict or t is FrozenJSONDict:
-            y = _prepare_dict(x, depth + 1, objects)
-            if y is None:
-                continue
+            y = int(x)
         elif t is list or t is FrozenJSONList:
-            y = _prepare_list(x, depth + 1, objects)
+            y = _prepare_list(x)
             if y is None:
                 continue
         elif t is int:
@@ -175,27 +276,25 @@ def _prepare_dict(obj: dict[Any, Any], depth: int, objects: list[dict[Any, Any]]
     return copy
 
 
-def _prepare_list(arr: list[Any], depth: int, objects: list[dict[Any, Any]]) -> list[Any] | None:
+def _prepare_list(arr: list[Any]) -> list[Any] | None:
     """The array counterpart of :func:`_prepare_dict` (kept apart: one call per container is the cost)."""
-    if depth > MAX_CANONICAL_DEPTH:
-        raise _UseGeneralPath
     copy = None
     for index, x in enumerate(arr):
         t = type(x)
         if t is str:
             continue
-        if t is float:
+        if t is dict or t is FrozenJSONDict:
+            y: Any = _prepare_dict(x)
+            if y is None:
+                continue
+        elif t is float:
             if (1e-4 <= x < 1e16 or -1e16 < x <= -1e-4) and not x.is_integer():
                 continue
             if not (x.is_integer() and -9007199254740992.0 <= x <= 9007199254740992.0):
                 raise _UseGeneralPath
-            y: Any = int(x)
-        elif t is dict or t is FrozenJSONDict:
-            y = _prepare_dict(x, depth + 1, objects)
-            if y is None:
-                continue
+            y = int(x)
         elif t is list or t is FrozenJSONList:
-            y = _prepare_list(x, depth + 1, objects)
+            y = _prepare_list(x)
             if y is None:
                 continue
         elif t is int:
@@ -210,6 +309,42 @@ def _prepare_list(arr: list[Any], depth: int, objects: list[dict[Any, Any]]) -> 
             copy = list(arr)
         copy[index] = y
     return copy
+
+
+def _check_keys(value: Any) -> None:
+    """Raise _UseGeneralPath for nesting past MAX_CANONICAL_DEPTH, a non-string key (``json`` would
+    quietly stringify it) or an object whose key order by code point may differ from UTF-16 order."""
+    objects: list[dict[Any, Any]] = []
+    _collect_objects(value, 1, objects)
+    try:
+        keys = "".join(chain.from_iterable(objects))
+    except TypeError:
+        raise _UseGeneralPath from None
+    if not keys.isascii():
+        for obj in objects:
+            if len(obj) > 1 and _ASTRAL.search("".join(obj)) is not None:
+                raise _UseGeneralPath  # §3.2.3
+
+
+def _collect_objects(value: Any, depth: int, objects: list[dict[Any, Any]]) -> None:
+    t = type(value)
+    if t is dict or t is FrozenJSONDict:
+        if depth > MAX_CANONICAL_DEPTH:
+            raise _UseGeneralPath
+        objects.append(value)
+        items = value.values()
+    elif t is list or t is FrozenJSONList:
+        if depth > MAX_CANONICAL_DEPTH:
+            raise _UseGeneralPath
+        items = value
+    else:
+        return
+    for item in items:
+        if type(item) in _CONTAINERS:
+            _collect_objects(item, depth + 1, objects)
+
+
+_CONTAINERS: Final = frozenset({dict, list, FrozenJSONDict, FrozenJSONList})
 
 
 # ------------------------------------------------------------------------------------ general path

@@ -20,9 +20,9 @@ from typing import Any, Final, Literal
 from mudrika.crypto._multibase import base58btc_decode, varint_decode
 from mudrika.crypto.keys import KeyType, PublicKey
 from mudrika.errors import InvalidInput
-from mudrika.identity._x25519 import X25519_MULTICODEC, X25519PublicKey, ed25519_to_x25519
+from mudrika.identity._x25519 import X25519_MULTICODEC, X25519PublicKey, edwards_y, x25519_from_edwards_y
 from mudrika.identity.did import DID, parse_did
-from mudrika.identity.document import AgreementKey, DIDDocument, Purpose
+from mudrika.identity.document import AgreementKey, DeferredMethod, DIDDocument, Purpose
 from mudrika.identity.resolution import ResolutionResult, result
 
 __all__ = [
@@ -138,7 +138,10 @@ def document(
     6.   ``authentication``, ``assertionMethod``, ``capabilityInvocation``, ``capabilityDelegation``
          reference it;
     7.   with ``derive_key_agreement`` (the spec's ``enableEncryptionKeyDerivation``) an Ed25519 key
-         also gets its X25519 form as a second method, referenced from ``keyAgreement``;
+         also gets its X25519 form as a second method, referenced from ``keyAgreement``.  The key is
+         checked to have that form here (a key without one is refused now, as before), but the form
+         itself -- a modular inverse and a base58 encoding, more than half the cost of resolving --
+         is computed only when the document's ``keyAgreement`` or its method list is first read;
     8.   ``@context`` = DID v1 + the context of the representation.
 
     An X25519 did:key has no signature method: its one method is referenced from ``keyAgreement`` only.
@@ -149,18 +152,27 @@ def document(
     first = _method(did_text, key, parsed.method_specific_id, representation)  # 3
     methods: list[tuple[dict[str, Any], AgreementKey]] = [(first, key)]  # 5
     purposes: dict[Purpose, tuple[str, ...]] = {}
+    deferred: DeferredMethod | None = None
     if isinstance(key, X25519PublicKey):
         purposes["keyAgreement"] = (first["id"],)
     else:
-        for purpose in _SIGNING_PURPOSES:  # 6
-            purposes[purpose] = (first["id"],)
+        purposes = dict.fromkeys(_SIGNING_PURPOSES, (first["id"],))  # 6
         if derive_key_agreement and key.key_type is KeyType.ED25519:  # 7
-            agreement = ed25519_to_x25519(key)
-            second = _method(did_text, agreement, agreement.to_multikey(), representation)
-            methods.append((second, agreement))
-            purposes["keyAgreement"] = (second["id"],)
+            deferred = _agreement_method(did_text, edwards_y(key), representation)
     context = (CONTEXT_DID, CONTEXT_JWS_2020 if representation == "jwk" else CONTEXT_MULTIKEY)  # 8
-    return DIDDocument._assemble(parsed, context, methods, purposes)  # 4: the id is the DID
+    return DIDDocument._assemble(  # 4: the id is the DID
+        parsed, context, methods, purposes, deferred_key_agreement=deferred
+    )
+
+
+def _agreement_method(did: str, y: int, representation: Representation) -> DeferredMethod:
+    """Step 7, deferred: the X25519 method of the Ed25519 key whose Edwards y is ``y``."""
+
+    def build() -> tuple[dict[str, Any], AgreementKey]:
+        agreement = x25519_from_edwards_y(y)
+        return _method(did, agreement, agreement.to_multikey(), representation), agreement
+
+    return build
 
 
 class KeyDriver:

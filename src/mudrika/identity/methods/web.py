@@ -13,7 +13,13 @@ controls the identity, so the fetch is where the care goes:
 * the body is parsed strictly (duplicate members refused), validated as a DID Core document, and its
   ``id`` must equal the DID being resolved (spec "Read", step 8);
 * proxies and CA bundles from the environment are ignored (``trust_env=False``); pass an
-  ``ssl.SSLContext`` to trust a private CA.
+  ``ssl.SSLContext`` to trust a private CA;
+* every connection goes through the :class:`~mudrika.net.egress.EgressPolicy` (strict by default):
+  the host is resolved once, every address is checked (no loopback, private, link-local, metadata
+  ... address), and the connection goes to the checked address.  A host that is an IPv4 address in
+  any spelling the C library accepts (``127.0.0.1``, ``127.1``, ``0x7f000001``) is not a domain name
+  and is refused as ``invalidDid`` before anything else.  ``EgressPolicy(allow_private_networks=True)``
+  is the explicit, logged opt-in for development servers on this machine.
 
 DID → URL (spec "Read", steps 1-5)::
 
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import ssl
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -41,6 +48,7 @@ from mudrika.errors import BindingError, InvalidInput, ResolutionError
 from mudrika.identity.did import DID, parse_did
 from mudrika.identity.document import DIDDocument
 from mudrika.identity.resolution import ResolutionResult, result
+from mudrika.net.egress import EgressPolicy
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -58,6 +66,7 @@ DEFAULT_TIMEOUT: Final = 5.0
 DEFAULT_MAX_REDIRECTS: Final = 3
 
 _LABEL: Final = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+_IPV4_ISH: Final = re.compile(r"[0-9A-Fa-fXx.]+")
 _SEGMENT: Final = re.compile(r"(?:[A-Za-z0-9._-]|%[0-9A-Fa-f]{2})+")
 _PLAIN_SEGMENT: Final = re.compile(r"[A-Za-z0-9._-]+")
 _PORT: Final = re.compile(r"%3[Aa]([0-9]{1,5})")
@@ -71,11 +80,22 @@ def _check_host(host: str) -> str:
     labels = host.split(".")
     if len(host) > 253 or not all(_LABEL.fullmatch(label) for label in labels):
         raise InvalidInput("did:web host must be a DNS name", code="invalidDid", host=host[:64])
-    if labels[-1].isdigit():
+    if labels[-1].isdigit() or _reads_as_ipv4(host):
         raise InvalidInput(
             "did:web host must be a domain name, not an IP address", code="invalidDid", host=host[:64]
         )
     return host
+
+
+def _reads_as_ipv4(host: str) -> bool:
+    """Whether the C resolver would take ``host`` for an IPv4 address (``0x7f000001``, ``0x7f.0x1``)."""
+    if not _IPV4_ISH.fullmatch(host):
+        return False
+    try:
+        socket.inet_aton(host)
+    except OSError:
+        return False
+    return True
 
 
 def _check_segment(segment: str) -> str:
@@ -206,7 +226,11 @@ def _transport_errors() -> Iterator[None]:
 
 
 class WebDriver:
-    """Resolver driver for did:web over HTTPS (sync with ``httpx.Client``, async with ``AsyncClient``)."""
+    """Resolver driver for did:web over HTTPS (sync with ``httpx.Client``, async with ``AsyncClient``).
+
+    ``egress`` decides which addresses may be contacted (default: the strict
+    :class:`~mudrika.net.egress.EgressPolicy`, with this driver's timeout as its deadline).
+    """
 
     def __init__(
         self,
@@ -215,8 +239,10 @@ class WebDriver:
         timeout: float = DEFAULT_TIMEOUT,
         max_bytes: int = DEFAULT_MAX_BYTES,
         max_redirects: int = DEFAULT_MAX_REDIRECTS,
+        egress: EgressPolicy | None = None,
     ) -> None:
         self._verify: ssl.SSLContext | bool = verify if verify is not None else True
+        self._egress = egress if egress is not None else EgressPolicy(timeout=timeout, deadline=timeout)
         self._timeout = timeout
         self._max_bytes = max_bytes
         self._max_redirects = max_redirects
@@ -296,7 +322,12 @@ class WebDriver:
     def resolve(self, did: DID) -> ResolutionResult:
         url = httpx.URL(url_for(did))
         deadline = time.monotonic() + self._timeout
-        with _transport_errors(), httpx.Client(**self._client_options()) as client:
+        with (
+            _transport_errors(),
+            httpx.Client(
+                transport=self._egress.transport(verify=self._verify), **self._client_options()
+            ) as client,
+        ):
             for _ in range(self._max_redirects + 1):
                 with client.stream("GET", url) as response:
                     target = self._next(url, response)
@@ -308,7 +339,6 @@ class WebDriver:
     def _client_options(self) -> dict[str, Any]:
         # No redirects followed by httpx (we check each hop ourselves), no proxy or CA from the env.
         return {
-            "verify": self._verify,
             "timeout": self._timeout,
             "follow_redirects": False,
             "trust_env": False,
@@ -326,7 +356,8 @@ class WebDriver:
         url = httpx.URL(url_for(did))
         deadline = time.monotonic() + self._timeout
         with _transport_errors():
-            async with httpx.AsyncClient(**self._client_options()) as client:
+            transport = self._egress.async_transport(verify=self._verify)
+            async with httpx.AsyncClient(transport=transport, **self._client_options()) as client:
                 for _ in range(self._max_redirects + 1):
                     async with client.stream("GET", url) as response:
                         target = self._next(url, response)

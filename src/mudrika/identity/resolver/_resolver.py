@@ -1,13 +1,24 @@
-"""One DID resolver: method drivers, a bounded TTL cache, offline snapshots, didkit as fallback.
+"""One DID resolver: configured method drivers, a bounded TTL cache, a negative cache, rate limits.
 
 Why one object: every verifier in mudrika turns a ``kid`` into a key the same way —
-``resolve_key(did_url, purpose)`` — so caching, offline operation and error codes are decided once.
+``resolve_key(did_url, purpose)`` — so caching, offline operation, error codes and what may dial out
+are decided once.
 
-* **Drivers** (``MethodDriver``): did:key and did:jwk are computed locally, did:web is fetched over
-  HTTPS, did:bindu is checked against candidate documents, and any other method goes to didkit when
-  it is installed (``methodNotSupported`` otherwise).
+* **Drivers are chosen, not fallen into** (``MethodDriver``): did:key and did:jwk are computed
+  locally and did:web is fetched over HTTPS through an :class:`~mudrika.net.egress.EgressPolicy`
+  (strict unless the ``egress`` given says otherwise).  Any other method is ``methodNotSupported``
+  unless the configuration names a driver for it; didkit (which dials out by itself, outside our
+  egress policy, timeouts and size caps — a ``did:onion`` makes it contact a local SOCKS port) is
+  used only with ``use_didkit=True``.  A verifier that runs on attacker input should leave it off;
+  the CLI turns it on for the user's own ``did resolve``.
 * **Cache**: an ``OrderedDict`` LRU of successful results with a TTL, on an injectable clock.  A hit
-  is a dict lookup, an expiry comparison and an LRU touch; failures are never cached.
+  is a dict lookup, an expiry comparison and an LRU touch.
+* **Negative cache and rate limits** (drivers that use the network only): a failed resolution is
+  remembered for ``negative_ttl`` seconds and answered again without a fetch, and fetches are
+  limited per DID (``max_fetches_per_did``) and per host (``max_fetches_per_host``) in each
+  ``rate_window``; past a limit the answer is ``internalError`` / ``rate_limited`` without any
+  network traffic.  So a stream of signed requests naming fresh or failing DIDs cannot turn the
+  server into a scanner or a traffic amplifier.
 * **Offline** (:meth:`DIDResolver.offline`): resolves only from a supplied snapshot of documents,
   plus did:key and did:jwk, which are pure functions of the DID and need nothing else (a snapshot
   entry for them is ignored: the DID itself is the authority).  did:bindu snapshot entries are still
@@ -17,7 +28,8 @@ Why one object: every verifier in mudrika turns a ``kid`` into a key the same wa
   :class:`~mudrika.errors.InvalidInput`; ``notFound``, ``methodNotSupported``,
   ``representationNotSupported``, ``invalidDidDocument`` and ``internalError`` as
   :class:`~mudrika.errors.ResolutionError`; a document that fails a check (wrong id, not
-  self-certifying) as :class:`~mudrika.errors.VerificationError`.  A deactivated DID resolves
+  self-certifying) as :class:`~mudrika.errors.VerificationError`; a destination the egress policy
+  refuses as :class:`~mudrika.errors.EgressDenied`.  A deactivated DID resolves
   (``ResolutionResult.deactivated``) but :meth:`DIDResolver.resolve_key` refuses its keys.
 """
 
@@ -39,6 +51,8 @@ from mudrika.identity.methods.key import KeyDriver
 from mudrika.identity.methods.web import WebDriver
 from mudrika.identity.resolution import CONTENT_TYPE, MethodDriver, ResolutionResult, result
 from mudrika.identity.resolver._didkit import DidkitDriver
+from mudrika.net.egress import EgressPolicy
+from mudrika.net.logs import log_value
 
 __all__ = [
     "CONTENT_TYPE",
@@ -53,6 +67,37 @@ __all__ = [
 _log = logging.getLogger(__name__)
 #: Representations we can return (DID Core §6.2 JSON; the JSON-LD form is the same bytes for us).
 _ACCEPTED: Final = frozenset({CONTENT_TYPE, "application/did+ld+json", "application/json", "*/*"})
+DEFAULT_NEGATIVE_TTL: Final = 30.0
+DEFAULT_RATE_WINDOW: Final = 60.0
+DEFAULT_MAX_FETCHES_PER_DID: Final = 5
+DEFAULT_MAX_FETCHES_PER_HOST: Final = 30
+#: Bound on the DIDs and hosts remembered by the negative cache and the rate limiter.
+_MAX_TRACKED: Final = 10_000
+#: Drivers whose resolution is a pure function of the DID (self-certifying, never any I/O): exact
+#: types, so a subclass that overrides ``aresolve`` still gets awaited.
+_COMPUTED_DRIVERS: Final[frozenset[type]] = frozenset({KeyDriver, JwkDriver})
+
+
+class _Windows:
+    """Fixed-window counters per key, bounded; a full table refuses (fails closed) rather than forget."""
+
+    def __init__(self, limit: int, window: float) -> None:
+        self._limit = limit
+        self._window = window
+        self._counts: dict[str, tuple[float, int]] = {}
+
+    def allow(self, key: str, now: float) -> bool:
+        start, count = self._counts.get(key, (now, 0))
+        if now - start >= self._window:
+            start, count = now, 0
+        if count >= self._limit:
+            return False
+        if key not in self._counts and len(self._counts) >= _MAX_TRACKED:
+            self._counts = {k: v for k, v in self._counts.items() if now - v[0] < self._window}
+            if len(self._counts) >= _MAX_TRACKED:
+                return False
+        self._counts[key] = (start, count + 1)
+        return True
 
 
 class SnapshotDriver:
@@ -114,29 +159,45 @@ class SnapshotDriver:
 class DIDResolver:
     """Resolve DIDs and DID URLs to documents and keys, with a bounded TTL cache.
 
-    ``DIDResolver()`` gives did:key, did:jwk, did:web (HTTPS) and didkit for everything else;
-    ``register(BinduDriver(source))`` adds did:bindu.  ``clock`` must be monotonic (seconds).
+    ``DIDResolver()`` gives did:key, did:jwk and did:web (HTTPS through ``egress``, strict by
+    default) and nothing else; ``register(BinduDriver(source))`` adds did:bindu; ``use_didkit=True``
+    sends every other method to didkit (opt-in: it dials out by itself).  ``clock`` must be
+    monotonic (seconds).
     """
 
     def __init__(
         self,
         drivers: Iterable[MethodDriver] | None = None,
         *,
-        use_didkit: bool = True,
+        use_didkit: bool = False,
+        egress: EgressPolicy | None = None,
         cache_size: int = 1024,
         ttl: float = 300.0,
+        negative_ttl: float = DEFAULT_NEGATIVE_TTL,
+        max_fetches_per_did: int = DEFAULT_MAX_FETCHES_PER_DID,
+        max_fetches_per_host: int = DEFAULT_MAX_FETCHES_PER_HOST,
+        rate_window: float = DEFAULT_RATE_WINDOW,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if cache_size < 0 or ttl < 0:
-            raise InvalidInput("cache_size and ttl must be >= 0", code="bad_config")
+        if cache_size < 0 or ttl < 0 or negative_ttl < 0 or rate_window <= 0:
+            raise InvalidInput("cache sizes and times must be >= 0", code="bad_config")
+        if max_fetches_per_did < 1 or max_fetches_per_host < 1:
+            raise InvalidInput("fetch limits must be >= 1", code="bad_config")
+        if drivers is not None and egress is not None:
+            raise InvalidInput("egress configures the default did:web driver only", code="bad_config")
         self._drivers: dict[str, MethodDriver] = {}
         self._fallback: MethodDriver | None = DidkitDriver() if use_didkit else None
         self._offline = False
         self._cache: OrderedDict[str, tuple[ResolutionResult, float]] = OrderedDict()
         self._cache_size = cache_size
         self._ttl = ttl
+        self._negative: OrderedDict[str, tuple[MudrikaError, float]] = OrderedDict()
+        self._negative_ttl = negative_ttl
+        self._per_did = _Windows(max_fetches_per_did, rate_window)
+        self._per_host = _Windows(max_fetches_per_host, rate_window)
         self._clock = clock
-        for driver in (KeyDriver(), JwkDriver(), WebDriver()) if drivers is None else drivers:
+        defaults = (KeyDriver(), JwkDriver(), WebDriver(egress=egress or EgressPolicy()))
+        for driver in defaults if drivers is None else drivers:
             self.register(driver)
 
     @classmethod
@@ -155,9 +216,7 @@ class DIDResolver:
         ``deactivated``.  It never touches the network.
         """
         snapshots = SnapshotDriver(snapshot)
-        resolver = cls(
-            (KeyDriver(), JwkDriver()), use_didkit=False, cache_size=cache_size, ttl=ttl, clock=clock
-        )
+        resolver = cls((KeyDriver(), JwkDriver()), cache_size=cache_size, ttl=ttl, clock=clock)
         resolver.register(BinduDriver(snapshots.document_for))
         resolver._fallback = snapshots
         resolver._offline = True
@@ -179,6 +238,7 @@ class DIDResolver:
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._negative.clear()
 
     # -- resolution ------------------------------------------------------------------------------------
     def resolve(self, did: str, accept: str = CONTENT_TYPE) -> ResolutionResult:
@@ -195,12 +255,13 @@ class DIDResolver:
                 self._check_accept(accept)
             return entry[0]
         parsed, driver = self._prepare(did, accept)
+        self._admit(parsed, driver)
         try:
             resolved = driver.resolve(parsed)
         except MudrikaError as exc:
-            raise self._translate(exc) from None
+            raise self._failed(did, driver, self._translate(exc)) from None
         except Exception as exc:
-            raise self._internal(did, exc) from None
+            raise self._failed(did, driver, self._internal(did, exc)) from None
         return self._store(did, resolved)
 
     async def aresolve(self, did: str, accept: str = CONTENT_TYPE) -> ResolutionResult:
@@ -215,12 +276,19 @@ class DIDResolver:
                 self._check_accept(accept)
             return entry[0]
         parsed, driver = self._prepare(did, accept)
+        self._admit(parsed, driver)
         try:
-            resolved = await driver.aresolve(parsed)
+            if type(driver) in _COMPUTED_DRIVERS:
+                # Fast path: did:key and did:jwk are pure computations on the DID (no I/O, nothing
+                # to wait for), so their synchronous resolve is called directly, without building
+                # and awaiting a coroutine that would only call it.
+                resolved = driver.resolve(parsed)
+            else:
+                resolved = await driver.aresolve(parsed)
         except MudrikaError as exc:
-            raise self._translate(exc) from None
+            raise self._failed(did, driver, self._translate(exc)) from None
         except Exception as exc:
-            raise self._internal(did, exc) from None
+            raise self._failed(did, driver, self._internal(did, exc)) from None
         return self._store(did, resolved)
 
     @overload
@@ -255,7 +323,9 @@ class DIDResolver:
         try:
             return parse_did_url(did_url).did_str
         except InvalidInput as exc:
-            raise InvalidInput("invalid DID URL", code="invalidDid", reason=exc.code) from None
+            raise InvalidInput(
+                f"invalid DID URL: {exc.message}", code="invalidDid", reason=exc.code
+            ) from None
 
     @staticmethod
     def _key(resolved: ResolutionResult, did_url: str, purpose: Purpose) -> AgreementKey:
@@ -276,7 +346,7 @@ class DIDResolver:
         try:
             parsed = parse_did(did)
         except InvalidInput as exc:
-            raise InvalidInput("invalid DID", code="invalidDid", reason=exc.code) from None
+            raise InvalidInput(f"invalid DID: {exc.message}", code="invalidDid", reason=exc.code) from None
         self._check_accept(accept)
         driver = self._drivers.get(parsed.method) or self._fallback
         if driver is None:
@@ -287,6 +357,33 @@ class DIDResolver:
             )
         return parsed, driver
 
+    def _admit(self, did: DID, driver: MethodDriver) -> None:
+        """Negative cache, then the per-DID and per-host fetch limits (network drivers only)."""
+        if not driver.uses_network:
+            return
+        text = str(did)
+        now = self._clock()
+        remembered = self._negative.get(text)
+        if remembered is not None:
+            if remembered[1] > now:
+                exc = remembered[0]
+                raise type(exc)(exc.message, code=exc.code, **{**exc.fields, "cached": True})
+            self._negative.pop(text, None)
+        host = f"{did.method}:{did.method_specific_id.split(':', 1)[0]}"
+        if not self._per_did.allow(text, now) or not self._per_host.allow(host, now):
+            _log.warning("DID resolution rate-limited for %s", log_value(text, limit=128))
+            raise ResolutionError("DID resolution rate-limited", code="internalError", reason="rate_limited")
+
+    def _failed(self, did: str, driver: MethodDriver, exc: MudrikaError) -> MudrikaError:
+        """Remember a network driver's failure for ``negative_ttl`` seconds (a malformed DID is not
+        remembered: refusing it again costs less than the lookup)."""
+        if driver.uses_network and self._negative_ttl and type(exc) is not InvalidInput:
+            self._negative[did] = (exc, self._clock() + self._negative_ttl)
+            self._negative.move_to_end(did)
+            while len(self._negative) > _MAX_TRACKED:
+                self._negative.popitem(last=False)
+        return exc
+
     @staticmethod
     def _translate(exc: MudrikaError) -> MudrikaError:
         # A driver's syntax complaint about the DID is the resolver's ``invalidDid``; all else passes.
@@ -296,7 +393,9 @@ class DIDResolver:
 
     @staticmethod
     def _internal(did: str, exc: Exception) -> ResolutionError:
-        _log.warning("DID resolution of %s failed unexpectedly: %r", did[:128], exc)
+        _log.warning(
+            "DID resolution of %s failed unexpectedly: %s", log_value(did, limit=128), type(exc).__name__
+        )
         return ResolutionError("DID resolution failed", code="internalError", error=type(exc).__name__)
 
     def _store(self, did: str, resolved: ResolutionResult) -> ResolutionResult:

@@ -6,7 +6,8 @@ expected, what it got and whose key it rests on.  The chain is a small state mac
 admitted only after the previous one verified (``_verifier``).  One module per stage (``_intent``,
 ``_cart``, ``_payment``), the cross-links (``_links``), the hashes the profile requires
 (``_hashes``), key resolution (``_keys``), the JWS phases (``_jws``) and the report with its HTML
-rendering (``report``, ``_html``).
+renderings (``report``, ``_text``, ``_html``); ``_compare`` reads the values a person
+needs after a failure, marked as evidence from unsigned data.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from mudrika.payments.chain._html import render_html
 from mudrika.payments.chain._payment import (
     kb_nonce_key,
 )
+from mudrika.payments.chain._text import render_text
 from mudrika.payments.chain._verifier import (
     KeyMaterial,
     KeySource,
@@ -33,6 +35,7 @@ from mudrika.payments.chain.report import (
     REPORT_FORMAT,
     Check,
     CheckStatus,
+    Comparison,
     ErrorKind,
     VerificationReport,
     error_kind_of,
@@ -43,6 +46,7 @@ __all__ = [
     "REPORT_FORMAT",
     "Check",
     "CheckStatus",
+    "Comparison",
     "ErrorKind",
     "KeyMaterial",
     "KeySource",
@@ -55,6 +59,7 @@ __all__ = [
     "kb_nonce_key",
     "merchant_jti_key",
     "render_html",
+    "render_text",
     "verify_cart",
     "verify_chain",
 ]

@@ -1,10 +1,17 @@
 """The cart stage of the chain: ``CartMandate.merchant_authorization`` checked claim by claim.
 
-AP2 v0.1 profile (DESIGN.md): a compact JWS, ES256 by default (EdDSA and ES256K allowed by policy),
+AP2 v0.1 profile (docs/payments.md, "What is signed"): a compact JWS, ES256 by default (EdDSA and
+ES256K allowed by policy),
 
-* header ``{"alg", "kid", "typ": "JWT"}`` — ``kid`` is a DID URL of the merchant's DID;
+* header ``{"alg", "kid", "typ": "JWT"}`` — ``kid`` is a DID URL of the merchant's DID; ``typ`` is
+  enforced (``merchant.jwt.typ``);
 * payload ``{"iss": <merchant DID>, "sub": <cart id>, "aud": <audience>, "iat", "exp", "jti",
-  "cart_hash": H(CartContents)}`` with ``exp - iat <= 900`` seconds and a random ``jti``.
+  "cart_hash": H(CartContents)}`` with ``exp - iat <= 900`` seconds and a random ``jti``; an
+  ``nbf`` the merchant adds is honoured by the shared time rule (``merchant.jwt.nbf``).
+
+The CartMandate itself has exactly two members, ``contents`` (covered by ``cart_hash``) and
+``merchant_authorization`` (the signature): any other top-level member is covered by no merchant
+signature and fails ``cart.unsigned_members``.
 
 ``cart_hash`` is computed over the *raw* ``contents`` object that is sent (and, on the receiving
 side, over the raw object that arrived), never over a model dump.  The verifier checks each claim
@@ -30,12 +37,13 @@ from mudrika.payments.chain._common import (
     Recorder,
     Time,
     check_leeway,
+    check_time_claims,
     epoch,
     iso,
 )
 from mudrika.payments.chain._hashes import cart_hashes
 from mudrika.payments.chain._jws import JWS_PHASES, check_jws
-from mudrika.payments.chain._keys import KeySource, ResolvedKey
+from mudrika.payments.chain._keys import Anchors, KeySource, ResolvedKey
 from mudrika.payments.chain.report import VerificationReport
 from mudrika.payments.models import (
     CartMandate,
@@ -43,6 +51,8 @@ from mudrika.payments.models import (
     receive_cart,
     sum_amounts,
 )
+from mudrika.payments.profile import MERCHANT_JWT_TYP
+from mudrika.payments.trustroot import TrustRoot
 from mudrika.stores.replay import ReplayStore, claim_or_raise
 
 __all__ = [
@@ -56,6 +66,7 @@ __all__ = [
 
 _PARTY: Final = "merchant"
 _MAX_JTI: Final = 256
+_CART_MEMBERS: Final = frozenset({"contents", "merchant_authorization"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +81,12 @@ class CartFacts:
 
 
 MERCHANT_CLAIM_CHECKS: Final = (
+    "merchant.jwt.typ",
     "merchant.jwt.iss",
     "merchant.jwt.sub",
     "merchant.jwt.aud",
     "merchant.jwt.iat",
+    "merchant.jwt.nbf",
     "merchant.jwt.exp",
     "merchant.jwt.lifetime",
     "merchant.jwt.jti",
@@ -85,6 +98,11 @@ def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return None
     return float(value)
+
+
+def unsigned_members(raw: Mapping[str, Any], covered: frozenset[str]) -> list[str]:
+    """Top-level members of a mandate that no signature covers (sorted, cut to 64 characters)."""
+    return sorted(str(name)[:64] for name in raw if name not in covered)
 
 
 def _claim_binds(rec: Recorder, check_id: str, value: Any, expected: str, *, code: str, key: str) -> None:
@@ -105,18 +123,29 @@ def check_cart(
     rec: Recorder,
     cart: Received[CartMandate],
     *,
-    keys: KeySource,
+    keys: Anchors,
     audience: str,
     algorithms: frozenset[str],
     now: float,
     leeway: float,
     contents_hash: str,
 ) -> CartFacts | None:
-    """The cart stage: ``merchant_authorization`` (signature and every claim), expiry, total.
+    """The cart stage: no unsigned member, ``merchant_authorization`` (signature and every claim),
+    expiry, total.
 
     Returns the facts when every check of the stage passed, else ``None``.
     """
     start = len(rec.checks)
+    extra = unsigned_members(cart.raw, _CART_MEMBERS)
+    rec.check(
+        "cart.unsigned_members",
+        _PARTY,
+        not extra,
+        error="binding",
+        code="unsigned_member",
+        expected="only contents and merchant_authorization",
+        got=("not covered by the merchant's signature: " + ", ".join(extra)) if extra else "none",
+    )
     token = cart.model.merchant_authorization
     jws_checks = (*(f"merchant.jws.{name}" for name in JWS_PHASES), *MERCHANT_CLAIM_CHECKS)
     facts: CartFacts | None = None
@@ -182,7 +211,7 @@ def _check_merchant_jwt(
     cart: Received[CartMandate],
     token: str,
     *,
-    keys: KeySource,
+    keys: Anchors,
     audience: str,
     algorithms: frozenset[str],
     now: float,
@@ -193,7 +222,7 @@ def _check_merchant_jwt(
         kid = header.get("kid")
         if not isinstance(kid, str) or not kid.startswith("did:"):
             raise UntrustedKeyError("merchant_authorization must name the key by DID URL", code="no_kid")
-        return keys.assertion_key(kid, owner=parse_did_url(kid).did_str)
+        return keys.merchant_key(kid, owner=parse_did_url(kid).did_str)
 
     checked = check_jws(
         rec, "merchant.jws", _PARTY, token, resolve=resolve, algorithms=algorithms, expected_typ=None
@@ -207,6 +236,18 @@ def _check_merchant_jwt(
     kid = checked.key.kid
     owner = checked.key.owner
     start = len(rec.checks)
+    # The profile names the type: RFC 7515 §4.1.9 / RFC 8725 §3.11.
+    typ = checked.header.get("typ")
+    rec.check(
+        "merchant.jwt.typ",
+        _PARTY,
+        typ == MERCHANT_JWT_TYP,
+        error="verification",
+        code="wrong_typ",
+        expected=MERCHANT_JWT_TYP,
+        got=str(typ)[:32],
+        key=kid,
+    )
     # RFC 7519 §4.1.1: the issuer is the merchant whose key signed (the kid's DID).
     _claim_binds(rec, "merchant.jwt.iss", claims.get("iss"), owner, code="merchant_iss_mismatch", key=kid)
     # §4.1.2: the subject is this cart.
@@ -224,28 +265,10 @@ def _check_merchant_jwt(
         got=str(aud),
         key=kid,
     )
+    # §4.1.4-6: the shared time rule (iat not in the future, nbf and exp honoured; exp required).
+    check_time_claims(rec, "merchant.jwt", _PARTY, claims, now=now, leeway=leeway, key=kid, require_exp=True)
     iat = _number(claims.get("iat"))
-    rec.check(
-        "merchant.jwt.iat",
-        _PARTY,
-        iat is not None and iat <= now + leeway,
-        error="verification",
-        code="iat_invalid",
-        expected=f"a NumericDate not after {iso(now + leeway)}",
-        got=iso(iat) if iat is not None else str(claims.get("iat"))[:32],
-        key=kid,
-    )
     exp = _number(claims.get("exp"))
-    rec.check(
-        "merchant.jwt.exp",
-        _PARTY,
-        exp is not None and now < exp + leeway,
-        error="expired",
-        code="expired",
-        expected=f"a NumericDate after {iso(now - leeway)}",
-        got=iso(exp) if exp is not None else str(claims.get("exp"))[:32],
-        key=kid,
-    )
     lifetime = exp - iat if exp is not None and iat is not None else None
     rec.check(
         "merchant.jwt.lifetime",
@@ -312,19 +335,21 @@ def merchant_jti_key(merchant_did: str, jti: str) -> str:
 def verify_cart(
     cart: Received[CartMandate] | bytes | str | Mapping[str, Any],
     *,
+    trust_root: TrustRoot,
     keys: KeySource,
     audience: str,
-    algorithms: frozenset[str] | set[str] | tuple[str, ...],
     now: Time,
     replay_store: ReplayStore,
-    leeway: float = 0.0,
 ) -> VerifiedCart:
     """Verify one CartMandate on its own (a shopping agent or payment processor receiving a cart).
 
-    Runs the cart stage of the chain verifier (``merchant.jws.*``, ``merchant.jwt.*``,
-    ``cart.expiry``, ``cart.total``), then claims the ``jti`` in ``replay_store``.  Returns the
-    verified cart or raises the first failed check's typed error (``SignatureError``,
-    ``ExpiredError``, ``BindingError``, ``UntrustedKeyError``, ``ReplayError`` …).
+    Runs the cart stage of the chain verifier (``cart.unsigned_members``, ``merchant.jws.*``,
+    ``merchant.jwt.*``, ``cart.expiry``, ``cart.total``) with the algorithms and leeway of
+    ``trust_root``, requires the merchant's key to be pinned there (``keys`` is evidence: it may
+    only confirm the pinned key), then claims the ``jti`` in ``replay_store``.  Returns the verified
+    cart or raises the first failed check's typed error (``SignatureError``, ``ExpiredError``,
+    ``BindingError``, ``UntrustedKeyError`` — also ``unanchored`` for an unpinned merchant —,
+    ``ReplayError`` …).
     """
     received = cart if isinstance(cart, Received) else receive_cart(cart)
     at = epoch(now)
@@ -332,17 +357,24 @@ def verify_cart(
     facts = check_cart(
         rec,
         received,
-        keys=keys,
+        keys=Anchors(trust_root, keys),
         audience=audience,
-        algorithms=frozenset(algorithms),
+        algorithms=trust_root.algorithm_set,
         now=at,
-        leeway=check_leeway(leeway),
+        leeway=check_leeway(trust_root.leeway_seconds),
         contents_hash=cart_hashes(received)[0],
     )
-    if facts is None:
-        mode: Literal["online", "offline"] = "offline" if keys.offline else "online"
-        VerificationReport(tuple(rec.checks), iso(at), mode).raise_for_failure()
-    assert facts is not None  # a stage that returned no facts recorded a failed check
+    mode: Literal["online", "offline"] = "offline" if keys.offline else "online"
+    anchored = facts is not None and facts.key.anchored
+    VerificationReport(
+        tuple(rec.checks),
+        iso(at),
+        mode,
+        anchored=anchored,
+        unanchored_because=() if anchored else ("the merchant's key is not pinned in the trust root",),
+    ).raise_for_failure()
+    if facts is None:  # not reached: a stage without facts recorded a failed check
+        raise UntrustedKeyError("the cart was not verified", code="chain_incomplete")
     claim_or_raise(replay_store, merchant_jti_key(facts.merchant_did, facts.jti), facts.exp)
     return VerifiedCart(
         cart=received, merchant_did=facts.merchant_did, kid=facts.key.kid, claims=facts.claims

@@ -10,8 +10,9 @@ stage is a list of checks in the order they depend on each other.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
-from typing import TypeVar
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final, TypeVar
 
 from mudrika.crypto._b64 import b64url_encode
 from mudrika.errors import InvalidInput, MudrikaError
@@ -24,15 +25,20 @@ __all__ = [
     "MAX_CART_LIFETIME",
     "MAX_LEEWAY",
     "MAX_TOKEN_BYTES",
+    "TIME_CLAIMS",
     "Recorder",
     "Time",
     "check_leeway",
+    "check_time_claims",
     "epoch",
     "fingerprint",
     "iso",
 ]
 
 T = TypeVar("T")
+
+#: The RFC 7519 time claims every JWT/JWS of the chain is checked for, in this order.
+TIME_CLAIMS: Final = ("iat", "nbf", "exp")
 
 
 def check_leeway(leeway: float) -> float:
@@ -150,3 +156,84 @@ class Recorder:
 
     def all_passed_since(self, start: int) -> bool:
         return all(check.passed for check in self.checks[start:])
+
+
+def _numeric_date(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def check_time_claims(
+    rec: Recorder,
+    prefix: str,
+    party: str,
+    claims: Mapping[str, Any],
+    *,
+    now: float,
+    leeway: float,
+    key: str | None,
+    require_exp: bool,
+    max_age: float | None = None,
+) -> float | None:
+    """The one boundary rule for every time claim of every JWT/JWS of the chain (RFC 7519 §4.1.4-6).
+
+    Records ``{prefix}.iat``, ``{prefix}.nbf`` and ``{prefix}.exp``, each a named check:
+
+    * ``iat`` is required, a NumericDate, and not in the future: ``iat <= now + leeway``; with
+      ``max_age`` also not older than ``now - max_age - leeway`` (both ends inclusive);
+    * ``nbf``, when present, must be a NumericDate and ``now >= nbf - leeway`` (valid from that
+      instant on, inclusive);
+    * ``exp`` (required when ``require_exp``), when present, a NumericDate with ``now < exp + leeway``:
+      valid strictly before ``exp + leeway``; at exactly ``exp + leeway`` the token has expired.
+
+    Returns ``iat`` when all three passed, else ``None``.
+    """
+    start = len(rec.checks)
+    iat = _numeric_date(claims.get("iat"))
+    newest = now + leeway
+    oldest = now - max_age - leeway if max_age is not None else None
+    iat_ok = iat is not None and iat <= newest and (oldest is None or oldest <= iat)
+    window = f"[{iso(oldest)}, {iso(newest)}]" if oldest is not None else f"not after {iso(newest)}"
+    rec.check(
+        f"{prefix}.iat",
+        party,
+        iat_ok,
+        error="expired" if iat is not None and oldest is not None and iat < oldest else "verification",
+        code="iat_invalid" if iat is None or iat > newest else "too_old",
+        expected=f"iat a NumericDate {window}",
+        got=iso(iat) if iat is not None else str(claims.get("iat"))[:32],
+        key=key,
+    )
+    if "nbf" in claims:
+        nbf = _numeric_date(claims["nbf"])
+        rec.check(
+            f"{prefix}.nbf",
+            party,
+            nbf is not None and now >= nbf - leeway,
+            error="expired",
+            code="not_yet_valid",
+            expected=f"evaluated at or after nbf - leeway = {iso(nbf - leeway) if nbf is not None else '?'}",
+            got=f"nbf={iso(nbf) if nbf is not None else str(claims['nbf'])[:32]}, evaluated at {iso(now)}",
+            key=key,
+        )
+    else:
+        rec.passed(f"{prefix}.nbf", party, expected="nbf honoured when present", got="no nbf", key=key)
+    if "exp" in claims or require_exp:
+        exp = _numeric_date(claims.get("exp"))
+        rec.check(
+            f"{prefix}.exp",
+            party,
+            exp is not None and now < exp + leeway,
+            error="expired",
+            code="expired" if exp is not None else "exp_missing",
+            expected=f"evaluated before exp + leeway = {iso(exp + leeway) if exp is not None else '?'}",
+            got=f"exp={iso(exp) if exp is not None else str(claims.get('exp'))[:32]}, evaluated at {iso(now)}",
+            key=key,
+        )
+    else:
+        rec.passed(f"{prefix}.exp", party, expected="exp honoured when present", got="no exp", key=key)
+    if not rec.all_passed_since(start):
+        return None
+    assert iat is not None
+    return iat

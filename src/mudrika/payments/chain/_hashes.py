@@ -1,9 +1,10 @@
 """The four mandate hashes of one chain, each computed once.
 
-Why here: every hash is over the raw received object (DESIGN.md "Canonical hashing"), and
+Why here: every hash is over the raw received object (docs/payments.md, "Hashes"), and
 canonicalising a 2 KB cart costs far more than the comparisons that use the hash.  The verifier
-needs H(intent without user_authorization), H(CartContents), H(CartMandate) and
-H(PaymentMandateContents); it computes them once, here, and hands them to the stages.
+needs H(intent without user_authorization), H(IntentMandate) (the whole intent, which the user's
+key-binding JWT covers), H(CartContents), H(CartMandate) and H(PaymentMandateContents); it computes
+them once, here, and hands them to the stages.
 
 One shortcut, exact by construction: a CartMandate that is exactly ``{"contents": C,
 "merchant_authorization": T}`` has the RFC 8785 form ``{"contents":<C>,"merchant_authorization":"T"}``
@@ -63,6 +64,7 @@ def chain_hashes(
     hashes: dict[str, str] = {}
     if intent is not None:
         hashes["intent"] = intent_hash(intent)
+        hashes["intent_mandate"] = _b64_sha256(canonicalize(intent.raw))
     if cart is not None:
         hashes["cart_contents"], hashes["cart"] = cart_hashes(cart)
     if payment is not None:

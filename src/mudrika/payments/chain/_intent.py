@@ -1,7 +1,7 @@
 """The intent stage of the chain: the user's signature on an AP2 v0.1 IntentMandate, checked.
 
 AP2 v0.1 has no intent signature, so an IntentMandate alone proves nothing about what the user
-wanted.  The profile (DESIGN.md "AP2 v0.1 profile") adds one: the user signs
+wanted.  The profile (docs/payments.md, "What is signed") adds one: the user signs
 
     intent_hash = H(the intent's raw JSON object without user_authorization)
 
@@ -9,7 +9,11 @@ in a compact JWS stored in the extension member ``user_authorization``:
 
 * header ``{"alg", "kid", "typ": "ap2-intent+jwt"}`` — ``kid`` is a DID URL of the user's DID;
   the distinct ``typ`` keeps this JWS from being accepted as any other JWT (RFC 8725 §3.11);
-* payload ``{"iss": <user DID>, "iat": <NumericDate>, "intent_hash": <H>}``.
+* payload ``{"iss": <user DID>, "iat": <NumericDate>, "intent_hash": <H>}``, optionally ``nbf`` and
+  ``exp``: every time claim goes through the shared rule (``intent.jws.iat|nbf|exp``).
+
+The user's key is evidence (a did:key names a key, not a person): it is anchored only when it is the
+``cnf`` key of a credential the trust root anchors (``intent.signer_is_holder``).
 
 An **unsigned** intent is allowed only with ``user_cart_confirmation_required = true``: the user
 then confirms the cart itself by signing the payment mandate, whose key-binding JWT covers H(cart).
@@ -25,9 +29,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from mudrika.errors import UntrustedKeyError
-from mudrika.payments.chain._common import Recorder, iso
+from mudrika.payments.chain._common import TIME_CLAIMS, Recorder, check_time_claims, iso
 from mudrika.payments.chain._jws import JWS_PHASES, check_jws
-from mudrika.payments.chain._keys import KeySource, ResolvedKey
+from mudrika.payments.chain._keys import Anchors, ResolvedKey
 from mudrika.payments.models import IntentMandate, Received
 from mudrika.payments.profile import INTENT_JWS_TYP, did_of_kid
 
@@ -48,7 +52,7 @@ class IntentFacts:
 INTENT_JWS_CHECKS: Final = (
     *(f"intent.jws.{name}" for name in JWS_PHASES),
     "intent.jws.iss",
-    "intent.jws.iat",
+    *(f"intent.jws.{claim}" for claim in TIME_CLAIMS),
     "intent.jws.intent_hash",
 )
 
@@ -57,11 +61,12 @@ def check_intent(
     rec: Recorder,
     intent: Received[IntentMandate],
     *,
-    keys: KeySource,
+    keys: Anchors,
     algorithms: frozenset[str],
     now: float,
     leeway: float,
     expected_hash: str,
+    max_age: float | None,
 ) -> IntentFacts | None:
     """The intent stage: constraints understood, signed (or safely unsigned), signature, not expired.
 
@@ -97,7 +102,14 @@ def check_intent(
     else:
         rec.passed("intent.authorization", _PARTY, got="signed (user_authorization present)")
         facts = _check_intent_jws(
-            rec, token, keys=keys, algorithms=algorithms, now=now, leeway=leeway, expected_hash=expected_hash
+            rec,
+            token,
+            keys=keys,
+            algorithms=algorithms,
+            now=now,
+            leeway=leeway,
+            expected_hash=expected_hash,
+            max_age=max_age,
         )
         if facts is not None:
             signer, user_did, signed_at = facts
@@ -120,17 +132,18 @@ def _check_intent_jws(
     rec: Recorder,
     token: str,
     *,
-    keys: KeySource,
+    keys: Anchors,
     algorithms: frozenset[str],
     now: float,
     leeway: float,
     expected_hash: str,
+    max_age: float | None,
 ) -> tuple[ResolvedKey, str, float] | None:
     def resolve(header: Mapping[str, Any]) -> ResolvedKey:
         kid = header.get("kid")
         if not isinstance(kid, str) or not kid.startswith("did:"):
             raise UntrustedKeyError("the intent JWS must name the user's key by DID URL", code="no_kid")
-        return keys.assertion_key(kid, owner=did_of_kid(kid))
+        return keys.user_key(kid, owner=did_of_kid(kid))
 
     checked = check_jws(
         rec, "intent.jws", _PARTY, token, resolve=resolve, algorithms=algorithms, expected_typ=INTENT_JWS_TYP
@@ -152,17 +165,10 @@ def _check_intent_jws(
         got=str(iss),
         key=kid,
     )
-    iat = claims.get("iat")
-    iat_ok = isinstance(iat, int | float) and not isinstance(iat, bool) and iat <= now + leeway
-    rec.check(
-        "intent.jws.iat",
-        _PARTY,
-        iat_ok,
-        error="verification",
-        code="intent_iat_invalid",
-        expected=f"a NumericDate not after {iso(now + leeway)}",
-        got=str(iat)[:32],
-        key=kid,
+    # RFC 7519 §4.1.4-6: iat (not in the future; not older than the trust root's intent max age),
+    # and nbf / exp when the user wrote them into the intent JWS.
+    iat = check_time_claims(
+        rec, "intent.jws", _PARTY, claims, now=now, leeway=leeway, key=kid, require_exp=False, max_age=max_age
     )
     got_hash = claims.get("intent_hash")
     rec.check(
@@ -175,7 +181,6 @@ def _check_intent_jws(
         got=str(got_hash)[:64],
         key=kid,
     )
-    if iss != owner or not iat_ok or got_hash != expected_hash:
+    if iss != owner or iat is None or got_hash != expected_hash:
         return None
-    assert isinstance(iat, int | float)
-    return checked.key, owner, float(iat)
+    return checked.key, owner, iat

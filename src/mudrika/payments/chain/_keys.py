@@ -16,25 +16,62 @@ Rules every answer obeys:
 * ``jku``/``x5u`` are never followed: keys come from this object, never from the token.
 * :meth:`KeyMaterial.offline` builds a source that cannot open a connection
   (``DIDResolver.offline``: did:key / did:jwk computed locally, everything else from the snapshot).
+
+Where a key came from is *evidence*, never trust.  Every :class:`ResolvedKey` says where it came
+from (:data:`Provenance`) and whether the analyst's trust root anchors it.  :class:`Anchors` puts the
+two together for the chain verifier: a party the trust root pins is answered from the trust root
+only (and evidence that carries another key under the same kid is refused), anyone else from the
+evidence, unanchored.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from mudrika.crypto.jose import TrustedKey
 from mudrika.crypto.keys import ALGORITHMS_BY_KEY_TYPE, PublicKey
-from mudrika.errors import InvalidInput, UntrustedKeyError
+from mudrika.errors import InvalidInput, ResolutionError, UntrustedKeyError
 from mudrika.identity.did import DIDURL, parse_did_url
 from mudrika.identity.resolver import DIDResolver
+from mudrika.payments.trustroot import AnchorKey, TrustRoot
 
-__all__ = ["KeyMaterial", "KeySource", "ResolvedKey"]
+__all__ = ["PROVENANCE_CLASSES", "Anchors", "KeyMaterial", "KeySource", "Provenance", "ResolvedKey"]
+
+Provenance = Literal[
+    "trust-root",
+    "credential-cnf",
+    "self-certifying",
+    "did-document-snapshot",
+    "jwks-snapshot",
+    "pinned-in-evidence",
+    "did-resolver",
+]
+#: Every provenance class, with the sentence a report shows for it (docs/payments.md "Trust model").
+PROVENANCE_CLASSES: Final[dict[str, str]] = {
+    "trust-root": "pinned in the analyst's trust root",
+    "credential-cnf": "the holder key (cnf.jwk) certified by the credential issuer",
+    "self-certifying": "computed from a did:key / did:jwk identifier (proves nothing about who holds it)",
+    "did-document-snapshot": "a DID-document snapshot carried with the evidence",
+    "jwks-snapshot": "a JWK Set snapshot carried with the evidence",
+    "pinned-in-evidence": "a key the evidence itself pins",
+    "did-resolver": "resolved live by the DID resolver (today's keys, not the analyst's)",
+}
+_SELF_CERTIFYING_METHODS: Final = ("did:key:", "did:jwk:")
 
 _ALL_ALGORITHMS: Final = frozenset().union(*ALGORITHMS_BY_KEY_TYPE.values())
 _MAX_KEYS_PER_SET: Final = 64
 _MAX_CACHE: Final = 1024
+
+
+@functools.lru_cache(maxsize=1024)
+def key_thumbprint(key: PublicKey) -> str:
+    """RFC 7638 thumbprint, remembered: every report lists its keys' thumbprints, and the same
+    merchant, issuer and user keys recur from chain to chain (keys are immutable and compare by
+    their bytes, so a hit is the same key)."""
+    return key.thumbprint()
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,9 +82,19 @@ class ResolvedKey:
     kid: str
     owner: str
     source: str
-    """``did`` (a DID document), ``jwks`` or ``pinned``."""
+    """``did`` (a DID document), ``jwks``, ``pinned``, ``trust-root`` or ``cnf``."""
     algorithms: frozenset[str] | None = None
     """Algorithms the published key itself allows (JWK ``alg``), ``None`` for "as its type allows"."""
+    provenance: Provenance = "pinned-in-evidence"
+    anchored: bool = False
+    """True only when the analyst's trust root anchors this key (directly, or through a credential)."""
+    note: str | None = None
+    """When and how the key material was obtained, as its provider recorded it."""
+
+    @property
+    def thumbprint(self) -> str:
+        """RFC 7638 thumbprint of the key (SHA-256, base64url)."""
+        return key_thumbprint(self.key)
 
     def trusted(self, policy: frozenset[str]) -> TrustedKey | None:
         """A :class:`TrustedKey` allowed ``policy`` ∩ key type (∩ JWK alg); ``None`` if that is empty."""
@@ -87,7 +134,7 @@ class KeyMaterial:
     validated when the object is built, so a broken snapshot fails before any verification.
     """
 
-    __slots__ = ("_cache", "_jwks", "_offline", "_pinned", "_resolver")
+    __slots__ = ("_cache", "_jwks", "_notes", "_offline", "_pinned", "_resolver")
 
     def __init__(
         self,
@@ -95,8 +142,10 @@ class KeyMaterial:
         *,
         jwks: Mapping[str, Any] | None = None,
         pinned: Mapping[str, Any] | None = None,
+        notes: Mapping[str, str] | None = None,
     ) -> None:
         self._resolver = resolver
+        self._notes = dict(notes or {})
         self._offline = resolver is None or resolver.is_offline
         # Offline key material is a fixed snapshot, so an answer never changes: remember it.  Online
         # answers are left to the resolver's own TTL cache (keys rotate and DIDs get deactivated).
@@ -136,9 +185,13 @@ class KeyMaterial:
         *,
         jwks: Mapping[str, Any] | None = None,
         pinned: Mapping[str, Any] | None = None,
+        notes: Mapping[str, str] | None = None,
     ) -> KeyMaterial:
-        """A source that never touches the network: DID documents from ``did_documents`` only."""
-        return cls(DIDResolver.offline(did_documents), jwks=jwks, pinned=pinned)
+        """A source that never touches the network: DID documents from ``did_documents`` only.
+
+        ``notes`` maps an owner to when and how its key material was fetched (shown in reports).
+        """
+        return cls(DIDResolver.offline(did_documents), jwks=jwks, pinned=pinned, notes=notes)
 
     @property
     def offline(self) -> bool:
@@ -177,7 +230,21 @@ class KeyMaterial:
             if self._resolver is None:
                 raise UntrustedKeyError("no DID resolver for this key", code="unknown_key", kid=kid[:200])
             key = self._resolver.resolve_key(absolute, "assertionMethod")
-            return ResolvedKey(key=key, kid=absolute, owner=owner, source="did")
+            provenance: Provenance = (
+                "self-certifying"
+                if owner.startswith(_SELF_CERTIFYING_METHODS)
+                else "did-document-snapshot"
+                if self._offline
+                else "did-resolver"
+            )
+            return ResolvedKey(
+                key=key,
+                kid=absolute,
+                owner=owner,
+                source="did",
+                provenance=provenance,
+                note=self._notes.get(owner),
+            )
         pinned = self._pinned.get(kid)
         if pinned is not None:
             return self._from_pinned(kid, owner, pinned)
@@ -186,15 +253,98 @@ class KeyMaterial:
             raise UntrustedKeyError(
                 "no key with this kid for this owner", code="unknown_key", kid=kid[:200], owner=owner[:200]
             )
-        return ResolvedKey(key=found[0], kid=kid, owner=owner, source="jwks", algorithms=found[1])
+        return ResolvedKey(
+            key=found[0],
+            kid=kid,
+            owner=owner,
+            source="jwks",
+            algorithms=found[1],
+            provenance="jwks-snapshot",
+            note=self._notes.get(owner),
+        )
 
-    @staticmethod
     def _from_pinned(
-        kid: str, owner: str, entry: tuple[str, PublicKey, frozenset[str] | None]
+        self, kid: str, owner: str, entry: tuple[str, PublicKey, frozenset[str] | None]
     ) -> ResolvedKey:
         pinned_owner, key, narrowed = entry
         if pinned_owner != owner:
             raise UntrustedKeyError(
                 "the pinned key belongs to another owner", code="kid_not_owned", kid=kid[:200]
             )
-        return ResolvedKey(key=key, kid=kid, owner=owner, source="pinned", algorithms=narrowed)
+        return ResolvedKey(
+            key=key,
+            kid=kid,
+            owner=owner,
+            source="pinned",
+            algorithms=narrowed,
+            provenance="pinned-in-evidence",
+            note=self._notes.get(owner),
+        )
+
+
+class Anchors:
+    """The chain verifier's key questions, answered from the trust root first, the evidence second.
+
+    * A merchant or issuer the trust root pins is answered from the trust root only
+      (``provenance="trust-root"``, anchored).  When the evidence carries a *different* key under
+      the same kid, that is refused (``evidence_key_mismatch``): a forged bundle files fresh keys
+      under real names, and the analyst must see that, not a signature that happens to verify.
+    * Anyone else (an unpinned merchant, the user's DID, any party when there is no trust root) is
+      answered from the evidence, unanchored: the verdict can then be UNANCHORED at best.
+    """
+
+    __slots__ = ("_evidence", "_root")
+
+    def __init__(self, root: TrustRoot | None, evidence: KeySource) -> None:
+        self._root = root
+        self._evidence = evidence
+
+    @property
+    def offline(self) -> bool:
+        return self._evidence.offline
+
+    def merchant_key(self, kid: str, *, owner: str) -> ResolvedKey:
+        root = self._root
+        if root is None or not root.pins_merchant(owner):
+            return self._evidence.assertion_key(kid, owner=owner)
+        return self._anchored(root.merchant_key(owner, kid), kid)
+
+    def issuer_key(self, kid: str, *, owner: str) -> ResolvedKey:
+        root = self._root
+        if root is None:
+            return self._evidence.assertion_key(kid, owner=owner)
+        return self._anchored(root.issuer_key(owner, kid), kid)
+
+    def user_key(self, kid: str, *, owner: str) -> ResolvedKey:
+        """The user's key names no trusted party: it is anchored only through the credential's cnf."""
+        return self._evidence.assertion_key(kid, owner=owner)
+
+    def _anchored(self, anchor: AnchorKey, kid: str) -> ResolvedKey:
+        if self._evidence.offline:
+            try:
+                carried = self._evidence.assertion_key(kid, owner=anchor.owner)
+            except UntrustedKeyError:
+                carried = None
+            except InvalidInput:
+                carried = None
+            except ResolutionError:
+                carried = None
+            if carried is not None and carried.key != anchor.key:
+                raise UntrustedKeyError(
+                    "the evidence carries another key under this kid than the trust root pins",
+                    code="evidence_key_mismatch",
+                    kid=kid[:200],
+                    owner=anchor.owner[:200],
+                    evidence_thumbprint=carried.key.thumbprint(),
+                    pinned_thumbprint=anchor.key.thumbprint(),
+                )
+        return ResolvedKey(
+            key=anchor.key,
+            kid=anchor.kid,
+            owner=anchor.owner,
+            source="trust-root",
+            algorithms=anchor.algorithms,
+            provenance="trust-root",
+            anchored=True,
+            note=anchor.source,
+        )

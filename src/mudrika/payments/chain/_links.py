@@ -47,6 +47,7 @@ LINK_CHECKS: Final = (
     ("intent.refundability", "merchant"),
     ("intent.cart_confirmation", "merchant"),
     ("intent.signer_is_holder", "user"),
+    ("intent.unsigned_members", "user"),
 )
 
 
@@ -212,4 +213,26 @@ def check_links(
             "user",
             expected="not applicable: unsigned intent, the user confirmed the cart in the payment mandate",
         )
+    # No member of the intent may be covered by no signature: the intent JWS covers every member but
+    # itself, and the user's key-binding JWT covers the whole intent (H(IntentMandate)).  Only an
+    # unsigned intent in a legacy chain has members nobody signed.
+    covered_by = [
+        name
+        for name, covers in (
+            ("the intent JWS", signer is not None),
+            ("the key-binding JWT", payment_facts.intent_bound),
+        )
+        if covers
+    ]
+    rec.check(
+        "intent.unsigned_members",
+        "user",
+        bool(covered_by),
+        error="binding",
+        code="unsigned_member",
+        expected="every intent member covered by the intent JWS or the key-binding JWT",
+        got=("covered by " + " and ".join(covered_by))
+        if covered_by
+        else "unsigned intent in a legacy chain: no signature covers any of its members",
+    )
     return rec.all_passed_since(start)

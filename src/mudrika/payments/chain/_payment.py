@@ -1,15 +1,25 @@
 """The payment stage of the chain: ``PaymentMandate.user_authorization`` (SD-JWT VC + key binding) checked.
 
-AP2 v0.1 profile (DESIGN.md):
+AP2 v0.1 profile (docs/payments.md, "What is signed"):
 
 * A **credential issuer** (the user's bank or wallet provider) issues an SD-JWT VC (RFC 9901, typ
   ``dc+sd-jwt``) whose ``cnf.jwk`` is the user's public key — :func:`issue_user_credential`.
 * For each payment the **user** presents it with a key-binding JWT (RFC 9901 §4.3) signed by that
   key: ``typ: kb+jwt``, ``aud`` (the payment processor / merchant that asked), ``nonce`` (that
   verifier's fresh challenge), ``iat``, ``sd_hash``, and ``transaction_data = [H(CartMandate),
-  H(PaymentMandateContents)]`` — :func:`sign_payment`.  The two hashes are what makes the signature
-  an authorisation of *this* cart and *this* payment: H(CartMandate) covers the merchant's signature
-  too, so the user confirms exactly the cart the merchant signed.
+  H(PaymentMandateContents), H(IntentMandate)]`` — :func:`sign_payment`.  The hashes are what makes
+  the signature an authorisation of *this* cart, *this* payment and *this* intent: H(CartMandate)
+  covers the merchant's signature too, and H(IntentMandate) (the whole intent, its own
+  ``user_authorization`` included) binds the intent the link checks judge the cart against.  A
+  two-element ``transaction_data`` is a legacy v0.1 chain: ``user.kb.intent_binding`` fails unless
+  the trust root accepts legacy chains, and then the report says the intent is not bound.
+
+The credential: its issuer must be in the trust root (``issuer.trusted``), its key pinned there,
+its ``vct`` one the trust root accepts for that issuer (``issuer.jwt.vct``), and its ``sub``, when
+present, must name the holder of ``cnf.jwk`` (``issuer.jwt.sub``): a did:key / did:jwk whose key
+*is* the cnf key, or the DID that signed the intent with the cnf key.  The PaymentMandate has exactly
+two members, ``payment_mandate_contents`` (covered by ``transaction_data``) and
+``user_authorization``; anything else fails ``payment.unsigned_members``.
 
 Verification follows RFC 9901 §7.1 (issuer-signed JWT, disclosures, validity) with the steps of
 :mod:`mudrika.crypto.sdjwt`, and §7.3 step 5 (key binding) check by check so that a report shows
@@ -22,8 +32,7 @@ import functools
 import hashlib
 import hmac
 import json
-import math
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -32,10 +41,19 @@ from mudrika.crypto._b64 import b64url_decode, b64url_encode
 from mudrika.crypto.jcs import canonicalize, loads_strict
 from mudrika.crypto.jose import KeyResolver, TrustedKey
 from mudrika.crypto.keys import PublicKey
-from mudrika.errors import MudrikaError, UntrustedKeyError
-from mudrika.payments.chain._common import MAX_TOKEN_BYTES, Recorder, fingerprint, iso
+from mudrika.errors import InvalidInput, MudrikaError, UntrustedKeyError
+from mudrika.identity.methods import jwk as did_jwk
+from mudrika.identity.methods import key as did_key
+from mudrika.payments.chain._cart import unsigned_members
+from mudrika.payments.chain._common import (
+    MAX_TOKEN_BYTES,
+    TIME_CLAIMS,
+    Recorder,
+    check_time_claims,
+    fingerprint,
+)
 from mudrika.payments.chain._jws import JWS_PHASES, check_jws, run_jws_phases
-from mudrika.payments.chain._keys import KeySource, ResolvedKey
+from mudrika.payments.chain._keys import Anchors, ResolvedKey
 from mudrika.payments.models import (
     CartMandate,
     PaymentMandate,
@@ -47,6 +65,13 @@ __all__ = ["ISSUER_CHECKS", "KB_CHECKS", "PaymentFacts", "check_payment", "kb_no
 _MAX_JWK_MEMBERS: Final = 32
 _ISSUER_PARTY: Final = "issuer"
 _USER_PARTY: Final = "user"
+_PAYMENT_MEMBERS: Final = frozenset({"payment_mandate_contents", "user_authorization"})
+#: Said in words in every report of a legacy chain the trust root accepted.
+LEGACY_STATEMENT: Final = (
+    "The user's key-binding JWT does not cover H(IntentMandate): this is a legacy AP2 v0.1 chain "
+    "that the trust root accepts, and the intent is NOT bound to this payment. The intent checks "
+    "compare the cart with an intent the user may never have given for this purchase."
+)
 
 
 def kb_nonce_key(audience: str, nonce: str) -> str:
@@ -67,24 +92,33 @@ class PaymentFacts:
     holder_thumbprint: str
     kb_claims: Mapping[str, Any]
     kb_iat: float
+    intent_bound: bool
+    """False only for a legacy chain the trust root accepted (the intent is not bound)."""
 
 
+_ISSUER_CLAIM_CHECKS: Final = (
+    "issuer.jwt.iss",
+    *(f"issuer.jwt.{claim}" for claim in TIME_CLAIMS),
+    "issuer.jwt.vct",
+    "issuer.jwt.cnf",
+    "issuer.jwt.sub",
+)
 ISSUER_CHECKS: Final = (
     "issuer.trusted",
     *(f"issuer.jwt.{name}" for name in JWS_PHASES),
     "issuer.sdjwt.disclosures",
-    "issuer.jwt.validity",
-    "issuer.jwt.cnf",
+    *_ISSUER_CLAIM_CHECKS,
 )
-KB_CHECKS: Final = (
-    *(f"user.kb.{name}" for name in JWS_PHASES),
+_KB_CLAIM_CHECKS: Final = (
     "user.kb.typ",
-    "user.kb.iat",
+    *(f"user.kb.{claim}" for claim in TIME_CLAIMS),
     "user.kb.aud",
     "user.kb.nonce",
     "user.kb.sd_hash",
     "user.kb.transaction_data",
+    "user.kb.intent_binding",
 )
+KB_CHECKS: Final = (*(f"user.kb.{name}" for name in JWS_PHASES), *_KB_CLAIM_CHECKS)
 
 
 def _parties(ids: Collection[str]) -> list[tuple[str, str]]:
@@ -103,8 +137,9 @@ def check_payment(
     payment: Received[PaymentMandate],
     cart: Received[CartMandate],
     *,
-    keys: KeySource,
-    trusted_issuers: frozenset[str],
+    keys: Anchors,
+    trusted_issuers: Callable[[str], bool],
+    accepted_vct: Callable[[str], frozenset[str]],
     kb_audience: str,
     kb_nonce: str,
     algorithms: frozenset[str],
@@ -113,9 +148,24 @@ def check_payment(
     kb_max_age: float,
     payment_hash: str,
     cart_hash: str,
+    intent_mandate_hash: str,
+    accept_legacy: bool,
+    intent_signer_did: str | None,
 ) -> PaymentFacts | None:
-    """The payment stage: the SD-JWT VC (issuer trusted, signature, disclosures, validity, cnf) and
-    the key-binding JWT (every §7.3 step 5 claim, then ``transaction_data``)."""
+    """The payment stage: no unsigned member, the SD-JWT VC (issuer trusted, signature, disclosures,
+    time claims, vct, cnf, sub) and the key-binding JWT (every §7.3 step 5 claim, then
+    ``transaction_data`` and the intent binding)."""
+    start = len(rec.checks)
+    extra = unsigned_members(payment.raw, _PAYMENT_MEMBERS)
+    rec.check(
+        "payment.unsigned_members",
+        _USER_PARTY,
+        not extra,
+        error="binding",
+        code="unsigned_member",
+        expected="only payment_mandate_contents and user_authorization",
+        got=("not covered by the user's signature: " + ", ".join(extra)) if extra else "none",
+    )
     token = payment.model.user_authorization
     if not rec.check(
         "user.authorization.present",
@@ -150,9 +200,11 @@ def check_payment(
         claimed_iss,
         keys=keys,
         trusted_issuers=trusted_issuers,
+        accepted_vct=accepted_vct,
         algorithms=algorithms,
         now=now,
         leeway=leeway,
+        intent_signer_did=intent_signer_did,
     )
     if issuer is None:
         rec.skip(_parties(KB_CHECKS), because="the credential did not verify")
@@ -170,10 +222,12 @@ def check_payment(
         leeway=leeway,
         kb_max_age=kb_max_age,
         transaction_data=[cart_hash, payment_hash],
+        intent_mandate_hash=intent_mandate_hash,
+        accept_legacy=accept_legacy,
     )
-    if kb is None:
+    if kb is None or not rec.all_passed_since(start):
         return None
-    claims, iat = kb
+    claims, iat, intent_bound = kb
     return PaymentFacts(
         issuer=claimed_iss,
         issuer_key=issuer_key,
@@ -182,7 +236,13 @@ def check_payment(
         holder_thumbprint=holder.kid,
         kb_claims=claims,
         kb_iat=iat,
+        intent_bound=intent_bound,
     )
+
+
+def _after(name: str) -> list[tuple[str, str]]:
+    """The issuer checks after ``name`` (skipped when ``name`` failed)."""
+    return _parties(ISSUER_CHECKS[ISSUER_CHECKS.index(name) + 1 :])
 
 
 def _check_issuer(
@@ -190,22 +250,24 @@ def _check_issuer(
     parsed: sdjwt.ParsedSdJwt,
     claimed_iss: str | None,
     *,
-    keys: KeySource,
-    trusted_issuers: frozenset[str],
+    keys: Anchors,
+    trusted_issuers: Callable[[str], bool],
+    accepted_vct: Callable[[str], frozenset[str]],
     algorithms: frozenset[str],
     now: float,
     leeway: float,
+    intent_signer_did: str | None,
 ) -> tuple[ResolvedKey, sdjwt.ProcessedPayload, ResolvedKey] | None:
     if not rec.check(
         "issuer.trusted",
         _ISSUER_PARTY,
-        claimed_iss is not None and claimed_iss in trusted_issuers,
+        claimed_iss is not None and trusted_issuers(claimed_iss),
         error="untrusted_key",
         code="untrusted_issuer",
-        expected="one of: " + ", ".join(sorted(trusted_issuers)),
+        expected="an issuer of the trust root",
         got=str(claimed_iss),
     ):
-        rec.skip(_parties(ISSUER_CHECKS[1:]), because="the credential issuer is not trusted")
+        rec.skip(_after("issuer.trusted"), because="the credential issuer is not trusted")
         return None
     assert claimed_iss is not None
 
@@ -213,7 +275,7 @@ def _check_issuer(
         kid = header.get("kid")
         if not isinstance(kid, str) or not kid:
             raise UntrustedKeyError("the credential names no issuer key (kid)", code="no_kid")
-        return keys.assertion_key(kid, owner=claimed_iss)
+        return keys.issuer_key(kid, owner=claimed_iss)
 
     def verify(key_for: KeyResolver) -> sdjwt.VerifiedIssuerJwt:
         # §7.1 step 2: signature (alg allowed for the key, never 'none'), typ, _sd_alg.
@@ -221,7 +283,7 @@ def _check_issuer(
 
     outcome = run_jws_phases(rec, "issuer.jwt", _ISSUER_PARTY, verify, resolve=resolve, algorithms=algorithms)
     if outcome is None:
-        rec.skip(_parties(ISSUER_CHECKS[5:]), because="the credential signature did not verify")
+        rec.skip(_after("issuer.jwt.signature"), because="the credential signature did not verify")
         return None
     verified, issuer_key = outcome
     kid = issuer_key.kid
@@ -234,24 +296,44 @@ def _check_issuer(
         describe=lambda p: f"{len(p.disclosures)} disclosures, all referenced",
     )
     if processed is None:
-        rec.skip(_parties(ISSUER_CHECKS[6:]), because="the disclosures did not verify")
+        rec.skip(_after("issuer.sdjwt.disclosures"), because="the disclosures did not verify")
         return None
-    # §7.1 step 6: iss (the issuer whose key signed), iat and exp, on the processed payload.
-    rec.run(
-        "issuer.jwt.validity",
+    payload = processed.payload
+    start = len(rec.checks)
+    # §7.1 step 6 on the processed payload: iss (the issuer whose key signed), then the shared time rule.
+    iss = payload.get("iss")
+    rec.check(
+        "issuer.jwt.iss",
         _ISSUER_PARTY,
-        lambda: sdjwt.check_validity(processed.payload, issuer=claimed_iss, now=now, leeway=leeway),
-        expected=f"iss={claimed_iss}, iat <= now < exp at {iso(now)}",
+        iss == claimed_iss,
+        error="binding",
+        code="issuer_mismatch",
+        expected=claimed_iss,
+        got=str(iss)[:200],
         key=kid,
     )
-    if rec.checks[-1].failed:
-        rec.skip(_parties(ISSUER_CHECKS[7:]), because="the credential is not valid now")
-        return None
+    check_time_claims(
+        rec, "issuer.jwt", _ISSUER_PARTY, payload, now=now, leeway=leeway, key=kid, require_exp=True
+    )
+    # SD-JWT VC §3.2.2.1.1: the credential type must be one the trust root accepts from this issuer.
+    vct = payload.get("vct")
+    accepted = accepted_vct(claimed_iss)
+    rec.check(
+        "issuer.jwt.vct",
+        _ISSUER_PARTY,
+        isinstance(vct, str) and vct in accepted,
+        error="policy",
+        code="vct_not_accepted",
+        expected="one of: " + ", ".join(sorted(accepted)) if accepted else "(the trust root accepts none)",
+        got=str(vct)[:200],
+        key=kid,
+    )
     # §4.1.2: the user's key, from cnf.jwk, with the algorithms our policy allows for its type.
     try:
-        cnf, thumbprint = _holder_key(processed.payload)
+        cnf, thumbprint = _holder_key(payload)
     except MudrikaError as exc:
         rec.from_error("issuer.jwt.cnf", _ISSUER_PARTY, exc, key=kid)
+        rec.skip(_after("issuer.jwt.cnf"), because="the credential names no usable holder key")
         return None
     holder = ResolvedKey(
         key=cnf.key,
@@ -259,8 +341,10 @@ def _check_issuer(
         owner="holder (cnf.jwk)",
         source="cnf",
         algorithms=cnf.algorithms,
+        provenance="credential-cnf",
+        anchored=issuer_key.anchored,
     )
-    if not rec.check(
+    rec.check(
         "issuer.jwt.cnf",
         _ISSUER_PARTY,
         holder.trusted(algorithms) is not None,
@@ -269,9 +353,70 @@ def _check_issuer(
         expected="cnf.jwk usable with the allowed algorithms",
         got=f"{cnf.key.key_type.value} key",
         key=holder.kid,
-    ):
+    )
+    _check_subject(rec, payload.get("sub"), "sub" in payload, cnf.key, intent_signer_did, key=kid)
+    if not rec.all_passed_since(start):
         return None
     return issuer_key, processed, holder
+
+
+_MAX_SUB: Final = 4096
+
+
+@functools.lru_cache(maxsize=1024)
+def _self_certified_key(did: str) -> object:
+    """The key a did:key / did:jwk encodes (``None`` if it encodes none), remembered: decoding
+    decompresses an EC point, and a user's credential names the same ``sub`` for every payment."""
+    try:
+        if did.startswith("did:key:"):
+            return did_key.decode(did)
+        return did_jwk.decode(did)[1]
+    except InvalidInput:
+        return None
+
+
+def _check_subject(
+    rec: Recorder, sub: Any, present: bool, holder: PublicKey, intent_signer_did: str | None, *, key: str
+) -> None:
+    """``sub`` means "the DID of the holder of cnf.jwk"; a sub that says otherwise is refused.
+
+    Absent: the holder is whoever holds ``cnf.jwk`` (nothing to contradict).  A did:key / did:jwk:
+    its key must *be* the cnf key.  Any other DID: it must be the DID that signed the intent, whose
+    key ``intent.signer_is_holder`` holds equal to the cnf key.  Anything else cannot be checked
+    and is refused (deny by default).
+    """
+    if not present:
+        rec.passed(
+            "issuer.jwt.sub",
+            _ISSUER_PARTY,
+            expected="absent, or the DID of the cnf key's holder",
+            got="absent",
+            key=key,
+        )
+        return
+    ok = False
+    how = "not a DID"
+    if isinstance(sub, str) and sub.startswith(("did:key:", "did:jwk:")):
+        method = sub[:8]
+        ok = len(sub) <= _MAX_SUB and _self_certified_key(sub) == holder
+        how = f"{method}, its key is the cnf key" if ok else f"{method} of another key than cnf"
+    elif isinstance(sub, str) and sub.startswith("did:"):
+        ok = intent_signer_did is not None and sub == intent_signer_did
+        how = (
+            "the DID that signed the intent (signed with the cnf key: intent.signer_is_holder)"
+            if ok
+            else "a DID that did not sign the intent with the cnf key"
+        )
+    rec.check(
+        "issuer.jwt.sub",
+        _ISSUER_PARTY,
+        ok,
+        error="binding",
+        code="sub_contradicts_cnf",
+        expected="absent, or the DID of the cnf key's holder",
+        got=f"{str(sub)[:120]} ({how})",
+        key=key,
+    )
 
 
 def _holder_key(payload: Mapping[str, Any]) -> tuple[TrustedKey, str]:
@@ -301,12 +446,6 @@ def _sd_hash(sd_jwt: str) -> str:
     return b64url_encode(hashlib.sha256(sd_jwt.encode("ascii")).digest())
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return float(value)
-
-
 def _equal(got: Any, expected: str) -> bool:
     return isinstance(got, str) and hmac.compare_digest(got.encode(), expected.encode())
 
@@ -323,8 +462,10 @@ def _check_key_binding(
     leeway: float,
     kb_max_age: float,
     transaction_data: list[str],
-) -> tuple[Mapping[str, Any], float] | None:
-    """RFC 9901 §7.3 step 5, one named check per claim."""
+    intent_mandate_hash: str,
+    accept_legacy: bool,
+) -> tuple[Mapping[str, Any], float, bool] | None:
+    """RFC 9901 §7.3 step 5, one named check per claim, then the AP2 profile's transaction data."""
     kb_jwt = parsed.kb_jwt
     if kb_jwt is None:
         # §7.3 step 2: key binding is required by this profile.
@@ -349,7 +490,7 @@ def _check_key_binding(
         expected_typ=None,
     )
     if checked is None:
-        rec.skip(_parties(KB_CHECKS[4:]), because="the key-binding signature did not verify")
+        rec.skip(_parties(_KB_CLAIM_CHECKS), because="the key-binding signature did not verify")
         return None
     claims = checked.claims
     key = holder.kid
@@ -366,25 +507,17 @@ def _check_key_binding(
         got=str(typ)[:32],
         key=key,
     )
-    # 5.5 and 5.8: iat within [now - max age - leeway, now + leeway]; exp/nbf honoured if present.
-    iat = _number(claims.get("iat"))
-    exp = _number(claims.get("exp")) if "exp" in claims else None
-    nbf = _number(claims.get("nbf")) if "nbf" in claims else None
-    window_ok = (
-        iat is not None
-        and now - kb_max_age - leeway <= iat <= now + leeway
-        and ("exp" not in claims or (exp is not None and now < exp + leeway))
-        and ("nbf" not in claims or (nbf is not None and nbf <= now + leeway))
-    )
-    rec.check(
-        "user.kb.iat",
+    # 5.5 and 5.8: the shared time rule; iat also within the trust root's key-binding max age.
+    iat = check_time_claims(
+        rec,
+        "user.kb",
         _USER_PARTY,
-        window_ok,
-        error="expired",
-        code="kb_iat_outside_window",
-        expected=f"iat in [{iso(now - kb_max_age - leeway)}, {iso(now + leeway)}]",
-        got=iso(iat) if iat is not None else "missing or not a NumericDate",
+        claims,
+        now=now,
+        leeway=leeway,
         key=key,
+        require_exp=False,
+        max_age=kb_max_age,
     )
     # 5.6: bound to this verifier (aud, one string) and this transaction (nonce).
     aud = claims.get("aud")
@@ -421,12 +554,13 @@ def _check_key_binding(
         got=str(claims.get("sd_hash"))[:64],
         key=key,
     )
-    # AP2 profile: the user authorised exactly this cart and these payment contents.
+    # AP2 profile: the user authorised exactly this cart and these payment contents ...
     got_td = claims.get("transaction_data")
+    items = list(got_td) if isinstance(got_td, list) else None
     td_ok = (
-        isinstance(got_td, list)
-        and len(got_td) == len(transaction_data)
-        and all(_equal(g, e) for g, e in zip(got_td, transaction_data, strict=True))
+        items is not None
+        and len(items) in (2, 3)
+        and all(_equal(g, e) for g, e in zip(items[:2], transaction_data, strict=True))
     )
     rec.check(
         "user.kb.transaction_data",
@@ -434,11 +568,55 @@ def _check_key_binding(
         td_ok,
         error="binding",
         code="transaction_data_mismatch",
-        expected="[H(CartMandate), H(PaymentMandateContents)] = " + ", ".join(transaction_data),
-        got=", ".join(str(item)[:64] for item in got_td[:4]) if isinstance(got_td, list) else "missing",
+        expected="[H(CartMandate), H(PaymentMandateContents), H(IntentMandate)] = "
+        + ", ".join([*transaction_data, intent_mandate_hash]),
+        got=", ".join(str(item)[:64] for item in items[:4]) if items is not None else "missing",
         key=key,
+        detail=_transaction_data_difference(items, transaction_data),
     )
-    if not rec.all_passed_since(start):
+    # ... and this intent: H(IntentMandate) is the third element (profile change: see docs/payments.md).
+    bound = items is not None and len(items) == 3 and _equal(items[2], intent_mandate_hash)
+    legacy = items is not None and len(items) == 2
+    if bound:
+        rec.passed(
+            "user.kb.intent_binding",
+            _USER_PARTY,
+            expected=f"H(IntentMandate) = {intent_mandate_hash}",
+            got="bound: the user's key-binding JWT covers this intent",
+            key=key,
+        )
+    elif legacy and accept_legacy:
+        rec.passed(
+            "user.kb.intent_binding",
+            _USER_PARTY,
+            expected="H(IntentMandate), or a legacy chain the trust root accepts",
+            got="NOT BOUND: legacy v0.1 chain accepted by the trust root; the intent is not bound to this payment",
+            key=key,
+        )
+    else:
+        rec.failed(
+            "user.kb.intent_binding",
+            _USER_PARTY,
+            error="binding",
+            code="intent_not_bound" if legacy else "intent_hash_mismatch",
+            expected=f"H(IntentMandate) = {intent_mandate_hash}",
+            got="absent (legacy v0.1 chain; the trust root does not accept legacy chains)"
+            if legacy
+            else (str(items[2])[:64] if items is not None and len(items) > 2 else "missing"),
+            key=key,
+        )
+    if iat is None or not rec.all_passed_since(start):
         return None
-    assert iat is not None
-    return claims, iat
+    return claims, iat, bound
+
+
+def _transaction_data_difference(items: list[Any] | None, transaction_data: list[str]) -> str | None:
+    """Which of the signed hashes differs from the recomputed one (what the user's consent no longer
+    covers), so the report can say it in words."""
+    if items is None or len(items) not in (2, 3):
+        return None
+    names = ("H(CartMandate)", "H(PaymentMandateContents)")
+    differing = [
+        name for name, g, e in zip(names, items[:2], transaction_data, strict=True) if not _equal(g, e)
+    ]
+    return ("differs: " + ", ".join(differing)) if differing else None

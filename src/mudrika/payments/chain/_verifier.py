@@ -14,26 +14,32 @@ after the link before it verified.
 
     (1) input    the three mandates parse strictly and match the AP2 v0.1 schema
     (2) intent   the user's intent: constraints understood, signature (or safely unsigned), expiry
-    (3) cart     the merchant's signature and every claim of it, cart expiry and total
-    (4) payment  the credential (issuer trusted, signature, disclosures, validity, cnf) and the
-                 user's key-binding JWT (typ, time, aud, nonce, sd_hash, transaction_data)
-    (5) links    ids, totals, method, merchant, timestamps across the mandates; intent constraints
+    (3) cart     no unsigned member; the merchant's signature and every claim of it; expiry, total
+    (4) payment  no unsigned member; the credential (issuer in the trust root, signature,
+                 disclosures, time claims, vct, cnf, sub) and the user's key-binding JWT (typ, time,
+                 aud, nonce, sd_hash, transaction_data, intent binding)
+    (5) links    ids, totals, method, merchant, timestamps across the mandates; intent constraints;
+                 no intent member left unsigned
     (6) replay   the merchant's jti and the KB nonce are claimed as single use — last, so a chain
                  refused for any other reason never burns a single-use value
 
 When a stage does not pass, every check of the later stages is reported as ``skipped``.
-Every expectation (audiences, nonce, trusted issuers, algorithms, key source, replay store, time) is
-a keyword argument without a default: nothing is trusted by omission.
+
+Trust comes from ``trust_root=`` (a :class:`~mudrika.payments.trustroot.TrustRoot`: issuers and
+their keys, pinned merchants, algorithms, credential types, leeway, maximum ages, legacy chains),
+a required keyword without a default.  ``keys=`` is *evidence* (a bundle's snapshots, a resolver):
+a key only it vouches for leaves the verdict UNANCHORED.  The report lists every key the verdict
+rests on with its RFC 7638 thumbprint and provenance, and says why a verdict is not anchored.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from mudrika.crypto.jcs import DEFAULT_MAX_BYTES
-from mudrika.crypto.keys import ALGORITHMS_BY_KEY_TYPE, PublicKey
+from mudrika.crypto.keys import PublicKey
 from mudrika.errors import InvalidInput, MudrikaError, VerificationError
 from mudrika.payments.chain._cart import MERCHANT_CLAIM_CHECKS, CartFacts, check_cart, merchant_jti_key
 from mudrika.payments.chain._common import (
@@ -42,21 +48,30 @@ from mudrika.payments.chain._common import (
     Time,
     check_leeway,
     epoch,
+    fingerprint,
     iso,
 )
+from mudrika.payments.chain._compare import chain_facts, compare_values
 from mudrika.payments.chain._hashes import chain_hashes
 from mudrika.payments.chain._intent import INTENT_JWS_CHECKS, IntentFacts, check_intent
 from mudrika.payments.chain._jws import JWS_PHASES
-from mudrika.payments.chain._keys import KeyMaterial, KeySource, ResolvedKey
+from mudrika.payments.chain._keys import (
+    PROVENANCE_CLASSES,
+    Anchors,
+    KeyMaterial,
+    KeySource,
+    ResolvedKey,
+)
 from mudrika.payments.chain._links import LINK_CHECKS, check_links
 from mudrika.payments.chain._payment import (
     ISSUER_CHECKS,
     KB_CHECKS,
+    LEGACY_STATEMENT,
     PaymentFacts,
     check_payment,
     kb_nonce_key,
 )
-from mudrika.payments.chain.report import VerificationReport
+from mudrika.payments.chain.report import KeyEvidence, VerificationReport
 from mudrika.payments.models import (
     CartMandate,
     IntentMandate,
@@ -66,11 +81,13 @@ from mudrika.payments.models import (
     receive_intent,
     receive_payment,
 )
-from mudrika.payments.profile import KB_MAX_AGE
+from mudrika.payments.profile import KB_MAX_AGE, PAYMENT_CREDENTIAL_VCT
+from mudrika.payments.trustroot import TrustRoot, UnsafeNoTrustRoot
 from mudrika.stores.replay import ReplayStore
 
 __all__ = [
     "DEFAULT_ALGORITHMS",
+    "EXPECTATIONS",
     "KeyMaterial",
     "KeySource",
     "ResolvedKey",
@@ -79,10 +96,10 @@ __all__ = [
     "verify_chain",
 ]
 
-_KNOWN_ALGORITHMS: Final = frozenset().union(*ALGORITHMS_BY_KEY_TYPE.values())
-_MAX_KB_AGE: Final = 86400.0
-
 MandateInput = Received[Any] | bytes | str | Mapping[str, Any]
+
+#: The per-case expectations; each comes from the analyst (or the trust root) or, flagged, the evidence.
+EXPECTATIONS: Final = ("merchant_audience", "kb_audience", "kb_nonce")
 
 # Every check id of stages (2)-(6), with its party, for reporting skipped stages.
 _INTENT_STAGE: Final = (
@@ -92,6 +109,7 @@ _INTENT_STAGE: Final = (
     ("intent.expiry", "user"),
 )
 _CART_STAGE: Final = (
+    ("cart.unsigned_members", "merchant"),
     ("merchant.jws.present", "merchant"),
     *((f"merchant.jws.{name}", "merchant") for name in JWS_PHASES),
     *((name, "merchant") for name in MERCHANT_CLAIM_CHECKS),
@@ -99,6 +117,7 @@ _CART_STAGE: Final = (
     ("cart.total", "merchant"),
 )
 _PAYMENT_STAGE: Final = (
+    ("payment.unsigned_members", "user"),
     ("user.authorization.present", "user"),
     ("issuer.sdjwt.format", "issuer"),
     *((name, "issuer") for name in ISSUER_CHECKS),
@@ -109,7 +128,7 @@ _REPLAY_STAGE: Final = (("replay.merchant_jti", "merchant"), ("replay.kb_nonce",
 
 @dataclass(frozen=True, slots=True)
 class VerifiedChain:
-    """A chain that passed every check: the mandates and the facts the checks established."""
+    """A chain that passed every check, anchored in the trust root: the mandates and the facts."""
 
     intent: Received[IntentMandate]
     cart: Received[CartMandate]
@@ -120,6 +139,8 @@ class VerifiedChain:
     user_key: PublicKey
     user_did: str | None
     """The DID that signed the intent (``None`` for an unsigned intent)."""
+    intent_bound: bool
+    """False only for a legacy chain the trust root accepted: the intent is not bound to the payment."""
     merchant_claims: Mapping[str, Any] = field(repr=False)
     credential: Mapping[str, Any] = field(repr=False)
     kb_claims: Mapping[str, Any] = field(repr=False)
@@ -127,34 +148,88 @@ class VerifiedChain:
 
 
 @dataclass(frozen=True, slots=True)
-class _Policy:
-    keys: KeySource
-    trusted_issuers: frozenset[str]
-    merchant_audience: str
-    kb_audience: str
-    kb_nonce: str
-    now: float
+class _Trust:
+    """What the verifier takes from the trust root (or, unsafely, from the evidence's word)."""
+
+    root: TrustRoot | None
+    trusts_issuer: Callable[[str], bool]
+    accepted_vct: Callable[[str], frozenset[str]]
     algorithms: frozenset[str]
     leeway: float
     kb_max_age: float
+    intent_max_age: float | None
+    accept_legacy: bool
+
+    @classmethod
+    def of(cls, trust_root: TrustRoot | UnsafeNoTrustRoot) -> _Trust:
+        if isinstance(trust_root, TrustRoot):
+            ages = trust_root.max_age_seconds
+            return cls(
+                root=trust_root,
+                trusts_issuer=trust_root.trusts_issuer,
+                accepted_vct=trust_root.accepted_vct_of,
+                algorithms=trust_root.algorithm_set,
+                leeway=check_leeway(trust_root.leeway_seconds),
+                kb_max_age=ages.key_binding,
+                intent_max_age=ages.intent,
+                accept_legacy=trust_root.accept_legacy_unbound_intent,
+            )
+        if isinstance(trust_root, UnsafeNoTrustRoot):
+            asserted = trust_root.asserted_issuers
+            return cls(
+                root=None,
+                trusts_issuer=asserted.__contains__,
+                accepted_vct=lambda _iss: frozenset({PAYMENT_CREDENTIAL_VCT}),
+                algorithms=DEFAULT_ALGORITHMS,
+                leeway=0.0,
+                kb_max_age=KB_MAX_AGE,
+                intent_max_age=None,
+                accept_legacy=False,
+            )
+        raise InvalidInput("trust_root must be a TrustRoot (or UnsafeNoTrustRoot)", code="bad_policy")
+
+
+@dataclass(frozen=True, slots=True)
+class _Policy:
+    trust: _Trust
+    anchors: Anchors
+    merchant_audience: str
+    kb_audience: str
+    kb_nonce: str
+    asserted_by_evidence: frozenset[str]
+    now: float
     max_bytes: int
 
     def signed(self) -> dict[str, Any]:
         """The expectations every signed stage (intent, cart, payment) checks against."""
-        return {"keys": self.keys, "algorithms": self.algorithms, "now": self.now, "leeway": self.leeway}
+        return {
+            "keys": self.anchors,
+            "algorithms": self.trust.algorithms,
+            "now": self.now,
+            "leeway": self.trust.leeway,
+        }
+
+    def expectation_sources(self) -> dict[str, dict[str, str]]:
+        values = {
+            "merchant_audience": self.merchant_audience,
+            "kb_audience": self.kb_audience,
+            "kb_nonce": fingerprint(self.kb_nonce),
+        }
+        return {
+            name: {"value": value, "source": "evidence" if name in self.asserted_by_evidence else "analyst"}
+            for name, value in values.items()
+        }
 
 
 def _policy(
     *,
+    trust_root: TrustRoot | UnsafeNoTrustRoot,
     keys: KeySource,
-    trusted_issuers: Collection[str],
     merchant_audience: str,
     kb_audience: str,
     kb_nonce: str,
+    asserted_by_evidence: Collection[str],
     now: Time,
-    algorithms: Collection[str],
-    leeway: float,
-    kb_max_age: float,
     max_bytes: int,
 ) -> _Policy:
     """Check the caller's expectations; a bad expectation is a usage error, never a failed check."""
@@ -163,10 +238,7 @@ def _policy(
         getattr(keys, "offline", None), bool
     ):
         raise InvalidInput("keys must be a KeySource (e.g. KeyMaterial)", code="bad_policy")
-    if isinstance(trusted_issuers, str) or not trusted_issuers:
-        raise InvalidInput("trusted_issuers must be a non-empty collection of issuers", code="bad_policy")
-    if isinstance(algorithms, str) or not algorithms or not set(algorithms) <= _KNOWN_ALGORITHMS:
-        raise InvalidInput("algorithms must be a non-empty set of JWS algorithm names", code="bad_policy")
+    trust = _Trust.of(trust_root)
     for name, value in (
         ("merchant_audience", merchant_audience),
         ("kb_audience", kb_audience),
@@ -174,24 +246,21 @@ def _policy(
     ):
         if not isinstance(value, str) or not value:
             raise InvalidInput(f"{name} must be a non-empty string", code="bad_policy", expectation=name)
-    if (
-        isinstance(kb_max_age, bool)
-        or not isinstance(kb_max_age, int | float)
-        or not 0 < kb_max_age <= _MAX_KB_AGE
-    ):
-        raise InvalidInput("kb_max_age must be in (0, 86400] seconds", code="bad_policy")
+    asserted = frozenset(asserted_by_evidence)
+    if isinstance(asserted_by_evidence, str) or not asserted <= set(EXPECTATIONS):
+        raise InvalidInput(
+            "asserted_by_evidence names expectations: " + ", ".join(EXPECTATIONS), code="bad_policy"
+        )
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
         raise InvalidInput("max_bytes must be a positive integer", code="bad_policy")
     return _Policy(
-        keys=keys,
-        trusted_issuers=frozenset(trusted_issuers),
+        trust=trust,
+        anchors=Anchors(trust.root, keys),
         merchant_audience=merchant_audience,
         kb_audience=kb_audience,
         kb_nonce=kb_nonce,
+        asserted_by_evidence=asserted,
         now=epoch(now),
-        algorithms=frozenset(algorithms),
-        leeway=check_leeway(leeway),
-        kb_max_age=float(kb_max_age),
         max_bytes=max_bytes,
     )
 
@@ -257,7 +326,11 @@ class _TrustedChain:
     def admit_intent(self) -> bool:
         assert self.intent is not None
         self.intent_facts = check_intent(
-            self.rec, self.intent, expected_hash=self.hashes["intent"], **self.policy.signed()
+            self.rec,
+            self.intent,
+            expected_hash=self.hashes["intent"],
+            max_age=self.policy.trust.intent_max_age,
+            **self.policy.signed(),
         )
         return self.intent_facts is not None
 
@@ -276,6 +349,7 @@ class _TrustedChain:
 
     # (4) payment ----------------------------------------------------------------------------------
     def admit_payment(self) -> bool:
+        assert self.intent_facts is not None
         assert self.cart_facts is not None
         assert self.cart is not None
         assert self.payment is not None
@@ -284,12 +358,16 @@ class _TrustedChain:
             self.rec,
             self.payment,
             self.cart,
-            trusted_issuers=p.trusted_issuers,
+            trusted_issuers=p.trust.trusts_issuer,
+            accepted_vct=p.trust.accepted_vct,
             kb_audience=p.kb_audience,
             kb_nonce=p.kb_nonce,
-            kb_max_age=p.kb_max_age,
+            kb_max_age=p.trust.kb_max_age,
             payment_hash=self.hashes["payment_contents"],
             cart_hash=self.hashes["cart"],
+            intent_mandate_hash=self.hashes["intent_mandate"],
+            accept_legacy=p.trust.accept_legacy,
+            intent_signer_did=self.intent_facts.user_did,
             **p.signed(),
         )
         return self.payment_facts is not None
@@ -310,7 +388,7 @@ class _TrustedChain:
             cart_facts=self.cart_facts,
             payment=self.payment,
             payment_facts=self.payment_facts,
-            leeway=self.policy.leeway,
+            leeway=self.policy.trust.leeway,
         )
         return self.linked
 
@@ -326,10 +404,10 @@ class _TrustedChain:
             "replay.merchant_jti",
             "merchant",
             merchant_jti_key(cart.merchant_did, cart.jti),
-            cart.exp + p.leeway,
+            cart.exp + p.trust.leeway,
             key_id=cart.key.kid,
         )
-        kb_expiry = self.payment_facts.kb_iat + p.kb_max_age + p.leeway
+        kb_expiry = self.payment_facts.kb_iat + p.trust.kb_max_age + p.trust.leeway
         ok &= self._claim(
             store,
             "replay.kb_nonce",
@@ -389,10 +467,95 @@ class _TrustedChain:
                     self.rec.skip(later, because=because)
                 return
 
+    # -- anchoring ----------------------------------------------------------------------------------
+    def key_evidence(self) -> list[tuple[str, ResolvedKey]]:
+        """Every key the verdict rests on, by role (only those of stages that were admitted)."""
+        keys: list[tuple[str, ResolvedKey]] = []
+        holder: ResolvedKey | None = None
+        if self.payment_facts is not None:
+            facts = self.payment_facts
+            holder = ResolvedKey(
+                key=facts.holder_key,
+                kid=facts.holder_thumbprint,
+                owner="holder (cnf.jwk) of the credential of " + facts.issuer,
+                source="cnf",
+                provenance="credential-cnf",
+                anchored=facts.issuer_key.anchored,
+            )
+        if self.intent_facts is not None and self.intent_facts.signer is not None:
+            signer = self.intent_facts.signer
+            # The user's DID vouches for nothing by itself: the intent key is anchored when it is the
+            # holder key a trusted issuer certified (intent.signer_is_holder passed).
+            through_cnf = self.linked and holder is not None and holder.anchored and signer.key == holder.key
+            keys.append(
+                (
+                    "user (intent)",
+                    ResolvedKey(
+                        key=signer.key,
+                        kid=signer.kid,
+                        owner=signer.owner,
+                        source=signer.source,
+                        provenance=signer.provenance,
+                        anchored=through_cnf,
+                        note="the cnf key of a credential the trust root anchors"
+                        if through_cnf
+                        else signer.note,
+                    ),
+                )
+            )
+        if self.cart_facts is not None:
+            keys.append(("merchant", self.cart_facts.key))
+        if self.payment_facts is not None:
+            keys.append(("issuer", self.payment_facts.issuer_key))
+        if holder is not None:
+            keys.append(("user (cnf)", holder))
+        return keys
+
     def report(self) -> VerificationReport:
-        mode: Literal["online", "offline"] = "offline" if self.policy.keys.offline else "online"
+        p = self.policy
+        mode: Literal["online", "offline"] = "offline" if p.anchors.offline else "online"
+        keys = self.key_evidence()
+        because: list[str] = []
+        if p.trust.root is None:
+            because.append("no trust root was given: every key and issuer is the evidence's own word")
+        for role, key in keys:
+            if not key.anchored:
+                because.append(
+                    f"the {role} key {key.kid} is not anchored: {PROVENANCE_CLASSES.get(key.provenance, key.provenance)}"
+                )
+        for name in EXPECTATIONS:
+            if name in p.asserted_by_evidence:
+                because.append(f"{name} was asserted by the evidence, not by the analyst or the trust root")
+        complete = self.single_use
+        anchored = complete and not because
+        statements: list[str] = []
+        if self.payment_facts is not None and not self.payment_facts.intent_bound:
+            statements.append(LEGACY_STATEMENT)
         return VerificationReport(
-            checks=tuple(self.rec.checks), evaluated_at=iso(self.policy.now), mode=mode, hashes=self.hashes
+            checks=tuple(self.rec.checks),
+            evaluated_at=iso(p.now),
+            mode=mode,
+            hashes=self.hashes,
+            anchored=anchored,
+            unanchored_because=tuple(because),
+            keys=tuple(
+                KeyEvidence(
+                    role=role,
+                    owner=key.owner,
+                    kid=key.kid,
+                    thumbprint=key.thumbprint,
+                    provenance=key.provenance,
+                    anchored=key.anchored,
+                    note=key.note,
+                )
+                for role, key in keys
+            ),
+            expectations=p.expectation_sources(),
+            statements=tuple(statements),
+            trust_root=p.trust.root.fingerprint if p.trust.root is not None else None,
+            facts=chain_facts(self.intent, self.cart, self.payment),
+            # Only after a failure: the link checks that compare these values may have been skipped.
+            comparisons=() if self.linked else compare_values(self.intent, self.cart, self.payment),
         )
 
 
@@ -414,30 +577,30 @@ def inspect_chain(
     cart: MandateInput,
     payment: MandateInput,
     *,
+    trust_root: TrustRoot | UnsafeNoTrustRoot,
     keys: KeySource,
-    trusted_issuers: Collection[str],
     merchant_audience: str,
     kb_audience: str,
     kb_nonce: str,
     now: Time,
     replay_store: ReplayStore,
-    algorithms: Collection[str],
-    leeway: float = 0.0,
-    kb_max_age: float = KB_MAX_AGE,
+    asserted_by_evidence: Collection[str] = (),
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> VerificationReport:
-    """Run every check of the chain and report each one; never raises on a failed check.
+    """Run every check of the chain and report each one with a verdict; never raises on a failed check.
 
     Mandates are :class:`~mudrika.payments.models.Received` objects or raw JSON (bytes, text or an
-    already-parsed mapping; parsed strictly, at most ``max_bytes`` each).  ``keys`` is where keys
-    come from (:class:`KeyMaterial` over a :class:`~mudrika.identity.resolver.DIDResolver` online, or
-    :meth:`KeyMaterial.offline_snapshot` / an evidence bundle offline).  ``trusted_issuers`` are the
-    credential issuers (``iss``) accepted; ``merchant_audience`` the ``aud`` the merchant's cart JWT
-    must carry; ``kb_audience`` and ``kb_nonce`` what the user's key-binding JWT must carry.
-    ``algorithms`` is the JWS allow-list (e.g. :data:`DEFAULT_ALGORITHMS`), intersected with each
-    key's type.  ``replay_store`` records the merchant ``jti`` and the KB nonce as used when — and
-    only when — everything else passed.  ``now`` is the evaluation time (the evidence time in a
-    dispute); ``leeway`` 0-30 s; ``kb_max_age`` the oldest acceptable key-binding ``iat``.
+    already-parsed mapping; parsed strictly, at most ``max_bytes`` each).  ``trust_root`` is the
+    analyst's :class:`~mudrika.payments.trustroot.TrustRoot` (issuers and keys, pinned merchants,
+    algorithms, credential types, leeway, maximum ages, legacy chains); ``UnsafeNoTrustRoot`` checks
+    everything but can only give UNANCHORED.  ``keys`` is the *evidence* key source
+    (:class:`KeyMaterial` over a resolver, or a bundle's offline snapshot): it answers for parties
+    the trust root does not pin, and those keys leave the verdict UNANCHORED.
+    ``merchant_audience`` is the ``aud`` the merchant's cart JWT must carry; ``kb_audience`` and
+    ``kb_nonce`` what the user's key-binding JWT must carry; name in ``asserted_by_evidence`` those
+    of them that came from the evidence rather than from you (the verdict is then UNANCHORED).
+    ``replay_store`` records the merchant ``jti`` and the KB nonce as used when — and only when —
+    everything else passed.  ``now`` is the evaluation time (the evidence time in a dispute).
 
     Raises only :class:`~mudrika.errors.InvalidInput` (``bad_policy``, ``bad_leeway``,
     ``naive_time``) for expectations that are themselves malformed.
@@ -447,15 +610,13 @@ def inspect_chain(
         cart,
         payment,
         replay_store,
+        trust_root=trust_root,
         keys=keys,
-        trusted_issuers=trusted_issuers,
         merchant_audience=merchant_audience,
         kb_audience=kb_audience,
         kb_nonce=kb_nonce,
+        asserted_by_evidence=asserted_by_evidence,
         now=now,
-        algorithms=algorithms,
-        leeway=leeway,
-        kb_max_age=kb_max_age,
         max_bytes=max_bytes,
     )
     return chain.report()
@@ -466,37 +627,38 @@ def verify_chain(
     cart: MandateInput,
     payment: MandateInput,
     *,
+    trust_root: TrustRoot,
     keys: KeySource,
-    trusted_issuers: Collection[str],
     merchant_audience: str,
     kb_audience: str,
     kb_nonce: str,
     now: Time,
     replay_store: ReplayStore,
-    algorithms: Collection[str],
-    leeway: float = 0.0,
-    kb_max_age: float = KB_MAX_AGE,
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> VerifiedChain:
     """Verify the chain; return what it proves, or raise the first failed check's typed error.
 
-    Same arguments and checks as :func:`inspect_chain`.  The error carries ``code`` (the failed
-    check's code) and the fields ``check``, ``party``, ``expected`` and ``got``.
+    Same checks as :func:`inspect_chain`.  The error carries ``code`` (the failed check's code) and
+    the fields ``check``, ``party``, ``expected`` and ``got``.  A chain whose checks all pass but
+    whose verdict is UNANCHORED (a key the trust root does not anchor) raises
+    :class:`~mudrika.errors.UntrustedKeyError` with code ``unanchored``.
     """
+    if not isinstance(trust_root, TrustRoot):
+        raise InvalidInput(
+            "verify_chain needs a TrustRoot: an unanchored chain never verifies", code="bad_policy"
+        )
     chain = _run(
         intent,
         cart,
         payment,
         replay_store,
+        trust_root=trust_root,
         keys=keys,
-        trusted_issuers=trusted_issuers,
         merchant_audience=merchant_audience,
         kb_audience=kb_audience,
         kb_nonce=kb_nonce,
+        asserted_by_evidence=(),
         now=now,
-        algorithms=algorithms,
-        leeway=leeway,
-        kb_max_age=kb_max_age,
         max_bytes=max_bytes,
     )
     report = chain.report()
@@ -523,6 +685,7 @@ def verify_chain(
         issuer=payment_facts.issuer,
         user_key=payment_facts.holder_key,
         user_did=intent_facts.user_did,
+        intent_bound=payment_facts.intent_bound,
         merchant_claims=cart_facts.claims,
         credential=payment_facts.credential,
         kb_claims=payment_facts.kb_claims,

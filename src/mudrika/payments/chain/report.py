@@ -14,7 +14,17 @@ Three statuses, never more:
 * ``skipped`` the check could not run because a prerequisite failed (python-tuf style: a link is
   admitted only after the previous one verified).  A skipped check is never counted as passed.
 
-:attr:`VerificationReport.ok` is true only when there is at least one check and every check passed.
+Three verdicts (:attr:`VerificationReport.verdict`):
+
+* ``OK``          every check passed *and* every key and expectation the verdict rests on is anchored
+  in the analyst's trust root (or supplied by the analyst);
+* ``FAILED``      a check failed (or could not run);
+* ``UNANCHORED``  every check passed, but some key rests only on material the evidence brought (a
+  DID-document or JWKS snapshot, a key the bundle pins), or an expectation (audience, nonce) came
+  from the evidence, or no trust root was given.  A judged party can produce such a chain for
+  itself, so it is never OK.
+
+:attr:`VerificationReport.ok` is true only for ``OK``.
 """
 
 from __future__ import annotations
@@ -39,15 +49,31 @@ from mudrika.errors import (
 
 __all__ = [
     "ERROR_KINDS",
+    "MEANINGS",
     "REPORT_FORMAT",
     "Check",
     "CheckStatus",
+    "Comparison",
     "ErrorKind",
+    "KeyEvidence",
+    "Verdict",
     "VerificationReport",
     "error_kind_of",
+    "meaning_of",
+    "rests_on",
+    "value_labels",
 ]
 
-REPORT_FORMAT: Final = "mudrika.report/v1"
+REPORT_FORMAT: Final = "mudrika.report/v2"
+"""v2 (this version) adds ``verdict``, ``anchored``, ``unanchored_because``, ``keys`` (every key the
+verdict rests on, with its RFC 7638 thumbprint and provenance), ``expectations`` (each with its
+source), ``statements`` and ``trust_root``; v1 had only ``ok`` and the checks.  Additive members of
+v2: ``summary`` (the verdict paragraph), ``facts``, ``failures`` (each failed check with its plain
+meaning, ``signed_value`` / ``recomputed_value`` or ``expected`` / ``found``), ``comparisons``
+(values read from the mandates after a failure: evidence from unsigned data) and ``passed``
+(a count; the passed checks themselves are listed in ``checks`` only when verbose)."""
+
+Verdict = Literal["OK", "FAILED", "UNANCHORED"]
 
 CheckStatus = Literal["passed", "failed", "skipped"]
 ErrorKind = Literal[
@@ -102,6 +128,145 @@ def error_kind_of(exc: BaseException) -> ErrorKind:
     if isinstance(exc, MudrikaError) and not isinstance(exc, VerificationError):
         return "unavailable"
     return "verification"
+
+
+#: What a failed check means, in words a person deciding the dispute can quote (ids: docs/payments.md).
+MEANINGS: Final[Mapping[str, str]] = {
+    "input.intent": "the intent is not a well-formed AP2 intent, so nothing it says can be relied on",
+    "input.cart": "the cart is not a well-formed AP2 cart, so nothing it says can be relied on",
+    "input.payment": "the payment is not a well-formed AP2 payment, so nothing it says can be relied on",
+    "intent.constraints": "the intent sets a limit nobody can enforce, so it is refused",
+    "intent.authorization": "an unsigned intent cannot authorise a purchase without the user confirming the cart",
+    "intent.jws.key": "the key that signed the intent is not a key of the user's DID",
+    "intent.jws.signature": "the intent was not signed by that user, or was changed afterwards",
+    "intent.jws.iss": "the intent names another signer than the key that signed it",
+    "intent.jws.intent_hash": "the intent was changed after the user signed it",
+    "intent.expiry": "the intent had expired when the payment was evaluated",
+    "cart.unsigned_members": "the cart carries something nobody signed",
+    "merchant.jws.present": "the merchant never signed this cart",
+    "merchant.jws.key": "the key that signed the cart is not one of the merchant's keys you trust",
+    "merchant.jws.alg": "the cart was signed with an algorithm not allowed for the merchant's key",
+    "merchant.jws.signature": "the cart's signature does not verify: the merchant did not sign these bytes",
+    "merchant.jwt.iss": "one merchant signed in another merchant's name",
+    "merchant.jwt.sub": "the merchant's signature is for another cart",
+    "merchant.jwt.aud": "the merchant's signature was issued for another verifier",
+    "merchant.jwt.exp": "the merchant's signature had expired when the payment was evaluated",
+    "merchant.jwt.lifetime": "the merchant's signature was valid for longer than the profile allows",
+    "merchant.jwt.cart_hash": "the cart contents changed after the merchant signed them",
+    "cart.expiry": "the cart had expired when the payment was evaluated",
+    "cart.total": "the merchant's cart total is not the sum of its items",
+    "payment.unsigned_members": "the payment carries something nobody signed",
+    "user.authorization.present": "the user never authorised this payment",
+    "issuer.sdjwt.format": "the user's authorisation is not a well-formed credential presentation",
+    "issuer.trusted": "the user's credential comes from an issuer you do not trust",
+    "issuer.jwt.key": "the credential was signed with a key you do not trust for its issuer",
+    "issuer.jwt.signature": "the user's credential was not issued by that issuer",
+    "issuer.sdjwt.disclosures": "claims were added to the user's credential that the issuer never signed",
+    "issuer.jwt.exp": "the user's credential had expired",
+    "issuer.jwt.vct": "the credential is not of a type you accept for payments",
+    "issuer.jwt.cnf": "the credential does not name a usable key of the user",
+    "issuer.jwt.sub": "the credential's subject contradicts the user's key",
+    "user.kb.header": "the user's key-binding signature is missing or malformed",
+    "user.kb.signature": "the payment was not authorised by the holder of the credential",
+    "user.kb.iat": "the user's authorisation is too old (replayed) or dated in the future",
+    "user.kb.aud": "the user authorised the payment for another verifier",
+    "user.kb.nonce": "the user's authorisation answers another challenge (replayed from another session)",
+    "user.kb.sd_hash": "the credential claims presented are not the ones the user signed over",
+    "user.kb.transaction_data": "what the user signed is not this cart and these payment contents",
+    "user.kb.intent_binding": "the user's signature does not cover this intent (swapped, or a legacy chain)",
+    "chain.payment_details_id": "the payment names another order than the cart",
+    "chain.request_id": "the payment response answers another payment request",
+    "chain.total": "the amount paid is not the cart's total",
+    "chain.method": "the user paid with a method the merchant does not accept",
+    "chain.merchant_agent": "the payment names another merchant than the one that signed the cart",
+    "chain.timestamp.cart": "the payment was made after the cart expired",
+    "chain.timestamp.intent": "the payment was made after the intent expired",
+    "intent.merchants": "the merchant is not one the user allowed",
+    "intent.skus": "the cart holds an item the user did not allow",
+    "intent.refundability": "the cart holds an item that cannot be refunded, though the user required it",
+    "intent.cart_confirmation": "the merchant dropped the cart confirmation the user required",
+    "intent.signer_is_holder": "the intent and the payment were signed by two different people",
+    "intent.unsigned_members": "no signature covers the intent",
+    "replay.merchant_jti": "this cart authorisation was already used",
+    "replay.kb_nonce": "this payment authorisation was already used",
+}
+
+#: Which hash of ``transaction_data`` differed (set as the check's ``detail``) → what it means.
+_TRANSACTION_DATA_MEANINGS: Final[Mapping[str, str]] = {
+    "H(PaymentMandateContents)": "the payment contents changed after the user signed them",
+    "H(CartMandate)": "the cart changed after the user signed the payment",
+}
+
+#: Checks that compare a hash a party signed with the one we recompute from the received bytes.
+_HASH_CHECKS: Final = frozenset(
+    {
+        "intent.jws.intent_hash",
+        "merchant.jwt.cart_hash",
+        "user.kb.sd_hash",
+        "user.kb.transaction_data",
+        "user.kb.intent_binding",
+    }
+)
+
+_PARTY_SIGNATURE: Final[Mapping[str, str]] = {
+    "user": "the user's signature",
+    "merchant": "the merchant's signature",
+    "issuer": "the credential issuer's signature",
+}
+
+
+def meaning_of(check: Check) -> str:
+    """The plain-language meaning of a failed (or skipped) check."""
+    if check.id == "user.kb.transaction_data" and check.detail:
+        for marker, meaning in _TRANSACTION_DATA_MEANINGS.items():
+            if marker in check.detail:
+                return meaning
+    if check.id.endswith((".alg",)) and check.id not in MEANINGS:
+        return "the signature uses an algorithm not allowed for the signer's key"
+    if check.id.endswith((".iat", ".nbf", ".exp")) and check.id not in MEANINGS:
+        return "a signature was not valid at the time the payment was evaluated"
+    return MEANINGS.get(check.id, f"check {check.id} did not hold")
+
+
+def value_labels(check: Check) -> tuple[str, str]:
+    """How to name ``(got, expected)`` of a check for a person.
+
+    For a hash comparison, ``got`` is what the party *signed* and ``expected`` what we *recomputed*
+    from the bytes received, so "signed value" / "recomputed value"; for every other check
+    ``expected`` is what your trust root or the profile requires, so "found" / "expected".
+    """
+    if check.id in _HASH_CHECKS:
+        return ("signed value", "recomputed value")
+    return ("found", "expected")
+
+
+def rests_on(check: Check) -> str:
+    """Whose signature a check's fact rests on (not who is to blame for a failure)."""
+    return _PARTY_SIGNATURE.get(check.party, f"{check.party}'s signature")
+
+
+class Comparison(NamedTuple):
+    """Two values read straight from the mandates that differ, after a check failed.
+
+    Evidence from unsigned data: the link checks that compare these values were skipped (an earlier
+    signature or hash failed), so either side may be the part altered after signing.  It informs
+    a person; it never changes the verdict.
+    """
+
+    name: str
+    meaning: str
+    left: str
+    left_value: str
+    right: str
+    right_value: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "meaning": self.meaning,
+            "values": {self.left: _short(self.left_value), self.right: _short(self.right_value)},
+            "evidence": "unsigned data: read from the mandates, not covered by a verified signature",
+        }
 
 
 class Check(NamedTuple):
@@ -174,6 +339,30 @@ class Check(NamedTuple):
         }
 
 
+class KeyEvidence(NamedTuple):
+    """One key the verdict rests on: whose, which, its RFC 7638 thumbprint, and where it came from."""
+
+    role: str
+    """``merchant``, ``issuer``, ``user (intent)`` or ``user (cnf)``."""
+    owner: str
+    kid: str
+    thumbprint: str
+    provenance: str
+    anchored: bool
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "role": self.role,
+            "owner": _short(self.owner),
+            "kid": _short(self.kid),
+            "thumbprint": self.thumbprint,
+            "provenance": self.provenance,
+            "anchored": self.anchored,
+            "note": _short(self.note),
+        }
+
+
 @dataclass(frozen=True, slots=True)
 class VerificationReport:
     """Every check of one verification, in the order they were evaluated."""
@@ -184,12 +373,36 @@ class VerificationReport:
     mode: Literal["online", "offline"]
     """``offline`` when every key came from a snapshot that cannot touch the network."""
     hashes: Mapping[str, str] = field(default_factory=dict)
-    """The recomputed hashes of the mandates that parsed (``intent``, ``cart_contents``, ``cart``,
-    ``payment_contents``): what a dispute can quote."""
+    """The recomputed hashes of the mandates that parsed (``intent``, ``intent_mandate``,
+    ``cart_contents``, ``cart``, ``payment_contents``): what a dispute can quote."""
+    anchored: bool = False
+    """True only when every key and expectation the verdict rests on is anchored (fail closed)."""
+    unanchored_because: tuple[str, ...] = ()
+    keys: tuple[KeyEvidence, ...] = ()
+    expectations: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """``{name: {"value", "source"}}``; source ``trust-root``, ``analyst`` or ``evidence``."""
+    statements: tuple[str, ...] = ()
+    """What the verdict means in words an analyst can quote (e.g. an intent not bound to the payment)."""
+    trust_root: str | None = None
+    """Fingerprint of the trust root used, ``None`` when none was given."""
+    facts: Mapping[str, str] = field(default_factory=dict)
+    """What the mandates say (merchant, items, totals, when): the verdict paragraph quotes them."""
+    comparisons: tuple[Comparison, ...] = ()
+    """Differing values read from the mandates after a failure (evidence from unsigned data)."""
+
+    @property
+    def checks_passed(self) -> bool:
+        return bool(self.checks) and all(check.passed for check in self.checks)
+
+    @property
+    def verdict(self) -> Verdict:
+        if not self.checks_passed:
+            return "FAILED"
+        return "OK" if self.anchored else "UNANCHORED"
 
     @property
     def ok(self) -> bool:
-        return bool(self.checks) and all(check.passed for check in self.checks)
+        return self.verdict == "OK"
 
     @property
     def failures(self) -> tuple[Check, ...]:
@@ -222,6 +435,12 @@ class VerificationReport:
         if self.ok:
             return
         first = self.first_failure
+        if first is None and self.checks_passed:
+            raise UntrustedKeyError(
+                "every check passed, but the verdict is not anchored in the trust root",
+                code="unanchored",
+                because=list(self.unanchored_because),
+            )
         if first is None:
             raise VerificationError("verification incomplete", code="incomplete")
         error_type = ERROR_KINDS[first.error or "verification"]
@@ -234,20 +453,137 @@ class VerificationReport:
             got=first.got,
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def _signature_held(self, check_id: str) -> bool:
+        try:
+            return self.by_id(check_id).passed
+        except KeyError:
+            return False
+
+    def _owner(self, role: str) -> str | None:
+        for key in self.keys:
+            if key.role == role:
+                return key.owner
+        return None
+
+    def summary(self) -> str:
+        """The verdict paragraph: who paid whom, what, how much, when; whose signature each fact rests
+        on; anchored or not.  Values are quoted from the mandates and say so when a signature failed."""
+        facts = self.facts
+        sentences: list[str] = []
+        failures = self.failures
+        if self.verdict == "OK":
+            sentences.append("Verdict OK: every check passed and every key is anchored in your trust root.")
+        elif self.verdict == "UNANCHORED":
+            sentences.append(
+                "Verdict UNANCHORED: every check passed, but the verdict rests on something your trust "
+                "root does not vouch for, so a party to the dispute could have produced this chain itself."
+            )
+        else:
+            first = failures[0] if failures else None
+            sentences.append(
+                f"Verdict FAILED: {len(failures)} check{'s' if len(failures) != 1 else ''} failed"
+                + (f"; first {first.id}: {meaning_of(first)}." if first is not None else ".")
+            )
+        if facts.get("merchant_name") or facts.get("paid_total"):
+            payer = self._owner("user (intent)") or (
+                "the holder of a credential from " + issuer
+                if (issuer := self._owner("issuer")) is not None
+                else "the user"
+            )
+            merchant = facts.get("merchant_name", facts.get("paid_to", "an unknown merchant"))
+            merchant_did = self._owner("merchant")
+            payee = f"{merchant} ({merchant_did})" if merchant_did else merchant
+            verb = "paid" if self.verdict == "OK" else "say that"
+            amount = facts.get("paid_total", facts.get("cart_total", "an unknown amount"))
+            what = facts.get("items", "the cart")
+            when = facts.get("paid_at", "an unrecorded time")
+            order = facts.get("order_id", "?")
+            if self.verdict == "OK":
+                sentences.append(f"{payer} paid {payee} {amount} for {what} (order {order}) at {when}.")
+            else:
+                sentences.append(
+                    f"The mandates {verb} {payer} paid {payee} {amount} for {what} (order {order}) at {when}."
+                )
+            merchant_ok = self._signature_held("merchant.jws.signature")
+            user_ok = self._signature_held("user.kb.signature")
+            issuer_ok = self._signature_held("issuer.jwt.signature")
+            sentences.append(
+                "The items and the cart total ("
+                + facts.get("cart_total", "?")
+                + ") rest on the merchant's signature"
+                + ("" if merchant_ok else " (not verified)")
+                + "; the amount paid and the order rest on the user's signature"
+                + ("" if user_ok else " (not verified)")
+                + ", and the user's key on the credential issuer's signature"
+                + ("" if issuer_ok else " (not verified)")
+                + "."
+            )
+        if self.comparisons:
+            sentences.append(
+                "Values that differ (read from the mandates, evidence from unsigned data): "
+                + "; ".join(
+                    f"{c.name}: {c.left} {c.left_value}, {c.right} {c.right_value}" for c in self.comparisons
+                )
+                + "."
+            )
+        if self.verdict != "OK":
+            sentences.append(
+                "Anchored in your trust root: no"
+                + (" (" + "; ".join(self.unanchored_because) + ")." if self.unanchored_because else ".")
+            )
+        return " ".join(sentences)
+
+    def failure_dicts(self) -> list[dict[str, Any]]:
+        """Each failed check with its plain meaning and its values under names a person reads right."""
+        result = []
+        for check in self.failures:
+            got_label, expected_label = value_labels(check)
+            result.append(
+                {
+                    "id": check.id,
+                    "meaning": meaning_of(check),
+                    "rests_on": rests_on(check),
+                    got_label.replace(" ", "_"): _short(check.got),
+                    expected_label.replace(" ", "_"): _short(check.expected),
+                    "key": _short(check.key),
+                    "detail": _short(check.detail),
+                    "error": check.error,
+                    "code": check.code,
+                }
+            )
+        return result
+
+    def to_dict(self, *, verbose: bool = True) -> dict[str, Any]:
+        """JSON-ready form.  ``verbose=False`` (the CLI default) lists only the checks that did not
+        pass; the passed ones are counted in ``passed``."""
         counts = {"passed": 0, "failed": 0, "skipped": 0}
         for check in self.checks:
             counts[check.status] += 1
         return {
             "format": REPORT_FORMAT,
+            "verdict": self.verdict,
             "ok": self.ok,
+            "anchored": self.anchored,
+            "unanchored_because": [_short(reason) for reason in self.unanchored_because],
             "evaluated_at": self.evaluated_at,
             "mode": self.mode,
+            "trust_root": self.trust_root,
             "counts": counts,
+            "statements": list(self.statements),
+            "expectations": {
+                name: {"value": _short(item.get("value")), "source": item.get("source")}
+                for name, item in self.expectations.items()
+            },
+            "keys": [key.to_dict() for key in self.keys],
             "hashes": dict(self.hashes),
-            "checks": [check.to_dict() for check in self.checks],
+            "summary": self.summary(),
+            "facts": {name: _short(value) for name, value in self.facts.items()},
+            "failures": self.failure_dicts(),
+            "comparisons": [comparison.to_dict() for comparison in self.comparisons],
+            "passed": {"count": counts["passed"], "listed": verbose},
+            "checks": [check.to_dict() for check in self.checks if verbose or not check.passed],
         }
 
-    def to_json(self, *, indent: int | None = 2) -> str:
+    def to_json(self, *, indent: int | None = 2, verbose: bool = True) -> str:
         """The report as one JSON document (see ``docs/payments.md`` for the format)."""
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+        return json.dumps(self.to_dict(verbose=verbose), indent=indent, ensure_ascii=False)

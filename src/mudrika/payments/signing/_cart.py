@@ -1,6 +1,7 @@
 """``CartMandate.merchant_authorization``: the merchant's signature over the cart.
 
-AP2 v0.1 profile (DESIGN.md): a compact JWS, ES256 by default (EdDSA and ES256K allowed by policy),
+AP2 v0.1 profile (docs/payments.md, "What is signed"): a compact JWS, ES256 by default (EdDSA and
+ES256K allowed by policy),
 
 * header ``{"alg", "kid", "typ": "JWT"}`` — ``kid`` is a DID URL of the merchant's DID;
 * payload ``{"iss": <merchant DID>, "sub": <cart id>, "aud": <audience>, "iat", "exp", "jti",

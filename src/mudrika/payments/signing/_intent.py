@@ -1,7 +1,7 @@
 """The user's signature on an AP2 v0.1 IntentMandate (a mudrika extension).
 
 AP2 v0.1 has no intent signature, so an IntentMandate alone proves nothing about what the user
-wanted.  The profile (DESIGN.md "AP2 v0.1 profile") adds one: the user signs
+wanted.  The profile (docs/payments.md, "What is signed") adds one: the user signs
 
     intent_hash = H(the intent's raw JSON object without user_authorization)
 

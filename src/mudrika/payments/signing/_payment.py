@@ -1,15 +1,17 @@
 """``PaymentMandate.user_authorization``: an SD-JWT-VC plus a key-binding JWT, issued and signed.
 
-AP2 v0.1 profile (DESIGN.md):
+AP2 v0.1 profile (docs/payments.md, "What is signed"):
 
 * A **credential issuer** (the user's bank or wallet provider) issues an SD-JWT VC (RFC 9901, typ
   ``dc+sd-jwt``) whose ``cnf.jwk`` is the user's public key — :func:`issue_user_credential`.
 * For each payment the **user** presents it with a key-binding JWT (RFC 9901 §4.3) signed by that
   key: ``typ: kb+jwt``, ``aud`` (the payment processor / merchant that asked), ``nonce`` (that
   verifier's fresh challenge), ``iat``, ``sd_hash``, and ``transaction_data = [H(CartMandate),
-  H(PaymentMandateContents)]`` — :func:`sign_payment`.  The two hashes are what makes the signature
-  an authorisation of *this* cart and *this* payment: H(CartMandate) covers the merchant's signature
-  too, so the user confirms exactly the cart the merchant signed.
+  H(PaymentMandateContents), H(IntentMandate)]`` — :func:`sign_payment`.  The hashes are what makes
+  the signature an authorisation of *this* cart, *this* payment and *this* intent: H(CartMandate)
+  covers the merchant's signature too, so the user confirms exactly the cart the merchant signed,
+  and H(IntentMandate) (the whole intent as sent, ``user_authorization`` included) binds the intent
+  the cart is judged against, so nobody can swap in another intent afterwards.
 
 Verification follows RFC 9901 §7.1 (issuer-signed JWT, disclosures, validity) with the steps of
 :mod:`mudrika.crypto.sdjwt`, and §7.3 step 5 (key binding) check by check so that a report shows
@@ -29,6 +31,7 @@ from mudrika.errors import InvalidInput
 from mudrika.payments._time import Time, epoch
 from mudrika.payments.models import (
     CartMandate,
+    IntentMandate,
     PaymentMandate,
     PaymentMandateContents,
     Received,
@@ -95,6 +98,7 @@ def sign_payment(
     credential: sdjwt.SdJwt | str,
     user_key: KeyPair,
     cart: Received[CartMandate],
+    intent: Received[IntentMandate],
     aud: str,
     nonce: str,
     now: Time,
@@ -103,8 +107,9 @@ def sign_payment(
 ) -> Received[PaymentMandate]:
     """Authorise the payment as the user: present ``credential`` with a key-binding JWT.
 
-    The KB-JWT carries ``transaction_data = [H(cart), H(payment_contents)]`` over the raw objects
-    that are sent.  ``cart`` must be the signed CartMandate exactly as received from the merchant.
+    The KB-JWT carries ``transaction_data = [H(cart), H(payment_contents), H(intent)]`` over the
+    raw objects that are sent.  ``cart`` must be the signed CartMandate exactly as received from
+    the merchant, ``intent`` the IntentMandate exactly as it is sent with the payment (signed or not).
     ``disclose`` lists the credential's disclosable paths to reveal (none by default: data
     minimisation).  ``credential`` given as text is read structurally (its issuer signature is the
     verifier's business, and ours in :func:`mudrika.crypto.sdjwt.verify` when you hold the issuer key).
@@ -119,9 +124,11 @@ def sign_payment(
         raise InvalidInput("sign_payment needs PaymentMandateContents", code="not_payment_contents")
     if not isinstance(cart.model, CartMandate) or cart.model.merchant_authorization is None:
         raise InvalidInput("the cart must be a CartMandate signed by the merchant", code="unsigned_cart")
+    if not isinstance(intent, Received) or not isinstance(intent.model, IntentMandate):
+        raise InvalidInput("the intent must be a received IntentMandate", code="not_an_intent")
     issued = credential if isinstance(credential, sdjwt.SdJwt) else sdjwt.SdJwt.from_compact(credential)
     plain = thaw(contents.raw)
-    transaction_data = [cart_mandate_hash(cart), mandate_hash(plain)]
+    transaction_data = [cart_mandate_hash(cart), mandate_hash(plain), mandate_hash(thaw(intent.raw))]
     presentation = sdjwt.present(
         issued,
         disclose=disclose,

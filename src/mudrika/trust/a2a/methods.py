@@ -32,6 +32,7 @@ __all__ = [
     "RestRoute",
     "operation_for_method",
     "operation_for_route",
+    "tenant_for_route",
 ]
 
 # --- canonical operations (the A2A 0.3 method names, plus the task/context extensions) ----------
@@ -191,4 +192,16 @@ def operation_for_route(method: str, path: str, *, prefix: str = "") -> str | No
     for route in _routes_for(prefix):
         if route.method == verb and route.pattern.match(path):
             return route.operation
+    return None
+
+
+def tenant_for_route(method: str, path: str, *, prefix: str = "") -> str | None:
+    """The tenant a REST request names: the first path segment when the route that matches (as in
+    :func:`operation_for_route`) is one of the ``/{tenant}`` mount's; None otherwise."""
+    verb = "GET" if method == "HEAD" else method
+    for route in _routes_for(prefix):
+        if route.method == verb and route.pattern.match(path):
+            if route.template.startswith("/{tenant}"):
+                return path.split("/", 2)[1]
+            return None
     return None

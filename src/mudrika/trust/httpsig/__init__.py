@@ -9,7 +9,9 @@ even to another path.  This profile closes each of those holes:
   ``@query``), ``content-digest`` (over the exact body bytes, empty body included) and
   ``content-type`` when present;
 * it carries ``created``, a short ``expires`` (60 s by default, 300 s at most), a 128-bit random
-  ``nonce``, ``keyid`` (a DID URL such as ``did:key:z6Mk...#z6Mk...``), ``alg`` and ``tag``;
+  ``nonce``, ``keyid`` (a DID URL such as ``did:key:z6Mk...#z6Mk...``), ``alg`` and, from mudrika's
+  signer, ``tag`` (the verifier requires a ``tag`` only when configured with one, so a standard
+  RFC 9421 signer that sends none is accepted);
 * the verifier requires all of that, checks the request's origin against its own (the audience),
   takes the key from the DID's ``authentication`` relationship, binds ``alg`` to the key type, checks
   the streamed, size-capped body against the signed digest, and only then claims the nonce in a
@@ -49,7 +51,13 @@ from mudrika.trust.httpsig._profile import (
     TargetMode,
 )
 from mudrika.trust.httpsig._sign import DidSignatureAuth, HttpMessageSigner, SignedHeaders
-from mudrika.trust.httpsig._verify import REPLAY_KEY_PREFIX, HttpSignatureVerifier, VerifiedRequest
+from mudrika.trust.httpsig._verify import (
+    REPLAY_KEY_PREFIX,
+    HttpSignatureVerifier,
+    PendingRequest,
+    PreChecked,
+    VerifiedRequest,
+)
 
 __all__ = [
     "ALGORITHMS",
@@ -72,6 +80,8 @@ __all__ = [
     "HttpSignatureVerifier",
     "KeyLookup",
     "MessageView",
+    "PendingRequest",
+    "PreChecked",
     "ResolverKeyLookup",
     "SignedHeaders",
     "StaticKeyLookup",

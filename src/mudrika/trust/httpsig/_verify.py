@@ -7,6 +7,16 @@ only a request whose headers are authentic has its body read (streamed, capped, 
 signed ``Content-Digest``); and only a request that passed every check claims its nonce, so a forged
 or broken request can never burn an honest caller's nonce, and a replay store outage refuses
 everything (the claim raises, nothing is accepted).
+
+A server that authorises before it lets a caller consume replay-store capacity (the A2A middleware)
+uses :meth:`HttpSignatureVerifier.aprepare`, which stops before the claim and hands back a
+:class:`PendingRequest`; it claims with :meth:`PendingRequest.claim` once the policy said yes.
+
+Time rule (one for every verifier and store in mudrika): a signature is valid from ``created -
+leeway`` (inclusive) until ``expires + leeway`` (exclusive); at the exact instant ``expires +
+leeway`` it is expired, and the nonce is held by the store until that same instant, so there is no
+moment at which a replay is both inside the window and forgotten by the store.  A ``created`` still
+ahead is "not yet valid" (:class:`~mudrika.errors.NotYetValidError`), never "expired".
 """
 
 from __future__ import annotations
@@ -19,7 +29,14 @@ from dataclasses import dataclass
 from typing import Final
 
 from mudrika.crypto.keys import PublicKey
-from mudrika.errors import BindingError, ExpiredError, InvalidInput, SignatureError, UntrustedKeyError
+from mudrika.errors import (
+    BindingError,
+    ExpiredError,
+    InvalidInput,
+    NotYetValidError,
+    SignatureError,
+    UntrustedKeyError,
+)
 from mudrika.stores.replay import ReplayStore, aclaim_or_raise, claim_or_raise
 from mudrika.trust.httpsig._algs import ALGORITHMS, HttpSigAlgorithm
 from mudrika.trust.httpsig._components import HeaderInput, MessageView, parse_target_uri, signature_base
@@ -29,7 +46,6 @@ from mudrika.trust.httpsig._profile import (
     DEFAULT_LEEWAY,
     DEFAULT_MAX_AGE,
     DEFAULT_MAX_LIFETIME,
-    DEFAULT_TAG,
     MAX_LEEWAY,
     Clock,
     SignatureParameters,
@@ -42,7 +58,7 @@ from mudrika.trust.httpsig._profile import (
 from mudrika.trust.httpsig._sf import InnerList, Item, parse_dictionary
 from mudrika.trust.jsonrpc import AuthenticationRequired
 
-__all__ = ["REPLAY_KEY_PREFIX", "HttpSignatureVerifier", "VerifiedRequest"]
+__all__ = ["REPLAY_KEY_PREFIX", "HttpSignatureVerifier", "PendingRequest", "PreChecked", "VerifiedRequest"]
 
 REPLAY_KEY_PREFIX: Final = "httpsig:"
 _MAX_REPLAY_DID: Final = 256
@@ -68,6 +84,37 @@ class VerifiedRequest:
     method: str
     target_uri: str
     body: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class PendingRequest:
+    """A request whose signature, digest and time window checked out but whose nonce is NOT claimed.
+
+    ``unclaimed`` may be shown to a policy (who signed, what); nothing may act on the request until
+    :meth:`claim` returned, which records the nonce (raises ``ReplayError`` for a replay and
+    ``UnavailableError`` when the store cannot answer).
+    """
+
+    unclaimed: VerifiedRequest
+    replay_key: str
+    claim_until: float
+    store: ReplayStore
+
+    async def claim(self) -> VerifiedRequest:
+        await aclaim_or_raise(self.store, self.replay_key, self.claim_until)
+        return self.unclaimed
+
+
+@dataclass(frozen=True, slots=True)
+class PreChecked:
+    """What :meth:`HttpSignatureVerifier.precheck` decided from one request's headers, handed back to
+    :meth:`HttpSignatureVerifier.aprepare` so the work is not done twice (the time window is checked
+    again then).  Bound to the request it came from: another method, URL or header object ignores it."""
+
+    method: str
+    url: str
+    headers_id: int
+    checked: _Checked
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,8 +153,11 @@ class HttpSignatureVerifier:
     the audience; a request signed for another origin is refused) and ``algorithms`` (an allow-list of
     names from :data:`ALGORITHMS`, e.g. :data:`REGISTERED_ALGORITHMS`).
 
-    ``label`` selects one signature by label (else exactly one must be present); ``tag`` must match the
-    signed ``tag`` (``None``: no requirement); ``leeway`` (0..30 s) absorbs clock skew; ``max_age``
+    ``label`` selects one signature by label (else exactly one must be present); ``tag``, when given,
+    must equal the signed ``tag``.  It defaults to ``None`` (no requirement) so a standard RFC 9421
+    signer, which sends no ``tag``, is accepted as configured in the docs; an operator who wants
+    signatures made for this application only (RFC 9421 §2.3 ``tag``) sets e.g.
+    ``tag=DEFAULT_TAG`` (the tag mudrika's own signer sends).  ``leeway`` (0..30 s) absorbs clock skew; ``max_age``
     bounds ``now - created``; ``max_lifetime`` bounds ``expires - created``; ``max_body`` caps the body.
     """
 
@@ -119,7 +169,7 @@ class HttpSignatureVerifier:
         origins: Iterable[str],
         algorithms: Iterable[str],
         label: str | None = None,
-        tag: str | None = DEFAULT_TAG,
+        tag: str | None = None,
         leeway: float = DEFAULT_LEEWAY,
         max_age: float = DEFAULT_MAX_AGE,
         max_lifetime: int = DEFAULT_MAX_LIFETIME,
@@ -203,14 +253,53 @@ class HttpSignatureVerifier:
         now: float | None = None,
     ) -> VerifiedRequest:
         """Async form of :meth:`verify` (async key lookup, streamed body, async replay claim)."""
+        pending = await self.aprepare(method, url, headers, body, now=now)
+        return await pending.claim()
+
+    def precheck(
+        self, method: str, url: str, headers: HeaderInput, *, now: float | None = None
+    ) -> PreChecked:
+        """Everything decidable from the request line and headers alone (steps 1-4 and 6.1: fields,
+        parameters, time window, audience, algorithm), so a server can refuse before reading a body.
+        Pass the result to :meth:`aprepare` as ``prechecked``."""
         checked = self._check_headers(method, url, headers, self._clock() if now is None else now)
+        return PreChecked(method, url, id(headers), checked)
+
+    async def aprepare(
+        self,
+        method: str,
+        url: str,
+        headers: HeaderInput,
+        body: bytes | AsyncIterable[bytes],
+        *,
+        now: float | None = None,
+        prechecked: PreChecked | None = None,
+    ) -> PendingRequest:
+        """Every check of :meth:`averify` except the nonce claim, which the caller makes later with
+        :meth:`PendingRequest.claim` (after its authorisation decision).  ``prechecked`` (from
+        :meth:`precheck` on this very request) saves re-parsing the headers."""
+        current = self._clock() if now is None else now
+        if (
+            prechecked is not None
+            and prechecked.method == method
+            and prechecked.url == url
+            and prechecked.headers_id == id(headers)
+        ):
+            checked = prechecked.checked
+            self._check_time(checked.created, checked.expires, current)  # time has passed since
+        else:
+            checked = self._check_headers(method, url, headers, current)
         key = await self._keys.alookup(checked.keyid)
         self._check_signature(checked, key)
         data = self._check_body(
             checked, await aread_body(body, checked.digests or {}, max_body=self._max_body)
         )
-        await aclaim_or_raise(self._store, checked.replay_key(), checked.expires + self._leeway)
-        return self._result(checked, data)
+        return PendingRequest(
+            unclaimed=self._result(checked, data),
+            replay_key=checked.replay_key(),
+            claim_until=checked.expires + self._leeway,
+            store=self._store,
+        )
 
     # -- steps ---------------------------------------------------------------------------------------
     def _select(self, view: MessageView) -> tuple[str, InnerList, bytes]:
@@ -318,11 +407,12 @@ class HttpSignatureVerifier:
             raise InvalidInput(
                 "signature lifetime too long", code="lifetime_too_long", limit=self._max_lifetime
             )
-        if created > now + self._leeway:
-            raise ExpiredError("signature created in the future", code="created_in_future")
-        if now > expires + self._leeway:
+        # The time rule (module docstring): valid on [created - leeway, expires + leeway).
+        if now < created - self._leeway:
+            raise NotYetValidError("signature created in the future", code="created_in_future")
+        if now >= expires + self._leeway:
             raise ExpiredError("signature expired", code="signature_expired")
-        if now - created > self._max_age + self._leeway:
+        if now - created >= self._max_age + self._leeway:
             raise ExpiredError("signature too old", code="signature_too_old", limit=self._max_age)
 
     @staticmethod

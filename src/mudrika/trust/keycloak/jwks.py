@@ -44,6 +44,7 @@ import httpx
 from mudrika.crypto.jcs import loads_strict
 from mudrika.crypto.jose import TrustedKey
 from mudrika.errors import IdpUnavailable, InvalidInput, MudrikaError
+from mudrika.net.egress import EgressPolicy, refusal_reason
 from mudrika.trust.jsonrpc import InvalidToken
 
 __all__ = [
@@ -155,13 +156,29 @@ def _check_url(url: str, allow_http: bool) -> str:
     return url
 
 
+def _default_egress(url: str) -> EgressPolicy:
+    """The egress policy for a configured JWKS URL: strict, except that an IdP the operator placed on
+    this machine or a private network (``localhost``, a private IP literal) is allowed — visibly,
+    since such a policy logs a warning.  The URL is configuration, never request input."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        private = refusal_reason(ipaddress.ip_address(host)) is not None
+    except ValueError:
+        private = host in _LOOPBACK_NAMES
+    return EgressPolicy(allow_private_networks=private, schemes=(parts.scheme,))
+
+
 class JwksCache:
     """A cached, size-capped, single-flight JWKS from ``jwks_uri`` (sync and async callers).
 
     ``clock`` returns seconds (default ``time.monotonic``); inject one to test TTL and cooldown.
     Pass ``http_client`` / ``async_http_client`` to choose TLS, proxies or a test transport (their
     owner closes them); otherwise the cache uses its own sync client (closed by :meth:`close`) and a
-    short-lived async client per fetch, with ``timeout`` and no redirects.
+    short-lived async client per fetch, with ``timeout`` and no redirects, connecting through
+    ``egress`` (an :class:`~mudrika.net.egress.EgressPolicy`; by default strict, or allowing private
+    networks — with a logged warning — when ``jwks_uri`` itself names ``localhost`` or a private
+    address).
     """
 
     def __init__(
@@ -179,6 +196,7 @@ class JwksCache:
         clock: Callable[[], float] = time.monotonic,
         http_client: httpx.Client | None = None,
         async_http_client: httpx.AsyncClient | None = None,
+        egress: EgressPolicy | None = None,
     ) -> None:
         if ttl <= 0 or refresh_cooldown < 0 or max_stale < 0 or max_bytes <= 0 or max_keys <= 0:
             raise InvalidInput("JWKS cache limits must be positive", code="bad_config")
@@ -196,6 +214,7 @@ class JwksCache:
         self._http = http_client
         self._ahttp = async_http_client
         self._owns_http = http_client is None
+        self._egress = egress
         self._state: _KeySet | None = None
         self._generation = 0
         self._attempts = 0  # fetches started; lets a waiter see that someone fetched meanwhile
@@ -357,8 +376,18 @@ class JwksCache:
 
     def _client(self) -> httpx.Client:
         if self._http is None:
-            self._http = httpx.Client(timeout=self._timeout, follow_redirects=False)
+            self._http = httpx.Client(
+                transport=self._policy().transport(),
+                timeout=self._timeout,
+                follow_redirects=False,
+                trust_env=False,
+            )
         return self._http
+
+    def _policy(self) -> EgressPolicy:
+        if self._egress is None:
+            self._egress = _default_egress(self.jwks_uri)
+        return self._egress
 
     def _check_response(self, response: httpx.Response) -> None:
         if response.status_code != 200:
@@ -385,7 +414,12 @@ class JwksCache:
             return await self._stream_async(self._ahttp)
         # No client was given: one per fetch.  Fetches are rare (one per TTL), and an AsyncClient's
         # connection pool belongs to the event loop that opened it, while this cache may serve several.
-        async with httpx.AsyncClient(timeout=self._timeout, follow_redirects=False) as client:
+        async with httpx.AsyncClient(
+            transport=self._policy().async_transport(),
+            timeout=self._timeout,
+            follow_redirects=False,
+            trust_env=False,
+        ) as client:
             return await self._stream_async(client)
 
     async def _stream_async(self, client: httpx.AsyncClient) -> bytes:

@@ -30,14 +30,18 @@ two JWKS TTLs of its retirement (one to notice, one for the last cached entry), 
 
 Errors are the typed errors of :mod:`mudrika.trust.jsonrpc`, one per JSON-RPC code: no token
 ``AuthenticationRequired`` (-32009); malformed, wrong iss/aud/azp/typ, unknown kid, alg not allowed,
-missing claim, inactive ``InvalidToken`` (-32010); ``exp`` passed or ``nbf`` not reached
-``TokenExpired`` (-32011); bad signature ``InvalidSignature`` (-32012).  When the IdP is needed and
+missing claim, inactive, ``nbf`` not reached (not yet valid is not expired: "expired" tells the client
+to refresh, which cannot help) ``InvalidToken`` (-32010); ``exp`` passed ``TokenExpired`` (-32011);
+bad signature ``InvalidSignature`` (-32012).  Time rule (docs/replay.md): a token is valid on
+``[nbf - leeway, exp + leeway)`` — at the exact instant ``exp + leeway`` it is expired.  When the IdP is needed and
 unreachable (no cached key covers the token, or introspection fails) :class:`~mudrika.errors.
 IdpUnavailable` is raised: callers fail closed (the middleware answers HTTP 503).
 
 Roles (documented contract with the policy): realm roles from ``realm_access.roles`` as they are
 (``agent``); client roles from ``resource_access.<clientId>.roles`` as ``<clientId>/<role>``
 (``agent-api/invoke``), so a client role can never be mistaken for a realm role of the same name.
+A realm role, client id or client role containing ``/`` is refused (-32010), as realm import refuses
+it: ``realm_access.roles: ["agent-api/invoke"]`` would otherwise read as that client's role.
 ``groups`` (if the realm maps them) become the principal's groups, ``scope`` its permissions.
 """
 
@@ -52,7 +56,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Final, Literal, NamedTuple, Protocol
 
 from mudrika.crypto.jose import FORBIDDEN_HEADERS, TrustedKey, parse_unverified_header, verify_jwt
 from mudrika.errors import (
@@ -61,7 +65,6 @@ from mudrika.errors import (
     InvalidInput,
     MudrikaError,
     SignatureError,
-    VerificationError,
 )
 from mudrika.trust.jsonrpc import (
     A2AAuthError,
@@ -132,8 +135,10 @@ class _Entry:
     generation: int
 
 
-@dataclass(frozen=True, slots=True)
-class _Plan:
+class _Plan(NamedTuple):
+    """What the cheap checks decided (a tuple: two are built per cache miss, a frozen dataclass
+    costs three times as much to build)."""
+
     digest: bytes
     generation: int
     kid: str | None  # None: opaque token, introspect
@@ -143,17 +148,17 @@ def _auth_error(exc: MudrikaError) -> A2AAuthError:
     """Map a verification failure from jose/keys to the one typed error its JSON-RPC code needs."""
     if isinstance(exc, A2AAuthError):
         return exc
+    if exc.code == "not_yet_valid":
+        # Checked before ExpiredError: not yet valid is -32010 invalid_token, never "expired".
+        return InvalidToken("token not yet valid", code=exc.code)
     if isinstance(exc, ExpiredError):
         return TokenExpired("token expired", code=exc.code)
     if isinstance(exc, SignatureError):
         return InvalidSignature("signature verification failed", code=exc.code)
-    if isinstance(exc, VerificationError) and exc.code == "not_yet_valid":
-        # jsonrpc.py: -32011 covers "exp passed or nbf not reached".
-        return TokenExpired("token not yet valid", code=exc.code)
     return InvalidToken("invalid token", code=exc.code)
 
 
-def _as_list(value: Any, claim: str) -> list[str]:
+def _as_list(value: Any, claim: str, *, role_names: bool = False) -> list[str]:
     # Plain loops and exact type checks: this runs on every cache miss (measured ~2x faster than all()).
     if value is None:
         return []
@@ -162,6 +167,9 @@ def _as_list(value: Any, claim: str) -> list[str]:
     for item in value:
         if type(item) is not str or not 0 < len(item) <= _MAX_ROLE_CHARS:
             raise InvalidToken("malformed claim", code="malformed_claim", claim=claim)
+        if role_names and "/" in item:
+            # "client/role" is how client roles are spelled; a role literally named so is refused.
+            raise InvalidToken("role name contains '/'", code="role_name_slash", claim=claim)
     return value
 
 
@@ -171,7 +179,7 @@ def _roles(claims: Mapping[str, Any]) -> frozenset[str]:
     if realm_access is not None:
         if type(realm_access) is not dict:
             raise InvalidToken("malformed claim", code="malformed_claim", claim="realm_access")
-        roles += _as_list(realm_access.get("roles"), "realm_access")
+        roles += _as_list(realm_access.get("roles"), "realm_access", role_names=True)
     resource_access = claims.get("resource_access")
     if resource_access is not None:
         if type(resource_access) is not dict or len(resource_access) > _MAX_ROLES:
@@ -179,8 +187,11 @@ def _roles(claims: Mapping[str, Any]) -> frozenset[str]:
         for client, access in resource_access.items():
             if type(access) is not dict or not client or len(client) > _MAX_ROLE_CHARS:
                 raise InvalidToken("malformed claim", code="malformed_claim", claim="resource_access")
+            if "/" in client:
+                raise InvalidToken("client id contains '/'", code="role_name_slash", claim="resource_access")
             prefix = client + "/"
-            roles += [prefix + role for role in _as_list(access.get("roles"), "resource_access")]
+            names = _as_list(access.get("roles"), "resource_access", role_names=True)
+            roles += [prefix + role for role in names]
     if len(roles) > _MAX_ROLES:
         raise InvalidToken("too many roles", code="malformed_claim", claim="roles")
     return frozenset(roles)
@@ -444,11 +455,15 @@ class AccessTokenVerifier:
     def _check_audience(self, claims: Mapping[str, Any]) -> None:
         if self.audience is not None:
             aud = claims.get("aud")
-            values = [aud] if isinstance(aud, str) else aud
-            if not isinstance(values, list) or not any(
-                isinstance(v, str) and v in self.audience for v in values
-            ):
-                raise InvalidToken("token not issued for this audience", code="wrong_aud")
+            if isinstance(aud, str):
+                if aud in self.audience:
+                    return
+            elif isinstance(aud, list):
+                # A plain loop: this runs on every cache miss, and a generator costs more than the test.
+                for value in aud:
+                    if isinstance(value, str) and value in self.audience:
+                        return
+            raise InvalidToken("token not issued for this audience", code="wrong_aud")
         else:
             assert self.azp_allowlist is not None
             azp = claims.get("azp", claims.get("client_id"))
@@ -469,7 +484,7 @@ class AccessTokenVerifier:
         result = VerifiedToken(
             principal=_principal(claims),
             claims=MappingProxyType(claims),
-            token_id=plan.digest.hex()[:12],
+            token_id=plan.digest[:6].hex(),  # the 12-hex-digit label of token_id()
             expires_at=exp,
             source=source,
             kid=kid,
@@ -523,7 +538,7 @@ class AccessTokenVerifier:
         if now >= exp + self.leeway:
             raise TokenExpired("token expired", code="expired")
         nbf = claims.get("nbf")
-        if isinstance(nbf, int | float) and not isinstance(nbf, bool) and now + self.leeway < nbf:
-            raise TokenExpired("token not yet valid", code="not_yet_valid")
+        if isinstance(nbf, int | float) and not isinstance(nbf, bool) and now < nbf - self.leeway:
+            raise InvalidToken("token not yet valid", code="not_yet_valid")
         self._check_audience(claims)
         return self._result(claims, plan, now, "introspection", kid=None, ttl=self._introspection_ttl)

@@ -4,7 +4,9 @@
 request is authenticated by one of its :class:`Authenticator` schemes (:class:`BearerAuthenticator`
 for Keycloak access tokens, :class:`DidSignatureAuthenticator` for RFC 9421 DID-signed requests),
 then every JSON-RPC call in it is decided by the :class:`~mudrika.trust.policy.Policy`.  ``_asgi``
-is the middleware, ``_did`` the DID-signature scheme, ``_http`` the raw ASGI plumbing.
+is the middleware, ``_did`` the DID-signature scheme, ``_http`` the raw ASGI plumbing, ``_protect``
+the two-line wiring :func:`protect` (Keycloak realm + audience + policy file, optionally DID
+signatures with a shared replay store, closed at ASGI lifespan shutdown).
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ from mudrika.trust.middleware._asgi import (
     AUTH_KEY,
     DECISIONS_KEY,
     DEFAULT_PUBLIC_PATHS,
+    ERROR_PROFILES,
+    EXTENSIONS_KEY,
     PRINCIPAL_KEY,
+    TENANTS_KEY,
     A2AAuthMiddleware,
     Authenticated,
     AuthenticatedUser,
@@ -31,13 +36,18 @@ from mudrika.trust.middleware._did import (
     has_signature,
     principal_for,
 )
+from mudrika.trust.middleware._protect import KEYCLOAK_JWKS_PATH, ProtectedApp, protect
 
 __all__ = [
     "AUTH_KEY",
     "DECISIONS_KEY",
     "DEFAULT_PUBLIC_PATHS",
+    "ERROR_PROFILES",
+    "EXTENSIONS_KEY",
+    "KEYCLOAK_JWKS_PATH",
     "PRINCIPAL_KEY",
     "SCHEME",
+    "TENANTS_KEY",
     "A2AAuthMiddleware",
     "AuthRequest",
     "Authenticated",
@@ -46,9 +56,11 @@ __all__ = [
     "BearerAuthenticator",
     "Credentials",
     "DidSignatureAuthenticator",
+    "ProtectedApp",
     "SignedRequestAuth",
     "aauthenticate_signed_request",
     "authenticate_signed_request",
     "has_signature",
     "principal_for",
+    "protect",
 ]

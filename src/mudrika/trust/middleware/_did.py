@@ -7,23 +7,34 @@ beside Bearer, and :func:`authenticate_signed_request` does the same for a plain
 Both verify into a :class:`~mudrika.trust.httpsig.VerifiedRequest` and hand the policy a
 :class:`~mudrika.trust.policy.Principal` whose subject and ``did`` are the signer's DID.
 
-Errors are the verifier's typed errors and map to the A2A JSON-RPC codes through
-:func:`mudrika.trust.jsonrpc.code_for`: no signature headers -> -32009, malformed / missing parameter /
-wrong audience / untrusted key / replay -> -32010, expired or created in the future -> -32011, bad
-signature or body not matching the signed digest -> -32012.  A replay store or resolver that is down
-raises ``UnavailableError`` (also a deny, -32010): fail closed.
+Errors are the verifier's typed errors; the middleware answers them through
+:func:`mudrika.trust.jsonrpc.refusal_for` with the scheme named (never "Invalid token": no token was
+sent): no signature headers -> AUTHENTICATION_REQUIRED (-32009 in the ``bindu`` profile), malformed /
+missing parameter / untrusted key / created in the future -> INVALID_SIGNED_REQUEST (-32010), a
+replayed nonce -> REPLAYED_REQUEST (-32010), a request signed for another origin -> WRONG_AUDIENCE
+(``wrong_audience``, -32010), expired -> SIGNATURE_EXPIRED (-32011), bad signature or body not
+matching the signed digest -> INVALID_SIGNATURE (-32012).  A replay store or resolver that is down
+raises ``UnavailableError``: HTTP 503, fail closed.
+
+Roles: the middleware gives a DID signer the roles and tenants of the policy file's ``did_roles``
+(:meth:`~mudrika.trust.policy.Policy.did_grant`) without any code; ``roles_for`` (e.g. an agent
+registry) is optional and its roles are added to the policy's.
+
+Inside the middleware (``AuthRequest.defer_claims``) the nonce is not claimed here: the authenticator
+returns the verified signer with a pending claim, and the middleware claims only after its policy
+allowed the call, so a signer with no roles never consumes replay-store capacity.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import quote
 
-from mudrika.errors import InvalidInput
-from mudrika.trust.httpsig import HttpSignatureVerifier, VerifiedRequest, parse_target_uri
+from mudrika.errors import BindingError, InvalidInput, SignatureError
+from mudrika.trust.httpsig import HttpSignatureVerifier, PreChecked, VerifiedRequest, parse_target_uri
 from mudrika.trust.middleware._asgi import Authenticated, AuthRequest
 from mudrika.trust.policy import Principal
 
@@ -61,7 +72,8 @@ def principal_for(verified: VerifiedRequest, *, roles_for: RolesFor | None = Non
     """The policy principal for a verified request: subject and ``did`` are the signer's DID.
 
     ``roles_for`` maps a DID to the roles this server grants it (e.g. from an agent registry); without
-    it the principal has no roles and the policy's deny-by-default applies.
+    it the principal has no roles of its own (behind :class:`~mudrika.trust.middleware.A2AAuthMiddleware`
+    the policy's ``did_roles`` still apply; elsewhere use :meth:`Policy.principal_for_did`).
     """
     roles: frozenset[str] = frozenset()
     if roles_for is not None:
@@ -141,6 +153,7 @@ class DidSignatureAuthenticator:
     """
 
     scheme: Final = SCHEME
+    credential_headers: Final = frozenset({"signature", "signature-input"})
 
     def __init__(
         self,
@@ -175,22 +188,66 @@ class DidSignatureAuthenticator:
             url += "?" + query_string.decode("latin-1")
         return url
 
+    async def precheck(self, request: AuthRequest) -> PreChecked | None:
+        """Refuse, before the body is read, a signature that fails on its headers alone (malformed,
+        expired, for another origin, an algorithm not allowed); the middleware calls this first and
+        hands the result back in ``AuthRequest.precheck`` so the headers are parsed once."""
+        if not has_signature(request.headers):
+            return None
+        url = self.url_for(request.path, request.query_string, request.raw_path)
+        return self._verifier.precheck(request.method, url, request.headers)
+
     async def authenticate(self, request: AuthRequest) -> Authenticated | None:
         if not has_signature(request.headers):
             return None
-        result = await aauthenticate_signed_request(
-            request.method,
-            self.url_for(request.path, request.query_string, request.raw_path),
-            request.headers,
-            request.body,
-            verifier=self._verifier,
-            roles_for=self._roles_for,
-        )
-        verified = result.request
+        url = self.url_for(request.path, request.query_string, request.raw_path)
+        try:
+            return await self._authenticate(request, url)
+        except SignatureError as exc:
+            self._raise_if_addressed_elsewhere(request, exc)
+            raise
+
+    def _raise_if_addressed_elsewhere(self, request: AuthRequest, exc: SignatureError) -> None:
+        """Name a signature that failed because the request was addressed to another origin.
+
+        The signed ``@target-uri``/``@authority`` is not sent, only the ``Host`` the client used; a
+        signature that does not verify over our public origin while ``Host`` names another origin is
+        ``wrong_audience`` (docs/replay.md), not a forgery.  Only the diagnosis changes: the request
+        is refused either way.  (Behind a proxy that rewrites ``Host``, such failures stay
+        ``bad_signature``.)
+        """
+        hosts = request.header_values("host")
+        if len(hosts) != 1 or exc.code != "bad_signature":
+            return
+        scheme = self._origin.partition("://")[0]
+        try:
+            addressed = parse_target_uri(f"{scheme}://{hosts[0].strip()}/").origin
+        except InvalidInput:
+            return
+        if addressed != self._origin:
+            raise BindingError("request addressed to another origin", code="wrong_audience") from exc
+
+    async def _authenticate(self, request: AuthRequest, url: str) -> Authenticated:
+        pending_claim: Callable[[], Awaitable[None]] | None = None
+        if request.defer_claims:
+            prechecked = request.precheck if isinstance(request.precheck, PreChecked) else None
+            pending = await self._verifier.aprepare(
+                request.method, url, request.headers, request.body, prechecked=prechecked
+            )
+            verified = pending.unclaimed
+
+            async def claim() -> None:
+                await pending.claim()
+
+            pending_claim = claim
+        else:
+            verified = await self._verifier.averify(request.method, url, request.headers, request.body)
+        principal = principal_for(verified, roles_for=self._roles_for)
         label = hashlib.sha256(f"{verified.did}\x00{verified.nonce}".encode()).hexdigest()[:16]
         return Authenticated(
-            principal=result.principal,
+            principal=principal,
             scheme=SCHEME,
             credential_id=f"httpsig:{label}",
-            claims=dict(result.principal.token_claims or {}),
+            claims=dict(principal.token_claims or {}),
+            pending_claim=pending_claim,
         )

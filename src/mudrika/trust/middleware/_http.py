@@ -17,6 +17,7 @@ __all__ = [
     "ResponseCapture",
     "Scope",
     "Send",
+    "body_timed_out",
     "body_too_large",
     "header_values",
     "read_body",
@@ -72,6 +73,28 @@ async def body_too_large(send: Send) -> None:
         }
     )
     await send({"type": "http.response.body", "body": _TOO_LARGE})
+
+
+_TIMED_OUT: Final = json.dumps(
+    {"jsonrpc": "2.0", "error": {"code": -32600, "message": "Request timeout"}, "id": None}
+).encode()
+
+
+async def body_timed_out(send: Send) -> None:
+    """HTTP 408 (RFC 9110 §15.5.9) when the body did not arrive within the deadline; the connection
+    is closed so a slow sender cannot keep it."""
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 408,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(_TIMED_OUT)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": _TIMED_OUT})
 
 
 async def read_body(scope: Scope, receive: Receive, send: Send, limit: int) -> bytes | None:

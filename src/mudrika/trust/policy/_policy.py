@@ -18,6 +18,13 @@ request and a deny never raises.
 Deny by default: an operation the policy does not name is refused (``unknown_operation``); a principal
 none of whose roles maps to a level is refused (``no_role``) unless the operation's minimum is
 ``guest`` and the policy explicitly allows anonymous callers.
+
+Tenants (A2A 1.0 ``tenant``): a call that names a tenant is allowed only for a principal that belongs
+to it (``wrong_tenant`` otherwise), so a caller entitled in one tenant is not entitled in another;
+``require_tenant: true`` also refuses calls that name none.  DID callers get roles and tenants from
+``did_roles`` (see ``_did_roles``); token callers get tenants from ``tenant_claim``.
+The seed's cost gate (:meth:`Policy.decide_execution`) checks an ``ExecutionRequest`` against the
+agent's ``AgentExecutionCost`` with the level *this policy* grants, never the level the request claims.
 """
 
 from __future__ import annotations
@@ -28,28 +35,39 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal, NamedTuple
+from typing import Annotated, Any, Final, Literal, NamedTuple
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
 from mudrika.errors import InvalidInput
 from mudrika.trust.levels import TrustLevel
 from mudrika.trust.models import (
+    AgentExecutionCost,
     AgentTrust,
+    ExecutionRequest,
     IdentityProvider,
     KeycloakRole,
     Level,
 )
+from mudrika.trust.policy._did_roles import DidGrant, DidRoleTable
 from mudrika.trust.policy._realm import import_realm_export, load_realm_export
+from mudrika.trust.policy._tenants import MAX_TENANT_LENGTH, tenants_from_claims
 
 __all__ = [
     "ALLOWED",
+    "EXECUTE_OPERATION",
+    "EXECUTOR_MISMATCH",
     "INSUFFICIENT_TRUST",
     "MISSING_PERMISSION",
     "NO_ROLE",
+    "PAYMENT_REQUIRED",
     "UNKNOWN_OPERATION",
+    "WRONG_AGENT",
+    "WRONG_TENANT",
     "Decision",
+    "DidGrant",
+    "DidRoleRule",
     "OperationRule",
     "Policy",
     "PolicyFile",
@@ -64,8 +82,24 @@ UNKNOWN_OPERATION: Final = "unknown_operation"
 NO_ROLE: Final = "no_role"
 INSUFFICIENT_TRUST: Final = "insufficient_trust"
 MISSING_PERMISSION: Final = "missing_permission"
+WRONG_TENANT: Final = "wrong_tenant"
+EXECUTOR_MISMATCH: Final = "executor_mismatch"
+WRONG_AGENT: Final = "wrong_agent"
+PAYMENT_REQUIRED: Final = "payment_required"
+#: The operation name :meth:`Policy.decide_execution` decisions carry.
+EXECUTE_OPERATION: Final = "agent/execute"
 
-Reason = Literal["allowed", "unknown_operation", "no_role", "insufficient_trust", "missing_permission"]
+Reason = Literal[
+    "allowed",
+    "unknown_operation",
+    "no_role",
+    "insufficient_trust",
+    "missing_permission",
+    "wrong_tenant",
+    "executor_mismatch",
+    "wrong_agent",
+    "payment_required",
+]
 
 MAX_POLICY_BYTES = 1024 * 1024
 # Bound on the role/group-set memo: principals are built per request from tokens, so the memo is what
@@ -124,8 +158,10 @@ class Principal:
 
     ``roles`` are Keycloak role names (client roles as ``<clientId>/<role>``); ``groups`` are the
     groups the identity provider reported (Azure AD names or object GUIDs, Okta groups, Keycloak group
-    paths); ``permissions`` are granted directly (e.g. token scopes).  ``token_claims`` may hold a
-    short, secret-free summary for logs (never the token itself).
+    paths); ``permissions`` are granted directly (e.g. token scopes); ``tenants`` are the A2A tenants
+    the caller belongs to (from the token's tenant claim or, for DID callers, the policy's
+    ``did_roles``).  ``token_claims`` may hold a short, secret-free summary for logs (never the token
+    itself).
 
     The private ``_grants`` memo holds this principal's level per policy so a principal reused across
     requests is evaluated once; it is excluded from equality, hashing and ``repr``.
@@ -137,6 +173,7 @@ class Principal:
     permissions: frozenset[str] = _EMPTY
     did: str | None = None
     identity_provider: IdentityProvider = "keycloak"
+    tenants: frozenset[str] = _EMPTY
     token_claims: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
     _grants: dict[int, _Grant] = field(default_factory=dict, init=False, compare=False, repr=False)
 
@@ -158,8 +195,20 @@ class OperationRule(BaseModel):
     permissions: list[str] = Field(default_factory=list, max_length=256)
 
 
+TenantName = Annotated[StrictStr, Field(min_length=1, max_length=MAX_TENANT_LENGTH, pattern=r"^[^/]+$")]
+
+
+class DidRoleRule(BaseModel):
+    """One ``did_roles`` entry: the roles a DID (or did:web pattern) holds, and its tenants."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    roles: list[Annotated[StrictStr, Field(min_length=1, max_length=256)]] = Field(max_length=256)
+    tenants: list[TenantName] = Field(default_factory=list, max_length=256)
+
+
 class PolicyFile(BaseModel):
-    """The policy file format (YAML or JSON); documented in docs/trust.md."""
+    """The policy file format (YAML or JSON); documented in docs/trust.md and docs/a2a.md."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -169,6 +218,10 @@ class PolicyFile(BaseModel):
     agent_trust: AgentTrust | None = None
     roles: list[KeycloakRole] = Field(default_factory=list, max_length=10_000)
     operations: dict[str, OperationRule] = Field(default_factory=dict, max_length=10_000)
+    did_roles: dict[str, DidRoleRule] = Field(default_factory=dict, max_length=10_000)
+    tenant_claim: Annotated[StrictStr, Field(min_length=1, max_length=256)] | None = None
+    tenant_prefix: Annotated[StrictStr, Field(max_length=256)] = ""
+    require_tenant: StrictBool = False
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -246,14 +299,18 @@ class Policy:
 
     __slots__ = (
         "_anon_ok",
+        "_did_roles",
         "_groups",
         "_id",
         "_memo",
         "_op_level",
         "_op_perms",
         "_op_rank",
+        "_require_tenant",
         "_role_perms",
         "_role_rank",
+        "_tenant_claim",
+        "_tenant_prefix",
         "_verify_trust",
     )
 
@@ -265,6 +322,10 @@ class Policy:
         agent_trust: AgentTrust | None = None,
         allow_anonymous: bool = False,
         keycloak_groups: Mapping[str, Iterable[str]] | None = None,
+        did_roles: Mapping[str, DidRoleRule] | None = None,
+        tenant_claim: str | None = None,
+        tenant_prefix: str = "",
+        require_tenant: bool = False,
     ) -> None:
         all_roles = list(roles)
         if agent_trust is not None:
@@ -334,6 +395,14 @@ class Policy:
         }
         self._memo: dict[tuple[frozenset[str], frozenset[str], str, frozenset[str]], _Grant] = {}
 
+        # 4. DID callers and tenants.
+        self._did_roles = DidRoleTable(
+            {pattern: (rule.roles, rule.tenants) for pattern, rule in (did_roles or {}).items()}
+        )
+        self._tenant_claim = tenant_claim
+        self._tenant_prefix = tenant_prefix
+        self._require_tenant = bool(require_tenant)
+
     # -- loading ----------------------------------------------------------------------------------
 
     @classmethod
@@ -361,6 +430,10 @@ class Policy:
             agent_trust=spec.agent_trust,
             allow_anonymous=spec.allow_anonymous,
             keycloak_groups=keycloak_groups,
+            did_roles=spec.did_roles,
+            tenant_claim=spec.tenant_claim,
+            tenant_prefix=spec.tenant_prefix,
+            require_tenant=spec.require_tenant,
         )
 
     @classmethod
@@ -472,8 +545,55 @@ class Policy:
         principal._grants[self._id] = grant
         return grant
 
-    def decide(self, principal: Principal, operation: str) -> Decision:
-        """May ``principal`` call ``operation``?  Never raises for a deny; see ``Decision.reason``."""
+    # -- DID callers and tenants ----------------------------------------------------------------
+
+    @property
+    def require_tenant(self) -> bool:
+        """Whether a call that names no tenant is refused (``require_tenant`` in the policy file)."""
+        return self._require_tenant
+
+    @property
+    def tenant_claim(self) -> str | None:
+        """The token claim (dotted path) that names a token caller's tenants, if configured."""
+        return self._tenant_claim
+
+    def did_grant(self, did: str) -> DidGrant | None:
+        """The roles and tenants ``did_roles`` gives a DID caller, or None (no entry: no role)."""
+        return self._did_roles.grant_for(did)
+
+    def principal_for_did(self, did: str) -> Principal:
+        """The principal for a caller authenticated by ``did`` (subject and DID both the DID).
+
+        A DID without a ``did_roles`` entry gets no role and no tenant, so it is denied by default.
+        """
+        grant = self._did_roles.grant_for(did)
+        if grant is None:
+            return Principal(subject=did, did=did)
+        return Principal(subject=did, did=did, roles=grant.roles, tenants=grant.tenants)
+
+    def tenants_for_claims(self, claims: Mapping[str, Any]) -> frozenset[str]:
+        """A token caller's tenants from the configured ``tenant_claim`` (empty when not configured)."""
+        if self._tenant_claim is None:
+            return _EMPTY
+        return tenants_from_claims(claims, claim=self._tenant_claim, prefix=self._tenant_prefix)
+
+    def _tenant_refused(self, principal: Principal, tenant: str | None) -> bool:
+        # A named tenant must be one of the principal's; no tenant is refused only when required.
+        if tenant:
+            return tenant not in principal.tenants
+        return self._require_tenant
+
+    # -- deciding ---------------------------------------------------------------------------------
+
+    def decide(self, principal: Principal, operation: str, *, tenant: str | None = None) -> Decision:
+        """May ``principal`` call ``operation`` (in ``tenant``, when the call names one)?
+
+        Never raises for a deny; see ``Decision.reason``.  ``tenant`` is the A2A tenant the call
+        names (JSON-RPC ``params.tenant`` or the REST ``/{tenant}`` prefix); ``""`` and None mean none.
+        """
+        if self._tenant_refused(principal, tenant):
+            level = self._grant(principal).level
+            return Decision(False, operation, self._op_level.get(operation), level, _EMPTY, WRONG_TENANT)
         grant = principal._grants.get(self._id) or self._grant(principal)
         decision = grant.decisions.get(operation)
         if decision is not None:
@@ -499,6 +619,44 @@ class Policy:
         if missing:
             return Decision(False, operation, level, grant.level, frozenset(missing), MISSING_PERMISSION)
         return Decision(True, operation, level, grant.level, _EMPTY, ALLOWED)
+
+    def decide_execution(
+        self,
+        principal: Principal,
+        *,
+        request: ExecutionRequest,
+        cost: AgentExecutionCost,
+        tenant: str | None = None,
+    ) -> Decision:
+        """The seed's cost gate: may ``principal`` execute the agent ``cost`` describes?
+
+        In order: (1) the tenant, as :meth:`decide`; (2) the request is for this agent
+        (``wrong_agent``); (3) the executor is the authenticated caller (``executor_mismatch``);
+        (4) the caller's level *under this policy* reaches ``cost.minimum_trust_level`` and the level
+        the request claims is not above it (``no_role`` / ``insufficient_trust``); (5) the credits
+        offered cover ``credits_per_request`` (``payment_required``).
+        """
+        required = cost.minimum_trust_level
+        # 1. Tenant.
+        if self._tenant_refused(principal, tenant):
+            level = self._grant(principal).level
+            return Decision(False, EXECUTE_OPERATION, required, level, _EMPTY, WRONG_TENANT)
+        grant = self._grant(principal)
+        # 2. The request names the agent this cost belongs to.
+        if request.agent_id != cost.agent_id:
+            return Decision(False, EXECUTE_OPERATION, required, grant.level, _EMPTY, WRONG_AGENT)
+        # 3. The executor is whoever authenticated, never whoever the request says.
+        if principal.did is None or principal.did != request.executor_did:
+            return Decision(False, EXECUTE_OPERATION, required, grant.level, _EMPTY, EXECUTOR_MISMATCH)
+        # 4. Trust: the policy's level for the caller, not the level the request claims.
+        if grant.rank < 0:
+            return Decision(False, EXECUTE_OPERATION, required, None, _EMPTY, NO_ROLE)
+        if grant.rank < required.rank or request.trust_level.rank > grant.rank:
+            return Decision(False, EXECUTE_OPERATION, required, grant.level, _EMPTY, INSUFFICIENT_TRUST)
+        # 5. Credits offered against the price.
+        if request.estimated_credits < cost.credits_per_request:
+            return Decision(False, EXECUTE_OPERATION, required, grant.level, _EMPTY, PAYMENT_REQUIRED)
+        return Decision(True, EXECUTE_OPERATION, required, grant.level, _EMPTY, ALLOWED)
 
 
 _LEVELS: tuple[TrustLevel, ...] = tuple(TrustLevel)

@@ -1,0 +1,363 @@
+"""``mudrika mandate v02``: issue, delegate, sign and verify AP2 v0.2 mandates (delegate SD-JWT chains).
+
+Why a group of its own under ``mandate``: v0.2 has no intent/cart/payment objects but open and
+closed mandates joined by key-binding hops, a merchant-signed checkout JWT and receipts, so its
+verbs differ from v0.1's.  Every command reads JSON strictly, prints one JSON document on stdout,
+reads private keys only through ``--key`` plus ``--password-env``/``--password-file``, and imports
+the payments code inside the command (``--help`` stays fast).
+
+Commands: ``issue-open`` (an issuer signs an open mandate: the root SD-JWT), ``present`` (a
+delegate appends a hop), ``sign-checkout`` (a merchant signs a UCP Checkout), ``sign-receipt`` and
+``verify`` (chains and receipts, or a v0.2 evidence bundle, against a trust root).
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import click
+
+from mudrika.cli._common import EXIT_FAILED, EXIT_OK, emit_json, password_options, read_password
+from mudrika.cli.dispute import parse_time_option, print_report, write_html
+from mudrika.crypto.jcs import DEFAULT_MAX_BYTES, loads_strict
+from mudrika.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from mudrika.crypto.keys import KeyPair
+    from mudrika.payments.v02 import HopExpectation, MandateUsage
+
+__all__ = ["v02_group"]
+
+_MAX_CHAIN_FILE = 512 * 1024
+
+
+def _read(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """FILE or '-' (stdin), at most ``max_bytes`` (an oversized input is refused, not truncated)."""
+    if source == "-":
+        data = sys.stdin.buffer.read(max_bytes + 1)
+    else:
+        try:
+            with Path(source).open("rb") as handle:
+                data = handle.read(max_bytes + 1)
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {source}: {exc.strerror}", code="unreadable") from None
+    if len(data) > max_bytes:
+        raise InvalidInput(f"{source} is larger than {max_bytes} bytes", code="too_large", limit=max_bytes)
+    return data
+
+
+def _json(source: str) -> Any:
+    value = loads_strict(_read(source))
+    if not isinstance(value, dict):
+        raise InvalidInput(f"{source} is not a JSON object", code="not_an_object")
+    return value
+
+
+def _token(source: str) -> str:
+    """A compact token or chain from a file: ASCII, surrounding whitespace removed."""
+    try:
+        return _read(source, max_bytes=_MAX_CHAIN_FILE).decode("ascii").strip()
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{source} is not an ASCII token", code="malformed_token") from None
+
+
+def _key(key_uri: str, password_env: str | None, password_file: Path | None) -> KeyPair:
+    from mudrika.crypto.keystore import load_private_key
+
+    return load_private_key(key_uri, read_password(password_env, password_file))
+
+
+def _now(text: str | None) -> datetime:
+    return parse_time_option(text, "--now") or datetime.now(UTC)
+
+
+def _key_options(func: Any) -> Any:
+    func = password_options(func)
+    return click.option(
+        "--key", "key_uri", required=True, help="Private key of the signer: a path, file:PATH or env:VAR."
+    )(func)
+
+
+@click.group("v02")
+def v02_group() -> None:
+    """Issue, delegate, sign and verify AP2 v0.2 mandates (delegate SD-JWT chains).
+
+    \b
+    issue-open     an issuer signs an open checkout/payment mandate (the root SD-JWT)
+    present        a delegate appends a hop (open mandate: delegation; closed: the purchase)
+    sign-checkout  a merchant signs a UCP Checkout (checkout_jwt and checkout_hash)
+    sign-receipt   a verifier signs a checkout or payment receipt
+    verify         verify chains and receipts, or a v0.2 evidence bundle, against a trust root
+    """
+
+
+@v02_group.command("issue-open")
+@click.argument("source", metavar="FILE|-", default="-")
+@_key_options
+@click.option(
+    "--iss", "issuer", required=True, help="The issuer identifier ('iss'), as the trust root names it."
+)
+@click.option("--kid", required=True, help="The key id verifiers look the issuer's key up by.")
+@click.option("--now", "now_text", metavar="TIME", help="Issuance time (ISO 8601 with offset). Default: now.")
+def issue_open_command(
+    source: str,
+    key_uri: str,
+    password_env: str | None,
+    password_file: Path | None,
+    issuer: str,
+    kid: str,
+    now_text: str | None,
+) -> None:
+    """Sign the open mandate in FILE ('-': stdin) as the root SD-JWT of a delegation chain.
+
+    Prints {"sd_jwt": <issued SD-JWT with every disclosure>, "disclosable_paths": [...]}; `present`
+    chooses which disclosures a presentation reveals.
+    """
+    from mudrika.payments.v02 import issue_open_mandate
+
+    issued = issue_open_mandate(
+        _json(source),
+        issuer=issuer,
+        issuer_key=_key(key_uri, password_env, password_file),
+        kid=kid,
+        now=_now(now_text),
+    )
+    emit_json({"sd_jwt": issued.compact(), "disclosable_paths": list(issued.disclosable_paths)})
+
+
+@v02_group.command("present")
+@click.argument("previous", metavar="PREVIOUS")
+@click.argument("source", metavar="FILE|-", default="-")
+@_key_options
+@click.option("--aud", required=True, help="Audience of this hop (who receives it).")
+@click.option("--nonce", required=True, help="The nonce the receiver handed out for this hop.")
+@click.option(
+    "--reveal",
+    multiple=True,
+    metavar="PATH",
+    help="With an issued root as PREVIOUS: a disclosable path to reveal (repeatable; default: all).",
+)
+@click.option(
+    "--binding",
+    type=click.Choice(["sd_hash", "issuer_jwt_hash"]),
+    default="sd_hash",
+    show_default=True,
+    help="How the hop binds the previous token.",
+)
+@click.option(
+    "--now", "now_text", metavar="TIME", help="Hop time ('iat', ISO 8601 with offset). Default: now."
+)
+def present_command(
+    previous: str,
+    source: str,
+    key_uri: str,
+    password_env: str | None,
+    password_file: Path | None,
+    aud: str,
+    nonce: str,
+    reveal: tuple[str, ...],
+    binding: str,
+    now_text: str | None,
+) -> None:
+    """Append a KB-SD-JWT hop carrying the mandate in FILE to the chain (or issued root) in PREVIOUS.
+
+    The key is the one the previous token's cnf names.  An open mandate with its own cnf makes an
+    intermediate hop (kb+sd-jwt+kb); the closed mandate makes the terminal hop (kb+sd-jwt).
+    Prints {"chain": <the chain>}.
+    """
+    from mudrika.crypto.sdjwt import SdJwt
+    from mudrika.payments.v02 import append_hop, present_root
+
+    text = _token(previous)
+    if "~~" not in text:
+        text = present_root(SdJwt.from_compact(text), reveal=reveal or None)
+    elif reveal:
+        raise click.UsageError("--reveal applies to an issued root, not to a chain")
+    chain = append_hop(
+        text,
+        _json(source),
+        holder_key=_key(key_uri, password_env, password_file),
+        audience=aud,
+        nonce=nonce,
+        now=_now(now_text),
+        binding="issuer_jwt_hash" if binding == "issuer_jwt_hash" else "sd_hash",
+    )
+    emit_json({"chain": chain})
+
+
+@v02_group.command("sign-checkout")
+@click.argument("source", metavar="FILE|-", default="-")
+@_key_options
+@click.option("--kid", required=True, help="The merchant key's id (a DID URL of the merchant).")
+def sign_checkout_command(
+    source: str, key_uri: str, password_env: str | None, password_file: Path | None, kid: str
+) -> None:
+    """Sign the UCP Checkout in FILE as the merchant; print {"checkout_jwt", "checkout_hash"}."""
+    from mudrika.payments.v02 import sd_digest, sign_checkout_jwt
+
+    token = sign_checkout_jwt(_json(source), merchant_key=_key(key_uri, password_env, password_file), kid=kid)
+    emit_json({"checkout_jwt": token, "checkout_hash": sd_digest(token)})
+
+
+@v02_group.command("sign-receipt")
+@click.argument("source", metavar="FILE|-", default="-")
+@_key_options
+@click.option("--kind", type=click.Choice(["checkout", "payment"]), required=True, help="Which receipt.")
+@click.option("--kid", required=True, help="The signer's key id.")
+def sign_receipt_command(
+    source: str, key_uri: str, password_env: str | None, password_file: Path | None, kind: str, kid: str
+) -> None:
+    """Sign the receipt claims in FILE; print {"receipt": <JWT>}."""
+    from mudrika.payments.v02 import sign_receipt
+
+    receipt_kind: Literal["checkout", "payment"] = "checkout" if kind == "checkout" else "payment"
+    token = sign_receipt(
+        _json(source), kind=receipt_kind, key=_key(key_uri, password_env, password_file), kid=kid
+    )
+    emit_json({"receipt": token})
+
+
+def _hops(audiences: tuple[str, ...], nonces: tuple[str, ...], option: str) -> list[HopExpectation]:
+    from mudrika.payments.v02 import HopExpectation
+
+    if len(audiences) != len(nonces):
+        raise click.UsageError(f"give one {option}-nonce for each {option}-aud, in hop order")
+    return [
+        HopExpectation(aud, nonce, source="analyst") for aud, nonce in zip(audiences, nonces, strict=True)
+    ]
+
+
+def _usage(path: str) -> MandateUsage:
+    from mudrika.payments.v02 import MandateUsage
+
+    document = _json(path)
+    unknown = set(document) - {"occurrences", "spent_minor", "currency", "last_used_at"}
+    if unknown:
+        raise InvalidInput("unknown member in the usage file", code="bad_usage", members=sorted(unknown)[:8])
+    last = document.get("last_used_at")
+    if last is not None and (isinstance(last, bool) or not isinstance(last, int | float)):
+        raise InvalidInput("last_used_at must be UNIX seconds or null", code="bad_usage")
+    currency = document.get("currency")
+    if not isinstance(currency, str):
+        raise InvalidInput("currency must be an ISO 4217 code", code="bad_usage")
+    return MandateUsage(
+        occurrences=document.get("occurrences", 0),
+        spent_minor=document.get("spent_minor", 0),
+        currency=currency,
+        last_used_at=None if last is None else float(last),
+    )
+
+
+@v02_group.command("verify")
+@click.argument("bundle", metavar="[BUNDLE]", required=False)
+@click.option(
+    "--trust-root",
+    "trust_root_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Your trust root (mudrika.trust-root/v1): issuers, pinned merchants, algorithms, ages.",
+)
+@click.option("--checkout-chain", "checkout_path", metavar="FILE", help="The checkout delegation chain.")
+@click.option("--payment-chain", "payment_path", metavar="FILE", help="The payment delegation chain.")
+@click.option("--checkout-receipt", "checkout_receipt_path", metavar="FILE", help="The checkout receipt JWT.")
+@click.option("--payment-receipt", "payment_receipt_path", metavar="FILE", help="The payment receipt JWT.")
+@click.option("--checkout-aud", multiple=True, help="Expected 'aud' of each checkout hop, in order.")
+@click.option("--checkout-nonce", multiple=True, help="Expected 'nonce' of each checkout hop, in order.")
+@click.option("--payment-aud", multiple=True, help="Expected 'aud' of each payment hop, in order.")
+@click.option("--payment-nonce", multiple=True, help="Expected 'nonce' of each payment hop, in order.")
+@click.option(
+    "--at", "at_text", metavar="TIME", help="Evaluate at this time. Default: now (bundle: its evidence_time)."
+)
+@click.option(
+    "--replay-db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="SQLite replay store: consume the accepted mandates across runs (default: this run only).",
+)
+@click.option(
+    "--usage",
+    "usage_path",
+    metavar="FILE",
+    help='Your record of earlier payments under the open payment mandate: {"occurrences": N, '
+    '"spent_minor": N, "currency": "USD", "last_used_at": UNIX|null} (payment.budget / agent_recurrence).',
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON document on stdout.")
+@click.option(
+    "--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Write an HTML report."
+)
+def verify_command(
+    bundle: str | None,
+    trust_root_path: str,
+    checkout_path: str | None,
+    payment_path: str | None,
+    checkout_receipt_path: str | None,
+    payment_receipt_path: str | None,
+    checkout_aud: tuple[str, ...],
+    checkout_nonce: tuple[str, ...],
+    payment_aud: tuple[str, ...],
+    payment_nonce: tuple[str, ...],
+    at_text: str | None,
+    replay_db: Path | None,
+    usage_path: str | None,
+    as_json: bool,
+    html_path: Path | None,
+) -> int:
+    """Verify a v0.2 transaction: the chains and receipts given as files, or one evidence BUNDLE.
+
+    Files: --checkout-chain is required, and every hop needs its --checkout-aud/--checkout-nonce
+    (and --payment-aud/--payment-nonce), in hop order; accepted mandates are consumed (this run, or
+    --replay-db across runs); --usage feeds payment.budget and payment.agent_recurrence.  A BUNDLE is judged offline at --at or its evidence_time and nothing
+    is consumed; expectations not given here come from the bundle (then the verdict is UNANCHORED).
+    Exit 0 when the verdict is OK, 1 when a check failed or it is UNANCHORED, 2 for bad input.
+    """
+    from mudrika.payments.trustroot import load_trust_root
+    from mudrika.payments.v02 import V02Evidence, inspect_v02
+    from mudrika.payments.v02.bundle import inspect_v02_bundle, load_v02_bundle
+    from mudrika.stores.replay import MemoryReplayStore, ReplayStore, SqliteReplayStore
+
+    trust_root = load_trust_root(trust_root_path)
+    at = parse_time_option(at_text)
+    checkout_hops = _hops(checkout_aud, checkout_nonce, "--checkout")
+    payment_hops = _hops(payment_aud, payment_nonce, "--payment")
+    if bundle is not None:
+        if checkout_path or payment_path or checkout_receipt_path or payment_receipt_path:
+            raise click.UsageError("give a BUNDLE or the chain/receipt files, not both")
+        report = inspect_v02_bundle(
+            load_v02_bundle(bundle),
+            trust_root=trust_root,
+            at=at,
+            checkout_hops=checkout_hops or None,
+            payment_hops=payment_hops or None,
+        )
+        title = f"AP2 v0.2 evidence bundle {bundle}"
+    else:
+        if checkout_path is None:
+            raise click.UsageError("give a BUNDLE or --checkout-chain")
+        evidence = V02Evidence(
+            checkout_chain=_token(checkout_path),
+            payment_chain=_token(payment_path) if payment_path else None,
+            checkout_receipt=_token(checkout_receipt_path) if checkout_receipt_path else None,
+            payment_receipt=_token(payment_receipt_path) if payment_receipt_path else None,
+        )
+        store: ReplayStore = SqliteReplayStore(replay_db) if replay_db is not None else MemoryReplayStore()
+        try:
+            report = inspect_v02(
+                evidence,
+                trust_root=trust_root,
+                checkout_hops=checkout_hops,
+                payment_hops=payment_hops,
+                now=at or datetime.now(UTC),
+                usage=_usage(usage_path) if usage_path is not None else None,
+                replay_store=store,
+            )
+        finally:
+            store.close()
+        title = "AP2 v0.2 transaction"
+    print_report(report, title=title)
+    if html_path is not None:
+        write_html(report, html_path, title=title)
+    if as_json:
+        emit_json(report.to_dict())
+    return EXIT_OK if report.ok else EXIT_FAILED

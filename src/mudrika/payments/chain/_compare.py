@@ -1,0 +1,144 @@
+"""What the mandates say, read from them whether or not their signatures held: facts and comparisons.
+
+Why: when a hash fails (``user.kb.transaction_data``: the payment contents changed after the user
+signed them), the checks that would show *what* changed (``chain.total``: USD 1384.90 against
+USD 138.49) are skipped, because the state machine admits no link after a failed one.  A person
+deciding the dispute still needs to see the differing amounts, ids and merchants.  So this module
+reads the same values straight from the parsed mandates and compares them, and the report marks
+every such comparison as *evidence from unsigned data*: a value here may be exactly the part that
+was altered after signing, so it informs the analyst and never changes a verdict.
+
+:func:`chain_facts` gives the verdict paragraph its who/what/how much/when; :func:`compare_values`
+gives the differing values.  Both only read models that already passed the strict parser.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from mudrika.payments.chain.report import Comparison
+from mudrika.payments.models import (
+    CartMandate,
+    IntentMandate,
+    PaymentMandate,
+    Received,
+    money_equal,
+)
+
+__all__ = ["chain_facts", "compare_values"]
+
+_MAX_ITEMS: Final = 8
+
+
+def _money(amount: Any) -> str:
+    return f"{amount.currency} {amount.value}"
+
+
+def chain_facts(
+    intent: Received[IntentMandate] | None,
+    cart: Received[CartMandate] | None,
+    payment: Received[PaymentMandate] | None,
+) -> dict[str, str]:
+    """The facts a verdict paragraph quotes, each from the mandate (and so the signature) it rests on.
+
+    Keys: ``merchant_name``, ``cart_id``, ``order_id``, ``items``, ``cart_total``, ``cart_expiry``
+    (the merchant's cart); ``paid_total``, ``paid_to``, ``paid_at``, ``payment_id``, ``method``
+    (the user's payment contents); ``intent`` (the user's intent description).  A mandate that did
+    not parse contributes nothing.
+    """
+    facts: dict[str, str] = {}
+    if intent is not None:
+        facts["intent"] = intent.model.natural_language_description
+    if cart is not None:
+        contents = cart.model.contents
+        details = contents.payment_request.details
+        labels = [item.label for item in details.display_items[:_MAX_ITEMS]]
+        if len(details.display_items) > _MAX_ITEMS:
+            labels.append(f"and {len(details.display_items) - _MAX_ITEMS} more")
+        facts.update(
+            merchant_name=contents.merchant_name,
+            cart_id=contents.id,
+            order_id=details.id,
+            items="; ".join(labels),
+            cart_total=_money(details.total.amount),
+            cart_expiry=contents.cart_expiry,
+        )
+    if payment is not None:
+        paid = payment.model.payment_mandate_contents
+        facts.update(
+            paid_total=_money(paid.payment_details_total.amount),
+            paid_to=paid.merchant_agent,
+            paid_at=paid.timestamp,
+            payment_id=paid.payment_mandate_id,
+            method=paid.payment_response.method_name,
+        )
+    return facts
+
+
+def compare_values(
+    intent: Received[IntentMandate] | None,
+    cart: Received[CartMandate] | None,
+    payment: Received[PaymentMandate] | None,
+) -> tuple[Comparison, ...]:
+    """Every value the chain links compare, compared again straight from the parsed mandates.
+
+    Only pairs that *differ* are returned (equal values tell the analyst nothing a passed check
+    does not).  Money is compared as exact decimals with the currency, like ``chain.total``.
+    """
+    if cart is None or payment is None:
+        return ()
+    contents = cart.model.contents
+    details = contents.payment_request.details
+    paid = payment.model.payment_mandate_contents
+    found: list[Comparison] = []
+
+    def differ(name: str, meaning: str, left: tuple[str, str], right: tuple[str, str], same: bool) -> None:
+        if not same:
+            found.append(Comparison(name, meaning, left[0], left[1], right[0], right[1]))
+
+    differ(
+        "total",
+        "the amount paid is not the cart's total",
+        ("cart (merchant)", _money(details.total.amount)),
+        ("payment (user)", _money(paid.payment_details_total.amount)),
+        money_equal(details.total.amount, paid.payment_details_total.amount),
+    )
+    differ(
+        "order id",
+        "the payment names another order than the cart",
+        ("cart (merchant)", details.id),
+        ("payment (user)", paid.payment_details_id),
+        details.id == paid.payment_details_id,
+    )
+    differ(
+        "request id",
+        "the payment response answers another payment request",
+        ("cart (merchant)", details.id),
+        ("payment response (user)", paid.payment_response.request_id),
+        details.id == paid.payment_response.request_id,
+    )
+    differ(
+        "merchant",
+        "the payment names another merchant than the one that signed the cart",
+        ("cart (merchant)", contents.merchant_name),
+        ("payment (user)", paid.merchant_agent),
+        paid.merchant_agent == contents.merchant_name or paid.merchant_agent.startswith("did:"),
+    )
+    accepted = [method.supported_methods for method in contents.payment_request.method_data]
+    differ(
+        "payment method",
+        "the user paid with a method the cart does not accept",
+        ("cart accepts (merchant)", ", ".join(accepted)),
+        ("payment (user)", paid.payment_response.method_name),
+        paid.payment_response.method_name in accepted,
+    )
+    if intent is not None and intent.model.merchants is not None:
+        allowed = intent.model.merchants
+        differ(
+            "allowed merchants",
+            "the user's intent does not name the merchant of the cart",
+            ("intent (user)", ", ".join(allowed)),
+            ("cart (merchant)", contents.merchant_name),
+            contents.merchant_name in allowed or paid.merchant_agent in allowed,
+        )
+    return tuple(found)

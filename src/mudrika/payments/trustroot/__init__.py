@@ -1,0 +1,54 @@
+"""The analyst's trust root: the only place a chain verdict's trust comes from.
+
+:class:`TrustRoot` (``mudrika.trust-root/v1``, JSON Schema in ``trust-root.schema.json`` next to
+this package) lists the credential issuers and their keys, the pinned merchants, the accepted
+algorithms and credential types, the leeway and maximum ages, and whether legacy chains whose
+intent is not bound to the payment are acceptable.  :func:`load_trust_root` reads one strictly;
+:func:`schema_text` returns the shipped JSON Schema.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from mudrika.payments.trustroot._model import (
+    MAX_TRUST_ROOT_BYTES,
+    TRUST_ROOT_FORMAT,
+    AnchorKey,
+    KeySet,
+    MaxAges,
+    PinnedMerchant,
+    TrustedIssuer,
+    TrustRoot,
+    UnsafeNoTrustRoot,
+    VerifierIdentity,
+    json_schema,
+    load_trust_root,
+    parse_trust_root,
+)
+
+__all__ = [
+    "MAX_TRUST_ROOT_BYTES",
+    "SCHEMA_FILE",
+    "TRUST_ROOT_FORMAT",
+    "AnchorKey",
+    "KeySet",
+    "MaxAges",
+    "PinnedMerchant",
+    "TrustRoot",
+    "TrustedIssuer",
+    "UnsafeNoTrustRoot",
+    "VerifierIdentity",
+    "json_schema",
+    "load_trust_root",
+    "parse_trust_root",
+    "schema_text",
+]
+
+#: File name of the JSON Schema shipped as package data in this package.
+SCHEMA_FILE = "trust-root.schema.json"
+
+
+def schema_text() -> str:
+    """The JSON Schema of ``mudrika.trust-root/v1`` as shipped with the package."""
+    return resources.files(__name__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")

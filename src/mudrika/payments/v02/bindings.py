@@ -1,0 +1,243 @@
+"""The bindings between the mandates of a v0.2 transaction, checked from the evidence itself.
+
+Why each check exists (AP2 v0.2 ``specification.md`` "Verification", ``agent_authorization.md``
+"Verification and Processing Rules"; the SDK issue each closes is in docs/ap2-v02.md):
+
+* ``checkout_hash`` is **recomputed** from the presented ``checkout_jwt`` string (specification,
+  Dispute: "MUST be independently computed") — never taken from a caller or from the mandate;
+* the ``checkout_jwt`` is **verified** as the merchant's JWS, with the merchant's key from the trust
+  root (the Checkout object names the merchant; its ``id`` must be a pinned merchant DID);
+* a closed mandate repeats **every value its open mandates pre-set** (rule 2);
+* a closed payment's ``transaction_id`` equals that recomputed checkout hash, its payee is the
+  checkout's merchant and its amount is the checkout's total, and its open mandate carries a
+  ``payment.reference`` (schema ``contains``) — always, not when a caller thinks to ask.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from mudrika.crypto._b64 import b64url_decode
+from mudrika.crypto.jcs import canonicalize, loads_strict
+from mudrika.crypto.jose import TrustedKey, parse_unverified_header, verify_compact
+from mudrika.errors import BindingError, InvalidInput, UntrustedKeyError, VerificationError
+from mudrika.payments.trustroot import TrustRoot
+from mudrika.payments.v02.hops import VerifiedToken
+from mudrika.payments.v02.models import Checkout, CheckoutMandate, PaymentMandate, parse_model
+from mudrika.payments.v02.profile import CHECKOUT_JWT_ALGORITHMS
+from mudrika.payments.v02.wire import sd_digest
+
+__all__ = [
+    "VerifiedCheckoutJwt",
+    "check_checkout_hash",
+    "check_payment_amount",
+    "check_payment_payee",
+    "check_preset_values",
+    "check_reference_present",
+    "check_transaction_id",
+    "verify_checkout_jwt",
+]
+
+#: Members of an open mandate that describe the mandate itself rather than pre-set closed values.
+_NOT_PRESET = frozenset({"vct", "constraints", "cnf", "iat", "exp", "nbf"})
+_MAX_CHECKOUT_JWT = 128 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class VerifiedCheckoutJwt:
+    """The merchant-signed checkout: its parsed Checkout, its hash and the key it rests on."""
+
+    checkout: Checkout
+    checkout_hash: str
+    merchant: str
+    key: str
+    thumbprint: str
+    raw: Mapping[str, Any] = field(repr=False)
+
+
+def _equal(a: str, b: str) -> bool:
+    return hmac.compare_digest(a.encode("ascii", "replace"), b.encode("ascii", "replace"))
+
+
+def check_checkout_hash(closed: CheckoutMandate) -> str:
+    """``checkout_hash`` == base64url(SHA-256(``checkout_jwt``)), recomputed here; returns the hash."""
+    computed = sd_digest(closed.checkout_jwt) if closed.checkout_jwt.isascii() else ""
+    if not computed or not _equal(computed, closed.checkout_hash):
+        raise BindingError(
+            "checkout_hash is not the hash of the presented checkout_jwt",
+            code="checkout_hash_mismatch",
+            expected=computed or "(checkout_jwt is not ASCII)",
+            got=closed.checkout_hash,
+        )
+    return computed
+
+
+def verify_checkout_jwt(
+    checkout_jwt: str, *, trust_root: TrustRoot, closed_at: int | None
+) -> VerifiedCheckoutJwt:
+    """Verify the merchant's signature on ``checkout_jwt`` with the trust root's key for the merchant
+    the Checkout names, and parse the Checkout (UCP).  ``closed_at`` (the closing hop's ``iat``) must
+    not be after the checkout's ``expires_at``."""
+    header = parse_unverified_header(checkout_jwt, max_bytes=_MAX_CHECKOUT_JWT)
+    for name in ("x5c", "x5u", "jku", "jwk"):
+        if name in header:
+            raise UntrustedKeyError("merchant keys come only from the trust root", code=f"{name}_refused")
+    kid = header.get("kid")
+    if not isinstance(kid, str) or not kid:
+        raise UntrustedKeyError("the checkout JWT names no key (kid)", code="no_kid")
+    unverified = _payload(checkout_jwt.split(".")[1])
+    merchant = unverified.get("merchant")
+    merchant_id = merchant.get("id") if isinstance(merchant, dict) else None
+    if not isinstance(merchant_id, str) or not merchant_id:
+        raise InvalidInput("the checkout names no merchant id", code="checkout_without_merchant")
+    if not trust_root.pins_merchant(merchant_id):
+        raise UntrustedKeyError(
+            "the checkout's merchant is not pinned in the trust root", code="untrusted_merchant"
+        )
+    anchor = trust_root.merchant_key(merchant_id, kid)
+    allowed = trust_root.algorithm_set & CHECKOUT_JWT_ALGORITHMS
+    if anchor.algorithms is not None:
+        allowed &= anchor.algorithms
+    if not allowed & anchor.key.algorithms:
+        raise UntrustedKeyError("no allowed algorithm fits the merchant's pinned key", code="alg_not_allowed")
+    trusted = TrustedKey(key=anchor.key, algorithms=allowed, kid=None, owner=merchant_id)
+    verified = verify_compact(checkout_jwt, key=trusted, max_bytes=_MAX_CHECKOUT_JWT)
+    raw = _payload_bytes(verified.payload)
+    checkout = parse_model(Checkout, raw, what="checkout")
+    if checkout.merchant.id != merchant_id:  # pragma: no cover - same signed bytes as read above
+        raise BindingError("checkout merchant changed", code="checkout_merchant_mismatch")
+    _ = checkout.total  # 'exactly one total' is part of the schema check
+    _check_checkout_times(raw, closed_at=closed_at, leeway=trust_root.leeway_seconds)
+    return VerifiedCheckoutJwt(
+        checkout=checkout,
+        checkout_hash=sd_digest(checkout_jwt),
+        merchant=merchant_id,
+        key=anchor.kid,
+        thumbprint=anchor.key.thumbprint(),
+        raw=raw,
+    )
+
+
+def _check_checkout_times(raw: Mapping[str, Any], *, closed_at: int | None, leeway: float) -> None:
+    """The checkout's time claims, judged at the moment the closing hop says the mandate closed it:
+    signed before (``iat``), valid then (``nbf``, ``exp``, UCP ``expires_at``)."""
+    for claim in ("iat", "nbf", "exp"):
+        value = raw.get(claim)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise InvalidInput(f"checkout '{claim}' must be an integer", code="bad_time_claim")
+    if closed_at is None:
+        raise VerificationError("the closing hop has no iat to judge the checkout at", code="iat_missing")
+    if isinstance(raw.get("iat"), int) and raw["iat"] > closed_at + leeway:
+        raise VerificationError(
+            "the checkout was signed after the mandate closed it", code="checkout_after_mandate"
+        )
+    if isinstance(raw.get("nbf"), int) and closed_at + leeway < raw["nbf"]:
+        raise VerificationError(
+            "the checkout was not yet valid when the mandate closed it", code="not_yet_valid"
+        )
+    if isinstance(raw.get("exp"), int) and closed_at >= raw["exp"] + leeway:
+        raise VerificationError("the checkout expired before the mandate closed it", code="checkout_expired")
+    expires_at = raw.get("expires_at")
+    if expires_at is not None and closed_at > _timestamp(expires_at) + leeway:
+        raise VerificationError("the checkout expired before the mandate closed it", code="checkout_expired")
+
+
+def _payload(segment: str) -> Mapping[str, Any]:
+    return _payload_bytes(b64url_decode(segment, max_len=_MAX_CHECKOUT_JWT))
+
+
+def _payload_bytes(data: bytes) -> Mapping[str, Any]:
+    value = loads_strict(data, max_bytes=_MAX_CHECKOUT_JWT)
+    if not isinstance(value, dict):
+        raise InvalidInput("checkout payload is not a JSON object", code="malformed_checkout")
+    return value
+
+
+def _timestamp(value: object) -> float:
+    """An RFC 3339 date-time with an offset (``Z`` or ``±hh:mm``) as a UNIX time."""
+    if not isinstance(value, str) or len(value) > 64:
+        raise InvalidInput("a date-time must be an RFC 3339 string", code="bad_datetime")
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise InvalidInput("a date-time must be an RFC 3339 string", code="bad_datetime") from None
+    if parsed.tzinfo is None:
+        raise InvalidInput("a date-time needs a UTC offset", code="bad_datetime")
+    return parsed.timestamp()
+
+
+def check_preset_values(opens: Sequence[VerifiedToken], closed: VerifiedToken) -> None:
+    """Rule 2: every value an open mandate pre-set appears unchanged (same RFC 8785 bytes) in the
+    closed mandate."""
+    for token in opens:
+        for name, value in token.content.items():
+            if name in _NOT_PRESET:
+                continue
+            if name not in closed.content:
+                raise BindingError(
+                    "the closed mandate drops a value its open mandate pre-set",
+                    code="preset_missing",
+                    expected=name,
+                    got="(absent)",
+                )
+            if canonicalize(closed.content[name]) != canonicalize(value):
+                raise BindingError(
+                    "the closed mandate changes a value its open mandate pre-set",
+                    code="preset_changed",
+                    expected=name,
+                    got=name,
+                )
+
+
+def check_reference_present(opens: Sequence[VerifiedToken], constraint_type: str) -> None:
+    """The schema's ``contains``: the open mandates carry at least one ``constraint_type`` constraint."""
+    for token in opens:
+        constraints = token.content.get("constraints")
+        if isinstance(constraints, list) and any(
+            isinstance(item, dict) and item.get("type") == constraint_type for item in constraints
+        ):
+            return
+    raise BindingError(
+        f"the open mandate carries no {constraint_type} constraint",
+        code="required_constraint_missing",
+        expected=constraint_type,
+    )
+
+
+def check_transaction_id(payment: PaymentMandate, checkout_hash: str) -> None:
+    """The closed payment's ``transaction_id`` is the recomputed hash of the checkout JWT."""
+    if not _equal(payment.transaction_id, checkout_hash):
+        raise BindingError(
+            "transaction_id is not the hash of the checkout JWT",
+            code="transaction_id_mismatch",
+            expected=checkout_hash,
+            got=payment.transaction_id,
+        )
+
+
+def check_payment_amount(payment: PaymentMandate, checkout: Checkout) -> None:
+    """The payment pays the checkout's total, in the checkout's currency (exact integers)."""
+    total = checkout.total
+    paid = payment.payment_amount
+    if paid.currency != checkout.currency or paid.amount != total.amount:
+        raise BindingError(
+            "the payment amount is not the checkout total",
+            code="amount_mismatch",
+            expected=f"{total.amount} {checkout.currency}",
+            got=f"{paid.amount} {paid.currency}",
+        )
+
+
+def check_payment_payee(payment: PaymentMandate, checkout: Checkout) -> None:
+    """The payee is the merchant whose checkout is being paid."""
+    if payment.payee.id != checkout.merchant.id:
+        raise BindingError(
+            "the payee is not the checkout's merchant",
+            code="payee_mismatch",
+            expected=checkout.merchant.id,
+            got=payment.payee.id,
+        )

@@ -1,0 +1,233 @@
+"""AP2 v0.2 evidence bundles (``mudrika.evidence/ap2-v0.2``): one transaction, offline, for a dispute.
+
+Why a format of its own beside ``mudrika.evidence/v1``: a v0.2 transaction is not three JSON
+mandates plus key snapshots but up to four compact strings (two delegation chains, two receipts)
+whose keys come *only* from the analyst's trust root — the root issuer's by ``iss``/``kid``, the
+merchant's by the Checkout's merchant id, every hop's from the ``cnf`` of the token before it — so
+the bundle carries no key material at all.  What it does carry is evidence: the hops' ``aud`` and
+``nonce`` as the parties recorded them; an expectation taken from there leaves the verdict
+UNANCHORED unless the analyst (or the trust root's ``verifier`` section, for audiences) supplies it.
+
+Format (``docs/ap2-v02.md`` "Evidence bundle"); we own it, so unknown members are refused::
+
+    {"format": "mudrika.evidence/ap2-v0.2",
+     "evidence_time": "2026-05-01T12:00:00Z",
+     "description": "optional free text",
+     "checkout_chain": "<root>~<d>~~<hop>~<d>~",
+     "payment_chain": "...", "checkout_receipt": "<jwt>", "payment_receipt": "<jwt>",
+     "expectations": {"checkout_hops": [{"aud": "...", "nonce": "..."}],
+                      "payment_hops": [{"aud": "...", "nonce": "..."}]}}
+
+:func:`detect_profile` tells a dispute tool which verifier a bundle file is for, reading only its
+``format`` member.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from mudrika.crypto.jcs import loads_strict
+from mudrika.errors import InvalidInput
+from mudrika.payments._time import Time
+from mudrika.payments.chain.report import VerificationReport
+from mudrika.payments.models import parse_timestamp
+from mudrika.payments.trustroot import TrustRoot
+from mudrika.payments.v02.hops import HopExpectation
+from mudrika.payments.v02.verifier import V02Evidence, inspect_v02
+
+__all__ = [
+    "BUNDLE_FORMAT_V02",
+    "MAX_BUNDLE_BYTES",
+    "BundleHop",
+    "V02Bundle",
+    "detect_profile",
+    "inspect_v02_bundle",
+    "inspect_v02_case",
+    "load_v02_bundle",
+    "parse_v02_bundle",
+    "profile_of",
+    "v02_bundle_from_value",
+]
+
+BUNDLE_FORMAT_V02: Final = "mudrika.evidence/ap2-v0.2"
+MAX_BUNDLE_BYTES: Final = 4 * 1024 * 1024
+_MAX_TOKEN: Final = 512 * 1024
+_MAX_TEXT: Final = 2048
+
+Profile = Literal["ap2-v0.1", "ap2-v0.2"]
+
+
+class _Owned(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, hide_input_in_errors=True)
+
+
+class BundleHop(_Owned):
+    """One hop's ``aud`` and ``nonce`` as recorded with the evidence."""
+
+    aud: str = Field(min_length=1, max_length=_MAX_TEXT)
+    nonce: str = Field(min_length=1, max_length=_MAX_TEXT, repr=False)
+
+
+class BundleExpectations(_Owned):
+    checkout_hops: list[BundleHop] = Field(min_length=1, max_length=8)
+    payment_hops: list[BundleHop] = Field(default_factory=list, max_length=8)
+
+
+class V02Bundle(_Owned):
+    """A parsed ``mudrika.evidence/ap2-v0.2`` bundle."""
+
+    format: Literal["mudrika.evidence/ap2-v0.2"]
+    evidence_time: str = Field(max_length=64)
+    description: str | None = Field(default=None, max_length=_MAX_TEXT)
+    checkout_chain: str = Field(min_length=1, max_length=_MAX_TOKEN, repr=False)
+    payment_chain: str | None = Field(default=None, min_length=1, max_length=_MAX_TOKEN, repr=False)
+    checkout_receipt: str | None = Field(default=None, min_length=1, max_length=_MAX_TOKEN, repr=False)
+    payment_receipt: str | None = Field(default=None, min_length=1, max_length=_MAX_TOKEN, repr=False)
+    expectations: BundleExpectations
+
+    @field_validator("evidence_time")
+    @classmethod
+    def _aware_time(cls, value: str) -> str:
+        try:
+            parse_timestamp(value)
+        except InvalidInput as exc:
+            raise ValueError(exc.message) from None
+        return value
+
+    @property
+    def evidence(self) -> V02Evidence:
+        return V02Evidence(
+            checkout_chain=self.checkout_chain,
+            payment_chain=self.payment_chain,
+            checkout_receipt=self.checkout_receipt,
+            payment_receipt=self.payment_receipt,
+        )
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        return json.dumps(self.model_dump(mode="json", exclude_none=True), indent=indent, ensure_ascii=False)
+
+
+def detect_profile(raw: bytes | str) -> Profile:
+    """``ap2-v0.2`` for a v0.2 bundle, ``ap2-v0.1`` for anything else (its own parser then decides)."""
+    try:
+        value = loads_strict(raw, max_bytes=MAX_BUNDLE_BYTES, max_depth=64)
+    except InvalidInput:
+        return "ap2-v0.1"
+    return "ap2-v0.2" if isinstance(value, dict) and value.get("format") == BUNDLE_FORMAT_V02 else "ap2-v0.1"
+
+
+def profile_of(path: str | Path, *, max_bytes: int = MAX_BUNDLE_BYTES) -> Profile:
+    """:func:`detect_profile` of a bundle file; an unreadable or oversized file is ``ap2-v0.1`` (whose
+    loader then reports the problem)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError:
+        return "ap2-v0.1"
+    return detect_profile(data) if len(data) <= max_bytes else "ap2-v0.1"
+
+
+def parse_v02_bundle(raw: bytes | str, *, max_bytes: int = MAX_BUNDLE_BYTES) -> V02Bundle:
+    """Strictly parse a v0.2 bundle (codes: those of ``loads_strict``, ``not_a_bundle``, ``bad_bundle``)."""
+    return v02_bundle_from_value(loads_strict(raw, max_bytes=max_bytes, max_depth=64))
+
+
+def v02_bundle_from_value(value: object) -> V02Bundle:
+    """A v0.2 bundle from already strictly parsed JSON (as a dispute batch holds it)."""
+    if not isinstance(value, dict) or value.get("format") != BUNDLE_FORMAT_V02:
+        raise InvalidInput(f"not a {BUNDLE_FORMAT_V02} evidence bundle", code="not_a_bundle")
+    try:
+        return V02Bundle.model_validate(value)
+    except ValidationError as exc:
+        errors = [
+            {"loc": ".".join(str(part) for part in err["loc"]) or "(top level)", "msg": err["msg"]}
+            for err in exc.errors(include_url=False, include_input=False, include_context=False)
+        ]
+        raise InvalidInput(
+            f"malformed evidence bundle: {errors[0]['loc']}: {errors[0]['msg']}",
+            code="bad_bundle",
+            errors=errors,
+        ) from None
+
+
+def load_v02_bundle(path: str | Path, *, max_bytes: int = MAX_BUNDLE_BYTES) -> V02Bundle:
+    """Read and parse a v0.2 bundle file (at most ``max_bytes`` are read)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as exc:
+        raise InvalidInput(f"cannot read bundle {path}: {exc.strerror}", code="unreadable") from None
+    if len(data) > max_bytes:
+        raise InvalidInput("bundle too large", code="too_large", limit=max_bytes)
+    return parse_v02_bundle(data, max_bytes=max_bytes)
+
+
+def _hops(
+    recorded: Sequence[BundleHop], given: Sequence[HopExpectation] | None, terminal_audience: str | None
+) -> tuple[HopExpectation, ...]:
+    if given is not None:
+        return tuple(given)
+    hops: list[HopExpectation] = []
+    for index, hop in enumerate(recorded):
+        audience = (
+            terminal_audience if terminal_audience is not None and index == len(recorded) - 1 else hop.aud
+        )
+        # The nonce always comes from the evidence here, so the expectation is the evidence's word.
+        hops.append(HopExpectation(audience, hop.nonce, source="evidence"))
+    return tuple(hops)
+
+
+def inspect_v02_case(
+    document: object,
+    *,
+    trust_root: TrustRoot | None,
+    at: Time | None,
+    kb_nonce: str | None,
+    merchant_audience: str | None,
+    kb_audience: str | None,
+) -> VerificationReport:
+    """The dispute batch's entry point (``mudrika dispute verify``): a parsed v0.2 bundle under the
+    analyst's trust root.  A v0.1 case's ``kb_nonce`` / audiences name no v0.2 hop, so a case that
+    gives them is refused (``v01_case_for_v02_bundle``) rather than silently ignored."""
+    if kb_nonce is not None or merchant_audience is not None or kb_audience is not None:
+        raise InvalidInput(
+            "--kb-nonce, --kb-aud and --merchant-aud apply to v0.1 bundles; give v0.2 hop expectations "
+            "with `mudrika mandate v02 verify BUNDLE`",
+            code="v01_case_for_v02_bundle",
+        )
+    if trust_root is None:
+        raise InvalidInput("a v0.2 bundle is verified against a trust root", code="trust_root_required")
+    return inspect_v02_bundle(v02_bundle_from_value(document), trust_root=trust_root, at=at)
+
+
+def inspect_v02_bundle(
+    bundle: V02Bundle,
+    *,
+    trust_root: TrustRoot,
+    at: Time | None = None,
+    checkout_hops: Sequence[HopExpectation] | None = None,
+    payment_hops: Sequence[HopExpectation] | None = None,
+) -> VerificationReport:
+    """Verify a v0.2 bundle offline at ``at`` (default: its evidence time); never raises on a failed
+    check.  Hop expectations come from the arguments (the analyst's), else from the bundle (then the
+    verdict is UNANCHORED); the trust root's ``verifier.merchant_audience`` / ``kb_audience`` replace
+    the recorded audience of the closing checkout / payment hop.  Nothing is consumed."""
+    if not isinstance(trust_root, TrustRoot):
+        raise InvalidInput("a v0.2 bundle is verified against a trust root", code="trust_root_required")
+    identity = trust_root.verifier
+    return inspect_v02(
+        bundle.evidence,
+        trust_root=trust_root,
+        checkout_hops=_hops(bundle.expectations.checkout_hops, checkout_hops, identity.merchant_audience),
+        payment_hops=_hops(bundle.expectations.payment_hops, payment_hops, identity.kb_audience)
+        if bundle.payment_chain is not None
+        else (),
+        now=parse_timestamp(bundle.evidence_time) if at is None else at,
+        usage=None,
+        replay_store=None,
+    )

@@ -1,0 +1,151 @@
+"""Checkout and Payment Receipts: the verifier-signed JWTs that close a v0.2 transaction.
+
+Why ``reference`` is checked the way it is: the specification says a receipt's ``reference`` "MUST
+match the hash of the closed … Mandate. This is calculated in the same manner as the ``sd_hash``
+would be" (``specification.md`` "Dispute"), and, for a chain, "a hash over the final SD-JWT in the
+chain" (``agent_authorization.md`` "Action Authorization") — i.e. base64url(SHA-256) of the closing
+hop *as presented*, ``<hop JWT>~<disclosures>~``.  The official SDK and its samples instead hash the
+closing hop's JWT alone (``MandateClient.get_closed_mandate_jwt`` then ``compute_sha256_b64url``).
+We follow the specification: the SD-JWT form also commits to the disclosures the verifier saw, so a
+receipt cannot be re-pointed at a presentation that revealed different values.  A receipt built the
+SDK's way is refused with ``receipt_reference_is_jwt_hash`` so the mismatch is named, not hidden.
+
+The receipt's signer comes from the trust root: a checkout receipt is the merchant's (its ``iss`` is
+the checkout's merchant DID, pinned in ``merchants``); a payment receipt's ``iss`` must be a pinned
+merchant or trusted issuer of the trust root.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mudrika.crypto._b64 import b64url_decode
+from mudrika.crypto.jcs import loads_strict
+from mudrika.crypto.jose import TrustedKey, parse_unverified_header, verify_compact
+from mudrika.errors import (
+    BindingError,
+    ExpiredError,
+    InvalidInput,
+    PolicyDenied,
+    UntrustedKeyError,
+    VerificationError,
+)
+from mudrika.payments.trustroot import AnchorKey, TrustRoot
+from mudrika.payments.v02.hops import VerifiedToken
+from mudrika.payments.v02.models import CheckoutReceipt, PaymentReceipt, parse_model
+from mudrika.payments.v02.profile import RECEIPT_ALGORITHMS
+from mudrika.payments.v02.wire import sd_digest
+
+__all__ = [
+    "ReceiptKind",
+    "VerifiedReceipt",
+    "check_receipt_reference",
+    "check_receipt_status",
+    "verify_receipt_jwt",
+]
+
+ReceiptKind = Literal["checkout", "payment"]
+_MAX_RECEIPT = 16 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class VerifiedReceipt:
+    """A receipt whose signature verified under a trust-root key."""
+
+    receipt: CheckoutReceipt | PaymentReceipt
+    key: str
+    thumbprint: str
+    claims: Mapping[str, Any]
+
+
+def _signer(trust_root: TrustRoot, kind: ReceiptKind, iss: str, kid: str) -> AnchorKey:
+    if trust_root.pins_merchant(iss):
+        return trust_root.merchant_key(iss, kid)
+    if kind == "payment" and trust_root.trusts_issuer(iss):
+        return trust_root.issuer_key(iss, kid)
+    raise UntrustedKeyError("the receipt's issuer is not in the trust root", code="untrusted_receipt_issuer")
+
+
+def verify_receipt_jwt(
+    token: str, *, kind: ReceiptKind, trust_root: TrustRoot, expected_issuer: str | None, now: float
+) -> VerifiedReceipt:
+    """Verify a receipt JWT's signature (trust-root key by ``iss`` and ``kid``), parse it by its schema
+    and check ``iat`` (present, not in the future) and ``exp``/``nbf`` when present."""
+    header = parse_unverified_header(token, max_bytes=_MAX_RECEIPT)
+    kid = header.get("kid")
+    if not isinstance(kid, str) or not kid:
+        raise UntrustedKeyError("the receipt names no key (kid)", code="no_kid")
+    unverified = loads_strict(
+        b64url_decode(token.split(".")[1], max_len=_MAX_RECEIPT), max_bytes=_MAX_RECEIPT
+    )
+    iss = unverified.get("iss") if isinstance(unverified, dict) else None
+    if not isinstance(iss, str) or not iss:
+        raise InvalidInput("the receipt names no issuer", code="receipt_without_iss")
+    if expected_issuer is not None and iss != expected_issuer:
+        raise BindingError(
+            "the receipt is not issued by the expected party",
+            code="wrong_receipt_issuer",
+            expected=expected_issuer,
+            got=iss[:200],
+        )
+    anchor = _signer(trust_root, kind, iss, kid)
+    allowed = trust_root.algorithm_set & RECEIPT_ALGORITHMS
+    if anchor.algorithms is not None:
+        allowed &= anchor.algorithms
+    if not allowed & anchor.key.algorithms:
+        raise UntrustedKeyError("no allowed algorithm fits the receipt signer's key", code="alg_not_allowed")
+    verified = verify_compact(
+        token, key=TrustedKey(key=anchor.key, algorithms=allowed, owner=iss), max_bytes=_MAX_RECEIPT
+    )
+    claims = loads_strict(verified.payload, max_bytes=_MAX_RECEIPT)
+    model: type[CheckoutReceipt] | type[PaymentReceipt] = (
+        CheckoutReceipt if kind == "checkout" else PaymentReceipt
+    )
+    receipt = parse_model(model, claims, what=f"{kind} receipt")
+    leeway = trust_root.leeway_seconds
+    if now + leeway < receipt.iat:
+        raise VerificationError("receipt issued in the future", code="iat_in_future")
+    assert isinstance(claims, dict)
+    for name in ("exp", "nbf"):
+        value = claims.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise InvalidInput(f"receipt '{name}' must be an integer", code="bad_time_claim")
+    if isinstance(claims.get("exp"), int) and now >= claims["exp"] + leeway:
+        raise ExpiredError("receipt expired", code="expired")
+    if isinstance(claims.get("nbf"), int) and now + leeway < claims["nbf"]:
+        raise VerificationError("receipt not yet valid", code="not_yet_valid")
+    return VerifiedReceipt(receipt=receipt, key=anchor.kid, thumbprint=anchor.key.thumbprint(), claims=claims)
+
+
+def check_receipt_reference(receipt: CheckoutReceipt | PaymentReceipt, closed: VerifiedToken) -> str:
+    """``reference`` == hash of the closing hop as presented (the specification's rule)."""
+    expected = closed.sd_hash
+    if hmac.compare_digest(receipt.reference.encode("ascii"), expected.encode("ascii")):
+        return expected
+    if hmac.compare_digest(
+        receipt.reference.encode("ascii"), sd_digest(closed.parsed.issuer_jwt).encode("ascii")
+    ):
+        raise BindingError(
+            "the receipt references the closing hop's JWT alone (the SDK's rule), not the closed "
+            "mandate as presented (the specification's rule)",
+            code="receipt_reference_is_jwt_hash",
+            expected=expected,
+            got=receipt.reference,
+        )
+    raise BindingError(
+        "the receipt does not reference this closed mandate",
+        code="receipt_reference_mismatch",
+        expected=expected,
+        got=receipt.reference,
+    )
+
+
+def check_receipt_status(receipt: CheckoutReceipt | PaymentReceipt) -> None:
+    """A receipt with ``status: Error`` records a refusal: the transaction did not complete."""
+    if receipt.status != "Success":
+        raise PolicyDenied(
+            "the receipt records an error", code="receipt_error", got=(receipt.error or "")[:100]
+        )

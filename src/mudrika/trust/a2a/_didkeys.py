@@ -1,0 +1,95 @@
+"""One way to turn a JWS ``kid`` into a trusted key for the A2A signatures (cards, parts, push).
+
+Why shared: Agent Card signatures, artifact/message signatures and push-notification JWTs all name
+their key the same way — ``kid`` is a DID URL — and must all refuse the same things: a DID the
+verifier did not list, a key its DID document does not authorise for ``assertionMethod``, an algorithm
+outside the verifier's allow-list, and any header that points at a key elsewhere (``jku``, ``x5u``,
+``x5c``, ``jwk``), which is never followed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any, Final
+
+from mudrika.crypto.jose import FORBIDDEN_HEADERS, TrustedKey
+from mudrika.errors import InvalidInput, UntrustedKeyError, VerificationError
+from mudrika.identity.did import parse_did_url
+from mudrika.identity.resolver import DIDResolver
+
+#: The only algorithms these signatures may use: a shared-secret MAC (HS256, a2a-sdk's card default)
+#: proves nothing to a party that does not hold the secret, and one that does could forge it.
+ASYMMETRIC_ALGORITHMS: Final = frozenset(
+    {"ES256", "ES384", "ES256K", "EdDSA", "Ed25519", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512"}
+)
+
+
+def check_kid(kid: str) -> str:
+    """``kid`` must be a DID URL naming one verification method (it has a fragment); returns its DID."""
+    try:
+        url = parse_did_url(kid)
+    except InvalidInput as exc:
+        raise InvalidInput("kid must be a DID URL", code="bad_kid", reason=exc.code) from None
+    if not url.fragment:
+        raise InvalidInput("kid must name a verification method (DID URL with a fragment)", code="bad_kid")
+    return url.did_str
+
+
+class DidKeyTrust:
+    """The verifier's trust for DID-signed objects: which DIDs, which algorithms, which resolver."""
+
+    __slots__ = ("_algorithms", "_resolver", "_trusted")
+
+    def __init__(
+        self, *, resolver: DIDResolver, trusted_dids: Collection[str], algorithms: Collection[str]
+    ) -> None:
+        if isinstance(trusted_dids, str) or isinstance(algorithms, str):
+            raise InvalidInput("trusted_dids and algorithms are collections, not strings", code="bad_config")
+        if not trusted_dids:
+            raise InvalidInput("an empty trusted_dids would verify nothing", code="bad_config")
+        allowed = frozenset(algorithms)
+        if not allowed or not allowed <= ASYMMETRIC_ALGORITHMS:
+            raise InvalidInput(
+                "algorithms must be a non-empty set of asymmetric JWS algorithms",
+                code="bad_config",
+                refused=sorted(allowed - ASYMMETRIC_ALGORITHMS)[:8],
+            )
+        self._resolver = resolver
+        self._trusted = frozenset(trusted_dids)
+        self._algorithms = allowed
+
+    @property
+    def trusted_dids(self) -> frozenset[str]:
+        return self._trusted
+
+    def _screen(self, header: Mapping[str, Any]) -> tuple[str, str]:
+        forbidden = FORBIDDEN_HEADERS.intersection(header)
+        if forbidden:
+            raise VerificationError(
+                "signature names a key location that is never followed",
+                code="forbidden_header",
+                names=sorted(forbidden),
+            )
+        kid = header.get("kid")
+        if not isinstance(kid, str):
+            raise VerificationError("signature has no kid", code="missing_kid")
+        did = check_kid(kid)
+        if did not in self._trusted:
+            raise UntrustedKeyError("signed by a DID this verifier does not trust", code="untrusted_did")
+        return kid, did
+
+    def _trusted_key(self, kid: str, did: str, public: Any) -> TrustedKey:
+        allowed = self._algorithms & public.algorithms
+        if not allowed:
+            raise UntrustedKeyError("no allowed algorithm fits the signer's key", code="alg_key_mismatch")
+        return TrustedKey(key=public, algorithms=allowed, kid=kid, owner=did)
+
+    def key_for(self, header: Mapping[str, Any]) -> TrustedKey:
+        """The trusted key for a protected header (resolving the DID synchronously)."""
+        kid, did = self._screen(header)
+        return self._trusted_key(kid, did, self._resolver.resolve_key(kid, "assertionMethod"))
+
+    async def akey_for(self, header: Mapping[str, Any]) -> TrustedKey:
+        """:meth:`key_for` without blocking the event loop (did:web is fetched asynchronously)."""
+        kid, did = self._screen(header)
+        return self._trusted_key(kid, did, await self._resolver.aresolve_key(kid, "assertionMethod"))

@@ -1,0 +1,184 @@
+"""Two-line wiring: :func:`protect` puts :class:`A2AAuthMiddleware` in front of an A2A app.
+
+Why: the common case (Keycloak access tokens, a policy file, optionally DID-signed agent requests
+with a shared replay store) otherwise costs a dozen imports and objects, each with a secure setting
+that is easy to get wrong (``azp_allowlist``, the JWKS URL, the egress policy, the replay store's
+lifetime).  :func:`protect` builds them all from the realm URL, the audience and the policy file:
+
+* :class:`~mudrika.trust.keycloak.jwks.JwksCache` on the realm's JWKS endpoint
+  (``<realm>/protocol/openid-connect/certs``), fetched lazily through the egress policy (nothing is
+  contacted while wiring), https only (plain http for a loopback realm), RS256 only unless told
+  otherwise;
+* :class:`~mudrika.trust.keycloak.tokens.AccessTokenVerifier` with ``iss`` = the realm URL and the
+  audience (or, instead, an ``azp`` allow-list) and :class:`BearerAuthenticator`;
+* when ``public_origin`` is given, RFC 9421 DID-signed requests too: an
+  :class:`~mudrika.trust.httpsig.HttpSignatureVerifier` (registered algorithms, no ``tag``
+  requirement, the given replay store) and :class:`DidSignatureAuthenticator`, keys resolved from
+  the signer's DID (``did:key`` natively; ``did:web`` through the egress policy);
+* the :class:`~mudrika.trust.policy.Policy` (DID callers get the file's ``did_roles``), the error
+  profile (``auto``: per request from ``A2A-Version``).
+
+The returned :class:`ProtectedApp` is an ASGI app that also owns what it built and what it was
+handed to hold (the replay store): the ASGI ``lifespan`` shutdown closes them after the app's own
+shutdown, so a Redis pool is not left to the application to remember.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Iterable
+from pathlib import Path
+from typing import Any, Final, Protocol
+
+from mudrika.errors import InvalidInput
+from mudrika.identity.resolver import DIDResolver
+from mudrika.net.egress import EgressPolicy
+from mudrika.stores.replay import ReplayStore
+from mudrika.trust.httpsig import (
+    REGISTERED_ALGORITHMS,
+    HttpSignatureVerifier,
+    KeyLookup,
+    ResolverKeyLookup,
+    parse_target_uri,
+)
+from mudrika.trust.keycloak.jwks import JwksCache
+from mudrika.trust.keycloak.tokens import AccessTokenVerifier
+from mudrika.trust.middleware._asgi import A2AAuthMiddleware, Authenticator, BearerAuthenticator
+from mudrika.trust.middleware._did import DidSignatureAuthenticator
+from mudrika.trust.middleware._http import ASGIApp, Message, Receive, Scope, Send
+from mudrika.trust.policy import Policy
+
+__all__ = ["KEYCLOAK_JWKS_PATH", "ProtectedApp", "protect"]
+
+_log = logging.getLogger("mudrika.trust.middleware")
+
+#: Where Keycloak publishes a realm's signing keys, relative to the realm URL (its issuer).
+KEYCLOAK_JWKS_PATH: Final = "/protocol/openid-connect/certs"
+
+
+class _Closable(Protocol):
+    async def aclose(self) -> None: ...
+
+
+class ProtectedApp:
+    """The protected ASGI app :func:`protect` returns.
+
+    Every HTTP request goes through :attr:`middleware`; the ``lifespan`` scope reaches the app
+    unchanged, and when the app has completed its shutdown the resources this wiring holds (JWKS
+    cache, replay store) are closed, then the server is told.  :meth:`aclose` closes them directly
+    (for servers run without lifespan).
+    """
+
+    def __init__(self, middleware: A2AAuthMiddleware, resources: Iterable[_Closable]) -> None:
+        self.middleware = middleware
+        self._resources = tuple(resources)
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"ProtectedApp(authenticators={len(self.middleware.authenticators)}, resources={len(self._resources)})"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "lifespan":
+            await self.middleware(scope, receive, send)
+            return
+
+        async def send_after_closing(message: Message) -> None:
+            if message["type"] == "lifespan.shutdown.complete":
+                await self.aclose()
+            await send(message)
+
+        await self.middleware(scope, receive, send_after_closing)
+
+    async def aclose(self) -> None:
+        """Close what this wiring holds (once; later calls do nothing).  A resource that fails to
+        close is logged and the others are still closed."""
+        if self._closed:
+            return
+        self._closed = True
+        for resource in self._resources:
+            try:
+                await resource.aclose()
+            except Exception as exc:
+                _log.warning("closing %s failed: %s", type(resource).__name__, type(exc).__name__)
+
+
+def protect(
+    app: ASGIApp,
+    *,
+    policy: Policy | str | Path,
+    realm: str | None = None,
+    audience: str | Collection[str] | None = None,
+    azp_allowlist: Collection[str] | None = None,
+    token_algorithms: Collection[str] = ("RS256",),
+    public_origin: str | None = None,
+    replay_store: ReplayStore | None = None,
+    did_keys: KeyLookup | None = None,
+    signature_algorithms: Collection[str] = REGISTERED_ALGORITHMS,
+    signature_tag: str | None = None,
+    egress: EgressPolicy | None = None,
+    error_profile: str = "auto",
+    **options: Any,
+) -> ProtectedApp:
+    """Protect ``app`` (an a2a-sdk Starlette app or any ASGI app) with tokens, signatures and policy.
+
+    ``policy`` is a :class:`Policy` or the path of a policy file.  Keycloak bearer tokens are
+    accepted when ``realm`` (the realm URL, which is the tokens' ``iss``) is given, with exactly one
+    of ``audience`` and ``azp_allowlist``.  DID-signed requests (RFC 9421) are accepted when
+    ``public_origin`` (how clients address this server: the signatures' audience) is given, with the
+    ``replay_store`` every replica shares (Redis in a deployment); keys come from ``did_keys``, by
+    default the signer's DID resolved for ``authentication``.  ``signature_tag`` requires that RFC
+    9421 ``tag`` (default: none required).  ``egress`` is the outbound policy for JWKS and did:web
+    fetches.  Further keyword ``options`` go to :class:`A2AAuthMiddleware` (``jsonrpc_paths``,
+    ``rest_prefix``, ``public_paths``, limits; ``realm`` there is the challenge realm, by default the
+    realm's name).
+    """
+    if realm is None and public_origin is None:
+        raise InvalidInput(
+            "protect needs realm (tokens) and/or public_origin (signatures)", code="bad_config"
+        )
+    loaded = policy if isinstance(policy, Policy) else Policy.from_file(policy)
+    authenticators: list[Authenticator] = []
+    resources: list[_Closable] = []
+    challenge_realm = "a2a"
+    if realm is not None:
+        issuer = realm.rstrip("/")
+        target = parse_target_uri(issuer)
+        if target.query is not None or target.path == "/":
+            raise InvalidInput("realm is the realm URL, e.g. https://kc/realms/<name>", code="bad_config")
+        challenge_realm = issuer.rsplit("/", 1)[-1]
+        jwks = JwksCache(
+            jwks_uri=issuer + KEYCLOAK_JWKS_PATH,
+            algorithms=frozenset(token_algorithms),
+            egress=egress,
+        )
+        resources.append(jwks)
+        verifier = AccessTokenVerifier(
+            issuer=issuer,
+            audience=audience,
+            azp_allowlist=azp_allowlist,
+            jwks=jwks,
+            algorithms=frozenset(token_algorithms),
+        )
+        authenticators.append(BearerAuthenticator(verifier))
+    elif audience is not None or azp_allowlist is not None:
+        raise InvalidInput("audience and azp_allowlist need realm", code="bad_config")
+    if public_origin is not None:
+        if replay_store is None:
+            raise InvalidInput("DID signatures need the shared replay_store", code="bad_config")
+        keys = did_keys if did_keys is not None else ResolverKeyLookup(DIDResolver(egress=egress))
+        signatures = HttpSignatureVerifier(
+            keys=keys,
+            replay_store=replay_store,
+            origins=[public_origin],
+            algorithms=signature_algorithms,
+            tag=signature_tag,
+        )
+        authenticators.append(DidSignatureAuthenticator(signatures, public_origin=public_origin))
+        resources.append(replay_store)
+    elif replay_store is not None or did_keys is not None:
+        raise InvalidInput("replay_store and did_keys need public_origin", code="bad_config")
+    options.setdefault("realm", challenge_realm)
+    middleware = A2AAuthMiddleware(
+        app, authenticators=authenticators, policy=loaded, error_profile=error_profile, **options
+    )
+    return ProtectedApp(middleware, resources)

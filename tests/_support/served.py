@@ -1,0 +1,82 @@
+"""Real servers on 127.0.0.1 that tests start and stop: an ASGI app under uvicorn (in a thread) and a
+plain TCP listener that only records who connected (the SSRF canary)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import uvicorn
+
+from tests._support.net import free_port, wait_listening
+
+__all__ = ["Canary", "canary", "serve_asgi"]
+
+
+@contextmanager
+def serve_asgi(app: Any, **config: Any) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on a free loopback port; yield ``http://127.0.0.1:<port>``."""
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            lifespan="off",
+            access_log=False,
+            **config,
+        )
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        wait_listening(port)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+class Canary:
+    """A loopback TCP listener that accepts, records and closes every connection."""
+
+    def __init__(self) -> None:
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(64)
+        self._sock.settimeout(0.1)
+        self.port: int = self._sock.getsockname()[1]
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.connections += 1
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self._sock.close()
+
+
+@contextmanager
+def canary() -> Iterator[Canary]:
+    listener = Canary()
+    try:
+        yield listener
+    finally:
+        listener.close()

@@ -1,0 +1,251 @@
+"""One attack per gap of the official AP2 v0.2 Python SDK: each is accepted by the SDK's verifier
+(at the location named in docs/ap2-v02.md "SDK gaps") and refused by ours.
+
+The SDK is not on PyPI (PyPI ``ap2`` is an unrelated v0.1 repackaging), so it cannot be installed
+by the test command; these tests show our refusal and the docs table cites the SDK function that
+accepts the same input.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+from typing import Any
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.x509.oid import NameOID
+
+from mudrika.crypto.keys import KeyPair, KeyType
+from mudrika.errors import ReplayError
+from mudrika.payments.chain.report import VerificationReport
+from mudrika.payments.v02 import (
+    HopExpectation,
+    V02Evidence,
+    append_hop,
+    inspect_v02,
+    sd_digest,
+    sign_checkout_jwt,
+    verify_v02,
+)
+from mudrika.stores.replay import MemoryReplayStore
+from tests._support.ap2_v02 import (
+    MERCHANT_DID,
+    MERCHANT_KID,
+    Keys,
+    Transaction,
+    build,
+    replace_hop_jwt,
+    resign,
+    trust_root_for,
+)
+
+pytestmark = pytest.mark.security
+
+
+def inspect(
+    transaction: Transaction, evidence: V02Evidence | None = None, **changes: Any
+) -> VerificationReport:
+    arguments: dict[str, Any] = {
+        "trust_root": transaction.trust_root,
+        "checkout_hops": transaction.checkout_hops,
+        "payment_hops": transaction.payment_hops,
+        "now": transaction.now,
+        "usage": None,
+        "replay_store": None,
+    }
+    arguments.update(changes)
+    return inspect_v02(evidence or transaction.evidence(), **arguments)
+
+
+def refused(report: VerificationReport, check_id: str, code: str) -> None:
+    check = report.by_id(check_id)
+    assert check.failed, check
+    assert check.code == code, check
+    assert report.verdict == "FAILED"
+
+
+def other_checkout_jwt(keys: Keys) -> str:
+    """A second checkout the same merchant signed (another price)."""
+    base = build(keys=keys).checkout
+    base["id"] = "chk_other"
+    base["totals"] = [{"type": "subtotal", "amount": 100}, {"type": "total", "amount": 100}]
+    return sign_checkout_jwt(base, merchant_key=keys.merchant, kid=MERCHANT_KID)
+
+
+def test_gap_331_358_checkout_hash_is_recomputed_from_the_presented_checkout() -> None:
+    # SDK: CheckoutMandateChain.verify compares checkout_hash only with an optional expected value.
+    keys = Keys()
+    swapped = other_checkout_jwt(keys)
+    transaction = build(
+        keys=keys, closed_checkout_hook=lambda closed: closed.update(checkout_hash=sd_digest(swapped))
+    )
+    refused(
+        inspect(transaction, transaction.evidence(payment=False), payment_hops=()),
+        "v02.checkout.checkout_hash",
+        "checkout_hash_mismatch",
+    )
+
+
+def test_gap_359_the_merchant_signature_on_checkout_jwt_is_verified() -> None:
+    # SDK: extract_parsed_checkout_object base64-decodes the payload and never checks the signature.
+    real = Keys()
+    attacker = Keys(issuer=real.issuer, merchant=KeyPair.generate(KeyType.P256), agent=real.agent)
+    forged = build(keys=attacker)  # the checkout JWT is signed by a key that is not the merchant's
+    report = inspect(forged, forged.evidence(receipts=False), trust_root=trust_root_for(real))
+    check = report.by_id("v02.checkout.merchant_signature")
+    assert check.failed
+    assert check.error == "signature"
+    # The SDK's own test fixtures use an unsigned 'hdr.<payload>.sig' checkout JWT: refused too.
+    unsigned = "e30." + forged.checkout_jwt.split(".")[1] + ".c2ln"
+    fake = build(
+        keys=real,
+        closed_checkout_hook=lambda closed: closed.update(
+            checkout_jwt=unsigned, checkout_hash=sd_digest(unsigned)
+        ),
+    )
+    assert inspect(fake, fake.evidence(receipts=False)).by_id("v02.checkout.merchant_signature").failed
+
+
+def test_gap_328_transaction_id_binds_the_payment_to_the_checkout_always() -> None:
+    # SDK: PaymentMandateChain.verify checks transaction_id only when expected_transaction_id is passed.
+    keys = Keys()
+    elsewhere = sd_digest(other_checkout_jwt(keys))
+    transaction = build(keys=keys, closed_payment_hook=lambda closed: closed.update(transaction_id=elsewhere))
+    refused(inspect(transaction), "v02.payment.transaction_id", "transaction_id_mismatch")
+
+
+def test_gap_328_payment_reference_is_required_and_matched() -> None:
+    # SDK: PaymentReferenceEvaluator needs the optional open_checkout_hash argument.
+    unrelated = {"type": "payment.reference", "conditional_transaction_id": "Q" * 43}
+    transaction = build(open_payment_hook=lambda mandate: mandate["constraints"].__setitem__(3, unrelated))
+    refused(inspect(transaction), "v02.payment.hop0.constraint3", "reference_mismatch")
+    without = build(open_payment_hook=lambda mandate: mandate["constraints"].pop(3))
+    refused(inspect(without), "v02.payment.reference_required", "required_constraint_missing")
+
+
+def three_token_chain(transaction: Transaction, middle_audience: str) -> str:
+    second = KeyPair.generate(KeyType.P256)
+    narrower = {**transaction.open_checkout, "cnf": {"jwk": second.public_key.to_jwk()}}
+    middle = append_hop(
+        transaction.checkout_root,
+        narrower,
+        holder_key=transaction.keys.agent,
+        audience=middle_audience,
+        nonce="delegation-nonce",
+        now=transaction.now,
+    )
+    return append_hop(
+        middle,
+        transaction.closed_checkout,
+        holder_key=second,
+        audience=MERCHANT_DID,
+        nonce="checkout-nonce-7f3a",
+        now=transaction.now,
+    )
+
+
+def test_gap_313_aud_and_nonce_are_checked_on_intermediate_hops() -> None:
+    # SDK: kb_sd_jwt.verify calls verify_expected_claims only for terminal hops, and chain.verify_chain
+    # passes expectations to the last hop only.
+    transaction = build()
+    chain = three_token_chain(transaction, "https://attacker-agent.example")
+    hops = (HopExpectation("https://sub-agent.example", "delegation-nonce"), transaction.checkout_hops[0])
+    report = inspect(transaction, V02Evidence(checkout_chain=chain), checkout_hops=hops, payment_hops=())
+    refused(report, "v02.checkout.hop1.aud", "wrong_aud")
+
+
+@pytest.mark.parametrize("claim", ["aud", "nonce"])
+def test_gap_319_326_aud_and_nonce_are_required_on_every_hop(claim: str) -> None:
+    # SDK: a terminal hop missing aud/nonce passes when the caller gave no expectation.
+    transaction = build()
+    hop_jwt = transaction.checkout_chain.split("~~")[1].split("~")[0]
+    stripped = resign(hop_jwt, transaction.keys.agent, payload={claim: None})
+    chain = replace_hop_jwt(transaction.checkout_chain, 1, stripped)
+    report = inspect(transaction, V02Evidence(checkout_chain=chain), payment_hops=())
+    refused(report, f"v02.checkout.hop1.{claim}", f"{claim}_missing")
+
+
+def test_gap_319_a_verifier_without_expectations_does_not_accept_a_hop() -> None:
+    transaction = build()
+    report = inspect(transaction, transaction.evidence(payment=False), checkout_hops=(), payment_hops=())
+    refused(report, "v02.checkout.hop1.aud", "no_expectation")
+
+
+def test_gap_346_one_consent_cannot_pay_twice() -> None:
+    # SDK: nothing records an accepted closed Payment Mandate; the same chain verifies again.
+    transaction = build()
+    store = MemoryReplayStore()
+    arguments: dict[str, Any] = {
+        "trust_root": transaction.trust_root,
+        "checkout_hops": transaction.checkout_hops,
+        "payment_hops": transaction.payment_hops,
+        "now": transaction.now,
+        "usage": None,
+        "replay_store": store,
+    }
+    verify_v02(transaction.evidence(), **arguments)
+    with pytest.raises(ReplayError):
+        verify_v02(transaction.evidence(), **arguments)
+    # A *new* closed payment made from the same open mandate for the same checkout is refused too.
+    again = append_hop(
+        transaction.payment_root,
+        transaction.closed_payment,
+        holder_key=transaction.keys.agent,
+        audience="https://credentials.example",
+        nonce="payment-nonce-91c2",
+        now=transaction.now + 1,
+    )
+    fresh_checkout_store = V02Evidence(checkout_chain=transaction.checkout_chain, payment_chain=again)
+    report = inspect_v02(fresh_checkout_store, **{**arguments, "now": transaction.now + 1})
+    assert report.by_id("v02.single_use.checkout").code == "replay"
+
+
+def test_gap_259_root_iss_is_required_and_trusted() -> None:
+    # SDK: sd_jwt.verify's key callback ignores the issuer; the SDK's own roots carry no iss.
+    transaction = build()
+    root_jwt = transaction.checkout_chain.split("~")[0]
+    for changes, code in (
+        ({"iss": None}, "root_iss_missing"),
+        ({"iss": "https://someone-else.example"}, "untrusted_issuer"),
+    ):
+        forged = resign(root_jwt, transaction.keys.issuer, payload=changes)
+        chain = replace_hop_jwt(transaction.checkout_chain, 0, forged)
+        report = inspect(transaction, V02Evidence(checkout_chain=chain), payment_hops=())
+        refused(report, "v02.checkout.hop0.iss", code)
+
+
+def test_gap_x5c_chains_are_never_accepted_without_path_validation() -> None:
+    # SDK: X5cOrKidPublicKeyProvider accepts any x5c chain when no trusted_roots are given, and never
+    # checks validity dates or basic constraints.
+    transaction = build()
+    attacker = KeyPair.generate(KeyType.P256)
+    private = serialization.load_pem_private_key(attacker.private_pem_unencrypted(), password=None)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "agent provider")])
+    start = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(private.public_key())  # type: ignore[arg-type]
+        .serial_number(1)
+        .not_valid_before(start)
+        .not_valid_after(start + datetime.timedelta(days=1))
+        .sign(private, hashes.SHA256())  # type: ignore[arg-type]
+    )
+    x5c = [base64.b64encode(certificate.public_bytes(serialization.Encoding.DER)).decode()]
+    root_jwt = transaction.checkout_chain.split("~")[0]
+    forged = resign(root_jwt, attacker, header={"x5c": x5c})
+    chain = replace_hop_jwt(transaction.checkout_chain, 0, forged)
+    report = inspect(transaction, V02Evidence(checkout_chain=chain), payment_hops=())
+    refused(report, "v02.checkout.hop0.key", "x5c_refused")
+
+
+def test_gap_hops_have_a_maximum_age() -> None:
+    # SDK: chain._check_time_claims only refuses an iat in the future; a captured hop never ages out.
+    transaction = build()
+    report = inspect(
+        transaction, transaction.evidence(payment=False), payment_hops=(), now=transaction.now + 301
+    )
+    refused(report, "v02.checkout.hop1.iat", "hop_too_old")

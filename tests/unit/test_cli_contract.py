@@ -1,0 +1,459 @@
+"""Every command keeps the CLI contract: exit codes 0/1/2, errors that name their code, one JSON document.
+
+The table below holds each command to the exit-code table (0 ok, 1 verification or operation failed,
+2 usage or malformed input): a usage error, a malformed input and a failed operation for every
+command, and a refused overwrite exits 1 wherever a command refuses one.  A new command fails
+``test_every_command_is_in_the_table`` until it is added here.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from mudrika.cli import COMMANDS, main
+from mudrika.crypto.keys import KeyPair
+from mudrika.crypto.keystore import write_file_atomic, write_private_key
+from mudrika.errors import InvalidInput
+from mudrika.identity.methods import key as did_key
+from mudrika.identity.resolver import DIDResolver
+from tests._support.evidence import BUNDLE, forbid_network
+from tests._support.paths import FIXTURES
+
+PASSWORD = "contract-test-password"
+PW = ("--password-env", "MUDRIKA_CONTRACT_PW")
+POLICY = str(FIXTURES / "policy" / "agent-policy.yaml")
+AP2 = FIXTURES / "ap2"
+V02 = FIXTURES / "ap2-v02"
+LATE = "2026-06-01T00:00:00Z"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Files the cases point at, made once per test in its own temporary directory."""
+
+    dir: Path
+    key: str  # an encrypted Ed25519 private key
+    did: str  # its did:key
+    garbage: str  # not JSON, not PEM
+    duplicate_keys: str  # {"a": 1, "a": 2}
+    empty_object: str  # {}
+    array: str  # []
+    bad_bundle: str  # the bundle format marker and nothing else
+    bad_policy: str  # a policy file that does not validate
+    existing_keys: str  # a directory that already holds private.pem
+    existing_file: str  # a file that exists (refused as an output)
+    existing_document_dir: str  # a directory that already holds did.json
+    cart: str  # a signed CartMandate (from the evidence bundle)
+    intent: str  # the signed IntentMandate it fulfils
+    card: str  # an unsigned Agent Card
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Workspace:
+    monkeypatch.setenv("MUDRIKA_CONTRACT_PW", PASSWORD)
+    monkeypatch.delenv("MUDRIKA_UNSET_PW", raising=False)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    forbid_network(monkeypatch)
+    pair = KeyPair.generate("ed25519")
+    write_private_key(tmp_path / "keys" / "private.pem", pair, PASSWORD.encode())
+    files = {
+        "garbage": b"garbage {",
+        "dup.json": b'{"a": 1, "a": 2}',
+        "empty.json": b"{}",
+        "array.json": b"[]",
+        "bad-bundle.json": b'{"format": "mudrika.evidence/v1"}',
+        "bad-policy.json": b'{"roles": 5}',
+        "existing.pem": b"already here\n",
+        "doc/did.json": b"{}",
+        "cart.json": json.dumps(json.loads(BUNDLE.read_bytes())["mandates"]["cart"]).encode(),
+        "card.json": b'{"name": "contract agent"}',
+        "intent.json": json.dumps(json.loads(BUNDLE.read_bytes())["mandates"]["intent"]).encode(),
+    }
+    for name, data in files.items():
+        write_file_atomic(tmp_path / name, data, force=False, private_dir=False)
+    return Workspace(
+        dir=tmp_path,
+        key=str(tmp_path / "keys" / "private.pem"),
+        did=did_key.create(pair.public_key),
+        garbage=str(tmp_path / "garbage"),
+        duplicate_keys=str(tmp_path / "dup.json"),
+        empty_object=str(tmp_path / "empty.json"),
+        array=str(tmp_path / "array.json"),
+        bad_bundle=str(tmp_path / "bad-bundle.json"),
+        bad_policy=str(tmp_path / "bad-policy.json"),
+        existing_keys=str(tmp_path / "keys"),
+        existing_file=str(tmp_path / "existing.pem"),
+        existing_document_dir=str(tmp_path / "doc"),
+        cart=str(tmp_path / "cart.json"),
+        intent=str(tmp_path / "intent.json"),
+        card=str(tmp_path / "card.json"),
+    )
+
+
+@dataclass(frozen=True)
+class Case:
+    """One invocation and what the contract says it must give."""
+
+    path: tuple[str, ...]
+    argv: Callable[[Workspace], list[str]]
+    exit_code: int
+    code: str | None  # the error code, or None when the command reports a verdict (not an error)
+
+
+def _provision_twice(ws: Workspace) -> list[str]:
+    first = ["provision", "--name", "agent", "--out", str(ws.dir / "agent"), *PW]
+    assert main(first) == 0
+    return ["provision", "--name", "agent", "--out", str(ws.dir / "agent"), "--type", "p256", *PW, "--json"]
+
+
+def _v02_chain_file(ws: Workspace) -> str:
+    """A file holding a (syntactically) delegated AP2 v0.2 chain, for ``mandate v02 present``."""
+    path = ws.dir / "v02-chain.txt"
+    path.write_text("a.b.c~~d.e.f~")
+    return str(path)
+
+
+def _bundle_into_existing_file(ws: Workspace) -> list[str]:
+    """``dispute bundle`` of the fixture chain, with --out naming a file that exists."""
+    payment = ws.dir / "payment.json"
+    payment.write_text(json.dumps(json.loads(BUNDLE.read_text())["mandates"]["payment"]))
+    return [
+        "--intent", ws.intent, "--cart", ws.cart, "--payment", str(payment),
+        "--merchant-aud", "a", "--kb-aud", "a", "--kb-nonce", "n", "--out", ws.existing_file,
+    ]  # fmt: skip
+
+
+_ISSUE = ("--holder-did", "did:key:z6MkkH2Tx3GPMHffHM2Au2nKZGLfUTVQAfbhMo2gycbbTjhF")
+
+
+def _issue(ws: Workspace) -> list[str]:
+    """``credential issue`` by the workspace key's did:key, to itself (a valid issuance so far)."""
+    kid = f"{ws.did}#{ws.did.removeprefix('did:key:')}"
+    return ["--key", ws.key, "--issuer", ws.did, "--kid", kid, "--holder-did", ws.did, *PW]
+
+
+_SIGN_CART = ("--merchant-did", "did:web:shop.example", "--kid", "did:web:shop.example#k1", "--aud", "a")
+_SIGN_PAYMENT = ("--aud", "a", "--nonce", "n")
+
+#: Malformed input: exit 2 and the error's own code.
+MALFORMED: tuple[Case, ...] = (
+    Case(("credential", "issue"), lambda w: [*_issue(w), "--claims", w.garbage, "--json"], 2, "malformed_json"),
+    Case(("card", "sign"), lambda w: [w.garbage, "--key", w.key, "--kid", f"{w.did}#k", *PW], 2, "malformed_json"),
+    Case(("card", "verify"), lambda w: [w.garbage, "--trust-did", w.did, "--json"], 2, "malformed_json"),
+    Case(("keys", "generate"), lambda w: ["--out", str(w.dir / "k"), "--password-env", "MUDRIKA_UNSET_PW", "--json"], 2, "no_password"),
+    Case(("demo",), lambda w: ["--out", w.existing_file, "--json"], 2, "not_a_directory"),
+    Case(("did", "create"), lambda w: ["--key", w.garbage, "--json"], 2, "bad_pem"),
+    Case(("did", "resolve"), lambda w: ["did:KEY:abc", "--json"], 2, "invalidDid"),
+    Case(("csr", "create"), lambda w: ["--key", w.key, "--did", "not-a-did", *PW, "--json"], 2, "not_a_did"),
+    Case(("provision",), lambda w: ["--name", "a", "--out", str(w.dir / "p"), "--agentdns-url", "http://x", *PW, "--json"], 2, "bad_agentdns_url"),
+    Case(("jcs",), lambda w: [w.duplicate_keys], 2, "duplicate_key"),
+    Case(("hash",), lambda w: [w.duplicate_keys, "--json"], 2, "duplicate_key"),
+    Case(("mandate", "sign-intent"), lambda w: [w.empty_object, "--key", w.key, "--kid", f"{w.did}#k", *PW], 2, "schema_mismatch"),
+    Case(("mandate", "sign-cart"), lambda w: [w.array, "--key", w.key, *_SIGN_CART, *PW], 2, "not_an_object"),
+    Case(("mandate", "sign-payment"), lambda w: [w.array, "--key", w.key, "--cart", w.empty_object, "--intent", w.intent, "--credential", w.garbage, *_SIGN_PAYMENT, *PW], 2, "not_an_object"),
+    Case(("mandate", "verify"), lambda w: [w.bad_bundle, "--json"], 2, "bad_bundle"),
+    Case(("mandate", "v02", "issue-open"), lambda w: [w.duplicate_keys, "--key", w.key, "--iss", "https://i.example", "--kid", "k", *PW], 2, "duplicate_key"),
+    Case(("mandate", "v02", "present"), lambda w: [w.garbage, w.empty_object, "--key", w.key, "--aud", "a", "--nonce", "n", *PW], 2, "malformed_sd_jwt"),
+    Case(("mandate", "v02", "sign-checkout"), lambda w: [w.array, "--key", w.key, "--kid", "k", *PW], 2, "not_an_object"),
+    Case(("mandate", "v02", "sign-receipt"), lambda w: [w.empty_object, "--kind", "checkout", "--key", w.key, "--kid", "k", *PW], 2, "malformed_mandate"),
+    Case(("mandate", "v02", "verify"), lambda w: [w.bad_bundle, "--trust-root", str(V02 / "trust-root.json"), "--json"], 2, "not_a_bundle"),
+    Case(("dispute", "verify"), lambda w: [w.bad_bundle, "--json"], 2, "bad_bundle"),
+    Case(("dispute", "bundle"), lambda w: ["--intent", w.garbage, "--cart", w.cart, "--payment", w.garbage, "--merchant-aud", "a", "--kb-aud", "a", "--kb-nonce", "n"], 2, "malformed_json"),
+    Case(("credential", "issue"), lambda w: ["--key", w.key, "--issuer", w.did, "--kid", f"{w.did}#k", *_ISSUE, "--claims", w.array, *PW, "--json"], 2, "not_an_object"),
+    Case(("policy", "check"), lambda w: ["--config", w.bad_policy, "--operation", "message/send", "--json"], 2, "invalid_policy"),
+    Case(("trust-root", "init"), lambda w: [str(w.dir / "root.json"), "--algorithm", "none"], 2, "bad_trust_root"),
+    Case(("trust-root", "add-issuer"), lambda w: [w.garbage, "https://issuer.example"], 2, "malformed_json"),
+    Case(("trust-root", "add-merchant"), lambda w: [w.garbage, "did:web:shop.example"], 2, "malformed_json"),
+    Case(("trust-root", "show"), lambda w: [w.garbage, "--json"], 2, "malformed_json"),
+    Case(("card", "sign"), lambda w: [w.duplicate_keys, "--key", w.key, "--kid", f"{w.did}#k", *PW], 2, "duplicate_key"),
+    Case(("card", "verify"), lambda w: [w.duplicate_keys, "--trust-did", w.did, "--json"], 2, "duplicate_key"),
+)  # fmt: skip
+
+#: A failed verification or operation: exit 1.  Every refused overwrite is here, and agrees.
+FAILED: tuple[Case, ...] = (
+    Case(("credential", "issue"), lambda w: [*_issue(w), "--out", w.existing_file, "--json"], 1, "exists"),
+    Case(("card", "sign"), lambda w: [w.card, "--key", str(w.dir / "absent.pem"), "--kid", f"{w.did}#k", *PW], 1, "not_found"),
+    Case(("card", "verify"), lambda w: [w.card, "--trust-did", w.did, "--json"], 1, None),
+    Case(("keys", "generate"), lambda w: ["--out", w.existing_keys, *PW, "--json"], 1, "exists"),
+    Case(("demo",), lambda w: ["--out", w.existing_keys, "--json"], 1, "exists"),
+    Case(("did", "create"), lambda w: ["--key", w.key, "--out", w.existing_document_dir, *PW, "--json"], 1, "exists"),
+    Case(("did", "resolve"), lambda w: ["did:web:shop.example", "--snapshot", w.empty_object, "--json"], 1, "notFound"),
+    Case(("csr", "create"), lambda w: ["--key", w.key, "--did", w.did, "--cn", "a", "--out", w.existing_file, *PW, "--json"], 1, "exists"),
+    Case(("provision",), lambda w: _provision_twice(w)[1:], 1, "key_type_mismatch"),
+    Case(("mandate", "sign-intent"), lambda w: [str(AP2 / "intent_mandate.json"), "--key", str(w.dir / "absent.pem"), "--kid", f"{w.did}#k", *PW], 1, "not_found"),
+    Case(("mandate", "sign-cart"), lambda w: [str(AP2 / "cart_contents.json"), "--key", str(w.dir / "absent.pem"), *_SIGN_CART, *PW], 1, "not_found"),
+    Case(("mandate", "sign-payment"), lambda w: [str(AP2 / "payment_mandate_contents.json"), "--key", str(w.dir / "absent.pem"), "--cart", w.cart, "--intent", w.intent, "--credential", w.garbage, *_SIGN_PAYMENT, *PW], 1, "not_found"),
+    Case(("mandate", "verify"), lambda w: [str(BUNDLE), "--at", LATE, "--json"], 1, None),
+    Case(("mandate", "v02", "issue-open"), lambda w: [w.empty_object, "--key", str(w.dir / "absent.pem"), "--iss", "https://i.example", "--kid", "k", *PW], 1, "not_found"),
+    Case(("mandate", "v02", "present"), lambda w: [_v02_chain_file(w), w.empty_object, "--key", str(w.dir / "absent.pem"), "--aud", "a", "--nonce", "n", *PW], 1, "not_found"),
+    Case(("mandate", "v02", "sign-checkout"), lambda w: [w.empty_object, "--key", str(w.dir / "absent.pem"), "--kid", "k", *PW], 1, "not_found"),
+    Case(("mandate", "v02", "sign-receipt"), lambda w: [w.empty_object, "--kind", "payment", "--key", str(w.dir / "absent.pem"), "--kid", "k", *PW], 1, "not_found"),
+    Case(("mandate", "v02", "verify"), lambda w: [str(V02 / "bundle.json"), "--trust-root", str(V02 / "trust-root.json"), "--json"], 1, None),
+    Case(("dispute", "verify"), lambda w: [str(BUNDLE), "--at", LATE, "--json"], 1, None),
+    Case(("dispute", "bundle"), _bundle_into_existing_file, 1, "exists"),
+    Case(("credential", "issue"), lambda w: ["--key", str(w.dir / "absent.pem"), "--issuer", w.did, "--kid", f"{w.did}#k", *_ISSUE, *PW, "--json"], 1, "not_found"),
+    Case(("policy", "check"), lambda w: ["--config", POLICY, "--roles", "agent-viewer", "--operation", "message/send", "--json"], 1, None),
+    Case(("trust-root", "init"), lambda w: [w.existing_file], 1, "exists"),
+    Case(("card", "sign"), lambda w: [w.empty_object, "--key", str(w.dir / "absent.pem"), "--kid", f"{w.did}#k", *PW], 1, "not_found"),
+    Case(("card", "verify"), lambda w: [w.empty_object, "--trust-did", w.did, "--json"], 1, None),
+)  # fmt: skip
+
+#: Commands that have no way to fail other than malformed input, and why.
+NEVER_FAIL_WITH_1 = {
+    ("jcs",): "canonicalises its input or refuses it as malformed",
+    ("hash",): "hashes its input or refuses it as malformed",
+    ("trust-root", "add-issuer"): "edits the file (always replacing it) or refuses malformed input",
+    ("trust-root", "add-merchant"): "edits the file (always replacing it) or refuses malformed input",
+    ("trust-root", "show"): "prints the file or refuses it as malformed",
+}
+
+
+def _leaves(command: click.Command, path: tuple[str, ...]) -> list[tuple[str, ...]]:
+    if isinstance(command, click.Group):
+        return [leaf for name, sub in command.commands.items() for leaf in _leaves(sub, (*path, name))]
+    return [path]
+
+
+LEAVES = sorted(leaf for name, entry in COMMANDS.items() for leaf in _leaves(entry.load(), (name,)))
+
+
+def _has_json_flag(path: tuple[str, ...]) -> bool:
+    command: click.Command = COMMANDS[path[0]].load()
+    for name in path[1:]:
+        assert isinstance(command, click.Group)
+        command = command.commands[name]
+    return any(param.name == "as_json" for param in command.params)
+
+
+def _run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _error_document(out: str) -> dict[str, Any]:
+    document = json.loads(out)  # exactly one JSON document, nothing else on stdout
+    assert set(document) == {"error"}
+    error = document["error"]
+    assert isinstance(error, dict)
+    assert set(error) == {"code", "message", "fields"}
+    assert isinstance(error["message"], str)
+    assert error["message"]
+    assert isinstance(error["fields"], dict)
+    return error
+
+
+def test_every_command_is_in_the_table() -> None:
+    assert sorted({case.path for case in MALFORMED}) == LEAVES
+    assert sorted({case.path for case in FAILED} | set(NEVER_FAIL_WITH_1)) == LEAVES
+
+
+@pytest.mark.parametrize("path", LEAVES, ids=" ".join)
+def test_help_exits_0(path: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, [*path, "--help"])
+    assert code == 0
+    assert "Usage: mudrika " + " ".join(path) in out
+
+
+@pytest.mark.parametrize("path", LEAVES, ids=" ".join)
+def test_usage_error_exits_2(path: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, [*path, "--no-such-option"])
+    assert code == 2
+    assert out == ""
+    assert "No such option" in err
+    code, out, _ = _run(capsys, [*path, "--no-such-option", "--json"])
+    assert code == 2
+    assert _error_document(out)["code"] == "usage"
+
+
+@pytest.mark.parametrize(
+    "case", MALFORMED + FAILED, ids=lambda case: f"{' '.join(case.path)}-{case.exit_code}"
+)
+def test_outcome_follows_the_exit_code_table(
+    case: Case, ws: Workspace, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _run(capsys, [*case.path, *case.argv(ws)])
+    assert code == case.exit_code, err
+    if case.code is None:
+        report = json.loads(out)  # a verdict: the report itself, with the failure inside it
+        assert report.get("ok", report.get("allowed")) is False
+        return
+    assert f"({case.code}" in err  # the human line names the code
+    assert "Traceback" not in err
+    if _has_json_flag(case.path):
+        assert _error_document(out)["code"] == case.code
+    else:
+        assert out == ""
+
+
+def test_a_bad_option_value_is_reported_in_json_with_the_option(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, ["keys", "generate", "--json", "--type", "dsa", "--out", "x"])
+    assert code == 2
+    error = _error_document(out)
+    assert error["code"] == "usage"
+    assert error["fields"] == {"param": "--type"}
+
+
+def test_the_human_line_names_message_code_and_fields(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, ["did", "resolve", "did:KEY:abc"])
+    assert code == 2
+    assert err == (
+        "error: invalid DID: DID method name must be 1+ characters of a-z and 0-9 (invalidDid; reason=bad_method)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["-v", "did", "resolve", "did:KEY:abc"], ["did", "resolve", "did:KEY:abc", "-v"]],
+    ids=["global", "per-command"],
+)
+def test_verbose_adds_the_cause_chain(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, argv)
+    assert code == 2
+    assert err.splitlines()[1] == (
+        "  caused by: mudrika.errors.InvalidInput: DID method name must be 1+ characters of a-z and 0-9 "
+        "(bad_method; did=did:KEY:abc)"
+    )
+
+
+def test_verbose_json_lists_the_causes(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, ["-v", "did", "resolve", "did:KEY:abc", "--json"])
+    assert code == 2
+    error = json.loads(out)["error"]
+    assert error["causes"] == [
+        {
+            "type": "mudrika.errors.InvalidInput",
+            "code": "bad_method",
+            "message": "DID method name must be 1+ characters of a-z and 0-9",
+            "fields": {"did": "did:KEY:abc"},
+        }
+    ]
+
+
+def test_a_foreign_cause_shows_only_its_type(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def resolve(self: DIDResolver, did: str, accept: str = "") -> Any:
+        try:
+            raise ValueError("token=s3cr3t-value")
+        except ValueError as exc:
+            raise InvalidInput("the driver refused the DID", code="driver_refused") from exc
+
+    monkeypatch.setattr(DIDResolver, "resolve", resolve)
+    code, out, err = _run(capsys, ["-v", "did", "resolve", "did:web:shop.example", "--json"])
+    assert code == 2
+    assert "  caused by: ValueError" in err.splitlines()
+    assert json.loads(out)["error"]["causes"] == [{"type": "ValueError"}]
+    assert "s3cr3t" not in out + err
+
+
+def test_an_unexpected_exception_is_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def resolve(self: DIDResolver, did: str, accept: str = "") -> Any:
+        raise RuntimeError("password=hunter2")
+
+    monkeypatch.setattr(DIDResolver, "resolve", resolve)
+    code, out, err = _run(capsys, ["did", "resolve", "did:web:shop.example"])
+    assert code == 1
+    assert out == ""
+    assert err.splitlines() == [
+        "error: unexpected internal error: RuntimeError (internal_error; type=RuntimeError)",
+        "  (run with -v for the traceback)",
+    ]
+    code, out, err = _run(capsys, ["-v", "did", "resolve", "did:web:shop.example", "--json"])
+    assert code == 1
+    assert json.loads(out) == {
+        "error": {
+            "code": "internal_error",
+            "message": "unexpected internal error: RuntimeError",
+            "fields": {"type": "RuntimeError"},
+            "causes": [],
+        }
+    }
+    assert "Traceback (most recent call last):" in err
+    assert 'raise RuntimeError("password=hunter2")' in err  # the source line of the frame, not a message
+    assert err.rstrip().endswith("\nRuntimeError")
+
+
+def test_control_characters_in_errors_are_escaped(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, ["-v", "did", "resolve", "did:KEY:\x1b[31mred"])
+    assert code == 2
+    assert "\x1b" not in err
+    assert 'did="did:KEY:\\u001b[31mred"' in err
+
+
+def test_every_validation_problem_is_listed_once(ws: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, ["dispute", "verify", ws.bad_bundle])
+    assert code == 2
+    assert out == ""
+    assert err.count("malformed evidence bundle") == 1
+    for field in ("evidence_time", "mandates", "expectations", "keys"):
+        assert err.count(f"{field}: Field required") == 1
+
+
+def test_a_batch_reports_each_malformed_bundle_as_an_error_object(
+    ws: Workspace, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = _run(capsys, ["dispute", "verify", ws.bad_bundle, ws.garbage, "--json"])
+    assert code == 2
+    results = json.loads(out)["results"]
+    assert [r["error"]["code"] for r in results] == ["bad_bundle", "malformed_json"]
+    assert [r["path"] for r in results] == [ws.bad_bundle, ws.garbage]
+
+
+class _Pair(BaseModel):
+    first: int
+    second: int
+
+
+def _raising(exc: BaseException) -> Callable[..., Any]:
+    def resolve(self: DIDResolver, did: str, accept: str = "") -> Any:
+        raise exc
+
+    return resolve
+
+
+def test_a_stray_pydantic_error_lists_every_problem(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(ValidationError) as info:
+        _Pair.model_validate({"second": "x"})
+    monkeypatch.setattr(DIDResolver, "resolve", _raising(info.value))
+    code, _, err = _run(capsys, ["did", "resolve", "did:web:shop.example"])
+    assert code == 2
+    assert err.splitlines() == [
+        "error: invalid input (2 problems) (invalid_input)",
+        "  - first: Field required",
+        "  - second: Input should be a valid integer, unable to parse string as an integer",
+    ]
+
+
+def test_an_os_error_is_an_operation_failure(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(DIDResolver, "resolve", _raising(PermissionError(13, "Permission denied", "/srv/x")))
+    code, out, err = _run(capsys, ["did", "resolve", "did:web:shop.example", "--json"])
+    assert code == 1
+    assert err == "error: Permission denied (os_error; filename=/srv/x)\n"
+    assert _error_document(out) == {
+        "code": "os_error",
+        "message": "Permission denied",
+        "fields": {"filename": "/srv/x"},
+    }
+
+
+def test_an_interrupt_exits_1(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(DIDResolver, "resolve", _raising(KeyboardInterrupt()))
+    code, _, err = _run(capsys, ["did", "resolve", "did:web:shop.example"])
+    assert code == 1
+    assert err.splitlines()[-1] == "error: aborted (aborted)"

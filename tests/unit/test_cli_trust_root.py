@@ -1,0 +1,138 @@
+"""``mudrika trust-root init|add-issuer|add-merchant|show``: the analyst writes and reads a trust root."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mudrika.cli import main
+from mudrika.payments.trustroot import load_trust_root
+from tests._support.evidence import BUNDLE, NONCE, TRUST_ROOT, evidence_builder
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def snapshots(tmp_path: Path) -> dict[str, Path]:
+    """The genuine issuer's JWK Set and the merchant's DID document, as files an analyst pinned."""
+    chain = evidence_builder().build_chain()
+    builder = evidence_builder()
+    jwks = tmp_path / "issuer-jwks.json"
+    jwks.write_text(json.dumps(chain.jwks[builder.ISSUER]))
+    document = tmp_path / "merchant-did.json"
+    document.write_text(json.dumps(chain.did_documents[builder.MERCHANT_DID]))
+    return {"jwks": jwks, "document": document}
+
+
+def test_init_add_show_and_verify(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, snapshots: dict[str, Path]
+) -> None:
+    builder = evidence_builder()
+    root = str(tmp_path / "root.json")
+    aud = builder.MERCHANT_AUDIENCE
+    assert _run(capsys, "trust-root", "init", root, "--merchant-aud", aud, "--kb-aud", aud)[0] == 0
+    assert _run(capsys, "trust-root", "init", root)[0] == 1  # never overwritten without --force
+    code, _, err = _run(
+        capsys, "trust-root", "add-issuer", root, builder.ISSUER, "--jwks", str(snapshots["jwks"])
+    )
+    assert code == 0, err
+    code, _, err = _run(
+        capsys,
+        "trust-root",
+        "add-merchant",
+        root,
+        builder.MERCHANT_DID,
+        "--did-document",
+        str(snapshots["document"]),
+        "--source",
+        "pinned at onboarding",
+    )
+    assert code == 0, err
+    # The hand-written root carries the same trust as the fixture's (same keys, same policy).
+    written, fixture = load_trust_root(root), load_trust_root(TRUST_ROOT)
+    assert written.pinned_keys() == fixture.pinned_keys()
+    code, out, _ = _run(capsys, "trust-root", "show", root, "--json")
+    assert code == 0
+    shown = json.loads(out)
+    assert shown["fingerprint"] == written.fingerprint
+    assert [(key["role"], key["thumbprint"]) for key in shown["keys"]] == [
+        ("issuer", "ij40EeFkDAwv1WZlfp1kSw2umINfw6ap3QkrNPcUkyM"),
+        ("merchant", "W1COp5sh4XJjdJJhehqepuwWoGMjOeyWIwof0QHuZV4"),
+    ]
+    assert shown["accept_legacy_unbound_intent"] is False
+    code, out, err = _run(capsys, "trust-root", "show", root)
+    assert code == 0
+    assert out == ""
+    assert "W1COp5sh4XJjdJJhehqepuwWoGMjOeyWIwof0QHuZV4" in err.replace("\n", "").replace("│", "").replace(
+        " ", ""
+    )
+    code, _, err = _run(capsys, "dispute", "verify", str(BUNDLE), "--trust-root", root, "--kb-nonce", NONCE)
+    assert code == 0, err
+
+
+def test_a_bad_change_is_refused_and_the_file_kept(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, snapshots: dict[str, Path]
+) -> None:
+    root = tmp_path / "root.json"
+    assert _run(capsys, "trust-root", "init", str(root))[0] == 0
+    before = root.read_bytes()
+    broken = tmp_path / "broken-jwks.json"
+    broken.write_text(json.dumps({"keys": [{"kty": "OKP", "crv": "Ed25519", "x": "AAAA", "kid": "k"}]}))
+    code, _, err = _run(
+        capsys, "trust-root", "add-issuer", str(root), "https://issuer.example", "--jwks", str(broken)
+    )
+    assert code == 2
+    assert "malformed trust root" in err
+    code, _, _ = _run(
+        capsys,
+        "trust-root",
+        "add-merchant",
+        str(root),
+        "did:web:x.example",
+        "--jwks",
+        str(snapshots["jwks"]),
+        "--did-document",
+        str(snapshots["document"]),
+    )
+    assert code == 2
+    assert _run(capsys, "trust-root", "add-merchant", str(root), "https://not-a-did.example")[0] == 2
+    assert root.read_bytes() == before
+    assert _run(capsys, "trust-root", "init", str(tmp_path / "x.json"), "--leeway", "60")[0] == 2
+
+
+def test_init_policy_options(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    root = tmp_path / "root.json"
+    code, _, err = _run(
+        capsys,
+        "trust-root",
+        "init",
+        str(root),
+        "--vct",
+        "urn:example:payment:2",
+        "--algorithm",
+        "ES256",
+        "--leeway",
+        "5",
+        "--kb-max-age",
+        "120",
+        "--intent-max-age",
+        "86400",
+        "--accept-legacy-unbound-intent",
+        "--description",
+        "analyst A, case 42",
+    )
+    assert code == 0, err
+    loaded = load_trust_root(root)
+    assert loaded.accepted_vct == ["urn:example:payment:2"]
+    assert loaded.algorithms == ["ES256"]
+    assert loaded.leeway_seconds == 5
+    assert loaded.max_age_seconds.key_binding == 120
+    assert loaded.max_age_seconds.intent == 86400
+    assert loaded.accept_legacy_unbound_intent
+    assert loaded.description == "analyst A, case 42"
