@@ -43,7 +43,9 @@ from keycloak.exceptions import (
 )
 
 from mudrika.errors import IdpUnavailable, InvalidInput, MudrikaError
+from mudrika.net.egress import EgressPolicy
 from mudrika.trust.keycloak._http_bridge import install_transports
+from mudrika.trust.keycloak.jwks import egress_for_configured_url
 from mudrika.trust.models import AgentTrust
 from mudrika.trust.policy import OperationRule, Policy
 from mudrika.trust.policy._realm import (
@@ -160,7 +162,10 @@ class KeycloakAdapter:
 
     ``http_client`` / ``async_http_client``: the httpx clients every request goes through (the sync
     ``requests`` traffic of python-keycloak is bridged onto ``http_client``).  When omitted the adapter
-    creates and owns clients with ``timeout`` and ``verify``; close them with :meth:`close` /
+    creates and owns clients with ``timeout`` and ``verify`` whose connections go through ``egress``
+    (default: :func:`~mudrika.trust.keycloak.jwks.egress_for_configured_url` of ``server_url``, the
+    same rule as the JWKS fetch), so discovery, tokens and introspection obey the one egress policy
+    (address checks, no second resolution, byte and time caps); close them with :meth:`close` /
     :meth:`aclose` or use the adapter as a (async) context manager.  Passing your own clients is how
     tests reach an in-process ASGI stand-in and how deployments set proxies or client certificates.
 
@@ -187,6 +192,7 @@ class KeycloakAdapter:
         allow_http: bool = False,
         http_client: httpx.Client | None = None,
         async_http_client: httpx.AsyncClient | None = None,
+        egress: EgressPolicy | None = None,
     ) -> None:
         if not realm or not client_id or not client_secret:
             raise InvalidInput("realm, client_id and client_secret are required", code="missing_config")
@@ -196,9 +202,18 @@ class KeycloakAdapter:
         self._secret = client_secret
         self._owns_sync = http_client is None
         self._owns_async = async_http_client is None
-        self._http = http_client or httpx.Client(timeout=timeout, verify=verify, follow_redirects=False)
+        policy = egress or egress_for_configured_url(self.server_url)
+        self._http = http_client or httpx.Client(
+            transport=policy.transport(verify=verify),
+            timeout=timeout,
+            follow_redirects=False,
+            trust_env=False,
+        )
         self._ahttp = async_http_client or httpx.AsyncClient(
-            timeout=timeout, verify=verify, follow_redirects=False
+            transport=policy.async_transport(verify=verify),
+            timeout=timeout,
+            follow_redirects=False,
+            trust_env=False,
         )
         self._timeout = timeout
         self._oidc = self._new_openid()

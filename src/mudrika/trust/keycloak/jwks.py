@@ -156,8 +156,8 @@ def _check_url(url: str, allow_http: bool) -> str:
     return url
 
 
-def _default_egress(url: str) -> EgressPolicy:
-    """The egress policy for a configured JWKS URL: strict, except that an IdP the operator placed on
+def egress_for_configured_url(url: str) -> EgressPolicy:
+    """The egress policy for a configured IdP URL (JWKS, introspection): strict, except that an IdP the operator placed on
     this machine or a private network (``localhost``, a private IP literal) is allowed — visibly,
     since such a policy logs a warning.  The URL is configuration, never request input."""
     parts = urlsplit(url)
@@ -386,7 +386,7 @@ class JwksCache:
 
     def _policy(self) -> EgressPolicy:
         if self._egress is None:
-            self._egress = _default_egress(self.jwks_uri)
+            self._egress = egress_for_configured_url(self.jwks_uri)
         return self._egress
 
     def _check_response(self, response: httpx.Response) -> None:
