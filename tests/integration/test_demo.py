@@ -185,6 +185,8 @@ def test_step6_lists_files_and_working_commands(demo: dict[str, Any]) -> None:
     assert main(verify[1:]) == 0  # the printed command verifies the bundle again: verdict OK
     tamper = details["rerun"]["tamper"].split()
     assert main(tamper[1:]) == 1
+    verify_v02 = details["rerun"]["verify_v02"].split()
+    assert main(verify_v02[1:]) == 0  # the v0.2 bundle with the merchant's recorded nonces: OK
 
 
 def test_the_human_output_tells_each_step(demo: dict[str, Any]) -> None:

@@ -8,7 +8,14 @@ with provisioning), and importing those modules costs more than the whole start-
 
 from __future__ import annotations
 
-__all__ = ["DID_METHODS", "IDENTITY_PROVIDERS", "KEY_TYPES"]
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+__all__ = ["DID_METHODS", "IDENTITY_PROVIDERS", "KEY_TYPES", "key_type_options"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 #: ``mudrika.crypto.keys.KeyType`` values, in declaration order.
 KEY_TYPES: tuple[str, ...] = ("ed25519", "p256", "secp256k1", "rsa")
@@ -18,3 +25,22 @@ DID_METHODS: tuple[str, ...] = ("key", "jwk", "web", "bindu")
 
 #: ``mudrika.trust.models.IdentityProvider``: where a caller's groups can come from.
 IDENTITY_PROVIDERS: tuple[str, ...] = ("keycloak", "azure_ad", "okta", "auth0", "custom")
+
+
+def key_type_options(type_help: str) -> Callable[[_F], _F]:
+    """``--type`` (with ``type_help``) and ``--rsa-bits``: the key choice every key-creating command offers."""
+
+    def decorate(func: _F) -> _F:
+        func = click.option(
+            "--rsa-bits", type=click.Choice(["2048", "3072", "4096"]), default="2048", show_default=True
+        )(func)
+        return click.option(
+            "--type",
+            "key_type",
+            type=click.Choice(KEY_TYPES),
+            default="ed25519",
+            show_default=True,
+            help=type_help,
+        )(func)
+
+    return decorate

@@ -15,11 +15,14 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from mudrika.errors import InvalidInput, MudrikaError, VerificationError
+
+if TYPE_CHECKING:
+    from mudrika.crypto.keys import KeyPair
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -329,6 +332,36 @@ def _print_frames(exc: BaseException) -> None:
 
 
 # -- passwords ---------------------------------------------------------------------------------------------
+
+
+def read_prefix(source: str, max_bytes: int) -> bytes:
+    """FILE or '-' (stdin): at most ``max_bytes + 1`` bytes, so an oversized input is never read whole.
+
+    The caller's parser, given ``max_bytes``, refuses the extra byte; an unreadable file is
+    :class:`~mudrika.errors.InvalidInput` with the OS's reason, not a traceback.
+    """
+    if source == "-":
+        return sys.stdin.buffer.read(max_bytes + 1)
+    try:
+        with Path(source).open("rb") as handle:
+            return handle.read(max_bytes + 1)
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {source}: {exc.strerror}", code="unreadable") from None
+
+
+def read_input(source: str, *, max_bytes: int) -> bytes:
+    """FILE or '-' (stdin), refused (not truncated) when larger than ``max_bytes``."""
+    data = read_prefix(source, max_bytes)
+    if len(data) > max_bytes:
+        raise InvalidInput(f"{source} is larger than {max_bytes} bytes", code="too_large", limit=max_bytes)
+    return data
+
+
+def load_signing_key(key_uri: str, password_env: str | None, password_file: Path | None) -> KeyPair:
+    """The private key at ``key_uri``, its password read the one safe way (:func:`read_password`)."""
+    from mudrika.crypto.keystore import load_private_key
+
+    return load_private_key(key_uri, read_password(password_env, password_file))
 
 
 def read_password(password_env: str | None, password_file: Path | None, *, confirm: bool = False) -> bytes:

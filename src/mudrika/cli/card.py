@@ -14,13 +14,20 @@ documents given with ``--did-document`` (never the network).  Exit codes: 0 sign
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from mudrika.cli._common import EXIT_FAILED, EXIT_OK, emit_json, err, password_options, read_password
+from mudrika.cli._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    emit_json,
+    err,
+    password_options,
+    read_password,
+    read_prefix,
+)
 from mudrika.errors import InvalidInput
 
 __all__ = ["card_group"]
@@ -28,20 +35,10 @@ __all__ = ["card_group"]
 _FORMS = ("a2a", "a2a-sdk-1.3")
 
 
-def _read(source: str, max_bytes: int) -> bytes:
-    if source == "-":
-        return sys.stdin.buffer.read(max_bytes + 1)
-    try:
-        with Path(source).open("rb") as handle:
-            return handle.read(max_bytes + 1)
-    except OSError as exc:
-        raise InvalidInput(f"cannot read {source}: {exc.strerror}", code="unreadable") from None
-
-
 def _card(source: str) -> dict[str, Any]:
     from mudrika.trust.a2a.cards import MAX_CARD_BYTES, load_card
 
-    return load_card(_read(source, MAX_CARD_BYTES))
+    return load_card(read_prefix(source, MAX_CARD_BYTES))
 
 
 @click.group(name="card")

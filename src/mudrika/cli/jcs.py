@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from mudrika.cli._common import emit_json
+from mudrika.cli._common import emit_json, read_prefix
 from mudrika.crypto.jcs import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, canonicalize, loads_strict, mandate_hash
-from mudrika.errors import InvalidInput
 
 __all__ = ["hash_command", "jcs_command"]
 
@@ -43,19 +41,8 @@ def _limits(func: _F) -> _F:
     return click.argument("source", metavar="[FILE|-]", required=False, default="-")(func)
 
 
-def _read_limited(source: str, max_bytes: int) -> bytes:
-    """Read at most ``max_bytes + 1`` bytes, so an oversized input is refused without reading it all."""
-    if source == "-":
-        return sys.stdin.buffer.read(max_bytes + 1)
-    try:
-        with Path(source).open("rb") as handle:
-            return handle.read(max_bytes + 1)
-    except OSError as exc:
-        raise InvalidInput(f"cannot read {source}: {exc.strerror}", code="unreadable") from None
-
-
 def _load(source: str, max_bytes: int, max_depth: int) -> object:
-    data = _read_limited(source, max_bytes)
+    data = read_prefix(source, max_bytes)
     return loads_strict(data, max_bytes=max_bytes, max_depth=max_depth)
 
 

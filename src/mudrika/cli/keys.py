@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from mudrika.cli._choices import KEY_TYPES
+from mudrika.cli._choices import key_type_options
 from mudrika.cli._common import emit_json, err, password_options, read_password
 
 __all__ = ["keys_group"]
@@ -25,15 +25,7 @@ def keys_group() -> None:
 
 
 @keys_group.command("generate")
-@click.option(
-    "--type",
-    "key_type",
-    type=click.Choice(KEY_TYPES),
-    default="ed25519",
-    show_default=True,
-    help="Key type. ed25519 is the smallest and fastest; p256 is the AP2 default for merchants.",
-)
-@click.option("--rsa-bits", type=click.Choice(["2048", "3072", "4096"]), default="2048", show_default=True)
+@key_type_options("Key type. ed25519 is the smallest and fastest; p256 is the AP2 default for merchants.")
 @click.option(
     "--out",
     "out_dir",

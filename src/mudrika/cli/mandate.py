@@ -8,7 +8,6 @@ stdout, and reads private keys only through ``--key`` plus ``--password-env``/``
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,7 +15,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from mudrika.cli._common import EXIT_FAILED, EXIT_OK, emit_json, password_options, read_password
+from mudrika.cli._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    emit_json,
+    load_signing_key,
+    password_options,
+    read_input,
+)
 from mudrika.cli._keycheck import algorithm_for, check_key_matches, documents_by_did
 from mudrika.cli.dispute import _remember_verbose, parse_time_option, print_report, write_html
 from mudrika.cli.mandate_v02 import v02_group
@@ -38,18 +44,7 @@ _MAX_TOKEN_FILE = 64 * 1024
 
 
 def _read(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """Read FILE or '-' (stdin), at most ``max_bytes`` (an oversized input is refused, not truncated)."""
-    if source == "-":
-        data = sys.stdin.buffer.read(max_bytes + 1)
-    else:
-        try:
-            with Path(source).open("rb") as handle:
-                data = handle.read(max_bytes + 1)
-        except OSError as exc:
-            raise InvalidInput(f"cannot read {source}: {exc.strerror}", code="unreadable") from None
-    if len(data) > max_bytes:
-        raise InvalidInput(f"{source} is larger than {max_bytes} bytes", code="too_large", limit=max_bytes)
-    return data
+    return read_input(source, max_bytes=max_bytes)
 
 
 def _json_file(source: str) -> Any:
@@ -58,12 +53,6 @@ def _json_file(source: str) -> Any:
 
 def _now(text: str | None) -> datetime:
     return parse_time_option(text, "--now") or datetime.now(UTC)
-
-
-def _key(key_uri: str, password_env: str | None, password_file: Path | None) -> KeyPair:
-    from mudrika.crypto.keystore import load_private_key
-
-    return load_private_key(key_uri, read_password(password_env, password_file))
 
 
 def _signing_options(func: _F) -> _F:
@@ -162,7 +151,7 @@ def sign_intent_command(
     intent = receive_intent(_read(source))
     documents = _documents(did_document_files)
     now = _now(now_text)
-    pair = _key(key_uri, password_env, password_file)
+    pair = load_signing_key(key_uri, password_env, password_file)
     check_key_matches(pair, kid=kid, documents=documents)
     signed = sign_intent(
         intent, pair, kid=kid, now=now, alg=algorithm_for(pair, None, allowed=MERCHANT_ALGORITHMS)
@@ -214,7 +203,7 @@ def sign_cart_command(
         raise InvalidInput("CartContents must be a JSON object", code="not_an_object")
     documents = _documents(did_document_files)
     now = _now(now_text)
-    pair = _key(key_uri, password_env, password_file)
+    pair = load_signing_key(key_uri, password_env, password_file)
     check_key_matches(pair, kid=kid, documents=documents)
     cart = sign_cart(
         contents,
@@ -284,7 +273,7 @@ def sign_payment_command(
     except UnicodeDecodeError:
         raise InvalidInput("the credential file is not ASCII", code="malformed_sd_jwt") from None
     now = _now(now_text)
-    pair = _key(key_uri, password_env, password_file)
+    pair = load_signing_key(key_uri, password_env, password_file)
     _credential_holder_matches(credential, pair)
     payment = sign_payment(
         contents,

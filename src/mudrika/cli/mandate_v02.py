@@ -13,20 +13,25 @@ delegate appends a hop), ``sign-checkout`` (a merchant signs a UCP Checkout), ``
 
 from __future__ import annotations
 
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
-from mudrika.cli._common import EXIT_FAILED, EXIT_OK, emit_json, password_options, read_password
+from mudrika.cli._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    emit_json,
+    load_signing_key,
+    password_options,
+    read_input,
+)
 from mudrika.cli.dispute import parse_time_option, print_report, write_html
 from mudrika.crypto.jcs import DEFAULT_MAX_BYTES, loads_strict
 from mudrika.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from mudrika.crypto.keys import KeyPair
     from mudrika.payments.v02 import HopExpectation, MandateUsage
 
 __all__ = ["v02_group"]
@@ -35,18 +40,7 @@ _MAX_CHAIN_FILE = 512 * 1024
 
 
 def _read(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """FILE or '-' (stdin), at most ``max_bytes`` (an oversized input is refused, not truncated)."""
-    if source == "-":
-        data = sys.stdin.buffer.read(max_bytes + 1)
-    else:
-        try:
-            with Path(source).open("rb") as handle:
-                data = handle.read(max_bytes + 1)
-        except OSError as exc:
-            raise InvalidInput(f"cannot read {source}: {exc.strerror}", code="unreadable") from None
-    if len(data) > max_bytes:
-        raise InvalidInput(f"{source} is larger than {max_bytes} bytes", code="too_large", limit=max_bytes)
-    return data
+    return read_input(source, max_bytes=max_bytes)
 
 
 def _json(source: str) -> Any:
@@ -62,12 +56,6 @@ def _token(source: str) -> str:
         return _read(source, max_bytes=_MAX_CHAIN_FILE).decode("ascii").strip()
     except UnicodeDecodeError:
         raise InvalidInput(f"{source} is not an ASCII token", code="malformed_token") from None
-
-
-def _key(key_uri: str, password_env: str | None, password_file: Path | None) -> KeyPair:
-    from mudrika.crypto.keystore import load_private_key
-
-    return load_private_key(key_uri, read_password(password_env, password_file))
 
 
 def _now(text: str | None) -> datetime:
@@ -121,7 +109,7 @@ def issue_open_command(
     issued = issue_open_mandate(
         _json(source),
         issuer=issuer,
-        issuer_key=_key(key_uri, password_env, password_file),
+        issuer_key=load_signing_key(key_uri, password_env, password_file),
         kid=kid,
         now=_now(now_text),
     )
@@ -179,7 +167,7 @@ def present_command(
     chain = append_hop(
         text,
         _json(source),
-        holder_key=_key(key_uri, password_env, password_file),
+        holder_key=load_signing_key(key_uri, password_env, password_file),
         audience=aud,
         nonce=nonce,
         now=_now(now_text),
@@ -198,7 +186,9 @@ def sign_checkout_command(
     """Sign the UCP Checkout in FILE as the merchant; print {"checkout_jwt", "checkout_hash"}."""
     from mudrika.payments.v02 import sd_digest, sign_checkout_jwt
 
-    token = sign_checkout_jwt(_json(source), merchant_key=_key(key_uri, password_env, password_file), kid=kid)
+    token = sign_checkout_jwt(
+        _json(source), merchant_key=load_signing_key(key_uri, password_env, password_file), kid=kid
+    )
     emit_json({"checkout_jwt": token, "checkout_hash": sd_digest(token)})
 
 
@@ -215,7 +205,7 @@ def sign_receipt_command(
 
     receipt_kind: Literal["checkout", "payment"] = "checkout" if kind == "checkout" else "payment"
     token = sign_receipt(
-        _json(source), kind=receipt_kind, key=_key(key_uri, password_env, password_file), kid=kid
+        _json(source), kind=receipt_kind, key=load_signing_key(key_uri, password_env, password_file), kid=kid
     )
     emit_json({"receipt": token})
 

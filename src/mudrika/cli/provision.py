@@ -11,7 +11,7 @@ from typing import cast
 
 import click
 
-from mudrika.cli._choices import DID_METHODS, KEY_TYPES
+from mudrika.cli._choices import DID_METHODS, key_type_options
 from mudrika.cli._common import emit_json, err, password_options, read_password
 
 __all__ = ["provision_command"]
@@ -26,15 +26,7 @@ __all__ = ["provision_command"]
     required=True,
     help="Directory for the agent's files; created with mode 0700.",
 )
-@click.option(
-    "--type",
-    "key_type",
-    type=click.Choice(KEY_TYPES),
-    default="ed25519",
-    show_default=True,
-    help="Key type of a NEW key (an existing key is always reused).",
-)
-@click.option("--rsa-bits", type=click.Choice(["2048", "3072", "4096"]), default="2048", show_default=True)
+@key_type_options("Key type of a NEW key (an existing key is always reused).")
 @click.option(
     "--method",
     type=click.Choice(DID_METHODS),

@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from mudrika.crypto.frozenjson import thaw
 from mudrika.crypto.jcs import canonicalize, loads_strict
 from mudrika.errors import InvalidInput
+from mudrika.payments._load import read_capped, validation_errors
 from mudrika.payments.chain import inspect_chain
 from mudrika.payments.chain._common import DEFAULT_ALGORITHMS, MAX_LEEWAY, Time, epoch, iso
 from mudrika.payments.chain._keys import KeyMaterial
@@ -190,10 +191,7 @@ def bundle_from_value(value: Any) -> EvidenceBundle:
     try:
         return EvidenceBundle.model_validate(value)
     except ValidationError as exc:
-        errors = [
-            {"loc": ".".join(str(part) for part in err["loc"]), "msg": err["msg"]}
-            for err in exc.errors(include_url=False, include_input=False, include_context=False)
-        ]
+        errors = validation_errors(exc)
         first = errors[0]
         raise InvalidInput(
             f"malformed evidence bundle: {first['loc'] or '(top level)'}: {first['msg']}"
@@ -205,13 +203,7 @@ def bundle_from_value(value: Any) -> EvidenceBundle:
 
 def load_bundle(path: str | Path, *, max_bytes: int = MAX_BUNDLE_BYTES) -> EvidenceBundle:
     """Read and parse a bundle file (at most ``max_bytes`` are read)."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(max_bytes + 1)
-    except OSError as exc:
-        raise InvalidInput(f"cannot read bundle {path}: {exc.strerror}", code="unreadable") from None
-    if len(data) > max_bytes:
-        raise InvalidInput("evidence bundle too large", code="too_large", limit=max_bytes)
+    data = read_capped(path, max_bytes=max_bytes, name="bundle", too_large="evidence bundle too large")
     return parse_bundle(data, max_bytes=max_bytes)
 
 

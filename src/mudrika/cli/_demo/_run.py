@@ -280,7 +280,14 @@ def run_demo(out: Path, say: Say) -> DemoRun:
 
     # (6) where everything is, and how to rerun each step
     _step_files(
-        run, world, policy_file, credential_file, mandate_files, bundle_path, tampered_path, sale, say
+        run,
+        world,
+        policy_file,
+        credential_file,
+        mandate_files,
+        (bundle_path, tampered_path, bundle_v02),
+        (sale, sale_v02),
+        say,
     )
     return run
 
@@ -423,12 +430,13 @@ def _step_files(
     policy: Path,
     credential: Path,
     mandates: dict[str, str],
-    bundle: Path,
-    tampered: Path,
-    sale: Sale,
+    bundles: tuple[Path, Path, Path],
+    sales: tuple[Sale, V02Sale],
     say: Say,
 ) -> None:
     out = run.out
+    bundle, tampered, bundle_v02 = bundles
+    sale, sale_v02 = sales
     password = out / PASSWORD_FILE
     pw = ("--password-file", password)
     commands = {
@@ -500,6 +508,22 @@ def _step_files(
         "tamper": _cli(
             "dispute", "verify", tampered, "--trust-root", world.trust_root_path, "--kb-nonce", sale.kb_nonce
         ),
+        "verify_v02": _cli(
+            "mandate",
+            "v02",
+            "verify",
+            bundle_v02,
+            "--trust-root",
+            world.trust_root_path,
+            "--checkout-aud",
+            sale_v02.audience,
+            "--checkout-nonce",
+            sale_v02.checkout_nonce,
+            "--payment-aud",
+            sale_v02.audience,
+            "--payment-nonce",
+            sale_v02.payment_nonce,
+        ),
     }
     files = {
         "password_file": str(password),
@@ -509,6 +533,7 @@ def _step_files(
         "mandates": mandates,
         "bundle": str(bundle),
         "tampered_bundle": str(tampered),
+        "bundle_v02": str(bundle_v02),
         **{
             f"{party.role.replace(' ', '_')}_dir": str(party.directory)
             for party in (world.merchant, world.shopper, world.issuer)

@@ -10,17 +10,13 @@ modules hold one RFC section each: ``_disclosure`` (§4.2), ``_process`` (§7.1 
 
 from __future__ import annotations
 
+from mudrika.crypto.sdjwt._disclosure import SD_ALG, Disclosure, SaltSource
+from mudrika.crypto.sdjwt._issue import NEVER_DISCLOSABLE
+from mudrika.crypto.sdjwt._kb import KB_JWT_TYP, KeyBinding
 from mudrika.crypto.sdjwt._presentation import (
     DEFAULT_LIMITS,
     DEFAULT_TYP,
-    KB_JWT_TYP,
-    NEVER_DISCLOSABLE,
-    SD_ALG,
-    Disclosure,
-    KeyBinding,
     ParsedSdJwt,
-    ProcessedPayload,
-    SaltSource,
     SdJwt,
     SdJwtLimits,
     VerifiedIssuerJwt,
@@ -35,6 +31,7 @@ from mudrika.crypto.sdjwt._presentation import (
     verify_issuer_jwt,
     verify_key_binding,
 )
+from mudrika.crypto.sdjwt._process import ProcessedPayload
 
 __all__ = [
     "DEFAULT_LIMITS",

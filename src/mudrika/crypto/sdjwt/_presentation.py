@@ -40,36 +40,10 @@ from mudrika.crypto.sdjwt._disclosure import (
     digest_of,
     random_salt,
 )
-from mudrika.crypto.sdjwt._issue import NEVER_DISCLOSABLE, pack_claims
-from mudrika.crypto.sdjwt._kb import KB_JWT_TYP, KeyBinding, check_kb_jwt, make_kb_jwt
+from mudrika.crypto.sdjwt._issue import pack_claims
+from mudrika.crypto.sdjwt._kb import KeyBinding, check_kb_jwt, make_kb_jwt
 from mudrika.crypto.sdjwt._process import SD_ALG_CLAIM, ProcessedPayload, process
 from mudrika.errors import InvalidInput, VerificationError
-
-__all__ = [
-    "DEFAULT_LIMITS",
-    "DEFAULT_TYP",
-    "KB_JWT_TYP",
-    "NEVER_DISCLOSABLE",
-    "SD_ALG",
-    "Disclosure",
-    "KeyBinding",
-    "ParsedSdJwt",
-    "ProcessedPayload",
-    "SaltSource",
-    "SdJwt",
-    "SdJwtLimits",
-    "VerifiedIssuerJwt",
-    "VerifiedSdJwt",
-    "check_validity",
-    "holder_key_from_cnf",
-    "issue",
-    "parse",
-    "present",
-    "process_disclosures",
-    "verify",
-    "verify_issuer_jwt",
-    "verify_key_binding",
-]
 
 #: SD-JWT VC media type (``application/dc+sd-jwt``) as the JOSE ``typ`` (RFC 9901 §9.11).
 DEFAULT_TYP: Final = "dc+sd-jwt"

@@ -9,15 +9,9 @@ fallen into: the native did:key, did:jwk, did:web and did:bindu drivers live in
 
 from __future__ import annotations
 
-from mudrika.identity.resolver._resolver import (
-    CONTENT_TYPE,
-    DidkitDriver,
-    DIDResolver,
-    MethodDriver,
-    ResolutionResult,
-    SnapshotDriver,
-    snapshot_of,
-)
+from mudrika.identity.resolution import CONTENT_TYPE, MethodDriver, ResolutionResult
+from mudrika.identity.resolver._didkit import DidkitDriver
+from mudrika.identity.resolver._resolver import DIDResolver, SnapshotDriver, snapshot_of
 
 __all__ = [
     "CONTENT_TYPE",

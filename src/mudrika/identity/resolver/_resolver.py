@@ -54,16 +54,6 @@ from mudrika.identity.resolver._didkit import DidkitDriver
 from mudrika.net.egress import EgressPolicy
 from mudrika.net.logs import log_value
 
-__all__ = [
-    "CONTENT_TYPE",
-    "DIDResolver",
-    "DidkitDriver",
-    "MethodDriver",
-    "ResolutionResult",
-    "SnapshotDriver",
-    "snapshot_of",
-]
-
 _log = logging.getLogger(__name__)
 #: Representations we can return (DID Core §6.2 JSON; the JSON-LD form is the same bytes for us).
 _ACCEPTED: Final = frozenset({CONTENT_TYPE, "application/did+ld+json", "application/json", "*/*"})

@@ -4,7 +4,9 @@ Why a recorder: the verifier must report every named check (passed, failed or sk
 raise on a failed one, yet the code that runs a check should read like straight-line verification.
 :class:`Recorder` gives each stage a small vocabulary — ``passed``, ``failed``, ``skip`` and
 ``run`` (call a function, turn a :class:`~mudrika.errors.MudrikaError` into a failed check) — so a
-stage is a list of checks in the order they depend on each other.
+stage is a list of checks in the order they depend on each other.  The AP2 v0.2 verifier uses the
+same recorder (``Recorder(validate=True)``, :meth:`Recorder.run_or_stop`, :meth:`Recorder.skip_each`):
+its stages stop at the first failed step instead of carrying on with ``None``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ __all__ = [
     "MAX_TOKEN_BYTES",
     "TIME_CLAIMS",
     "Recorder",
+    "StepFailed",
     "Time",
     "check_leeway",
     "check_time_claims",
@@ -52,13 +55,37 @@ def fingerprint(text: str) -> str:
     return "sha256:" + b64url_encode(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())[:16]
 
 
+class StepFailed(Exception):
+    """Raised by :meth:`Recorder.run_or_stop` after it recorded a failure: the stage stops there."""
+
+
 class Recorder:
-    """Collects :class:`Check` results in evaluation order."""
+    """Collects :class:`Check` results in evaluation order.
 
-    __slots__ = ("checks",)
+    ``validate`` builds every check with :meth:`Check.make` (status and error kind validated, long
+    texts shortened), as the v0.2 report promises; the v0.1 report keeps its texts whole.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("_validate", "checks")
+
+    def __init__(self, *, validate: bool = False) -> None:
         self.checks: list[Check] = []
+        self._validate = validate
+
+    def _add(self, check: Check) -> None:
+        if self._validate:
+            check = Check.make(
+                check.id,
+                check.status,
+                check.party,
+                expected=check.expected,
+                got=check.got,
+                key=check.key,
+                detail=check.detail,
+                error=check.error,
+                code=check.code,
+            )
+        self.checks.append(check)
 
     def passed(
         self,
@@ -70,7 +97,7 @@ class Recorder:
         key: str | None = None,
         detail: str | None = None,
     ) -> None:
-        self.checks.append(Check(check_id, "passed", party, expected, got, key, detail))
+        self._add(Check(check_id, "passed", party, expected, got, key, detail))
 
     def failed(
         self,
@@ -84,7 +111,7 @@ class Recorder:
         key: str | None = None,
         detail: str | None = None,
     ) -> None:
-        self.checks.append(Check(check_id, "failed", party, expected, got, key, detail, error, code))
+        self._add(Check(check_id, "failed", party, expected, got, key, detail, error, code))
 
     def check(
         self,
@@ -152,7 +179,36 @@ class Recorder:
     def skip(self, ids: Iterable[tuple[str, str]], *, because: str) -> None:
         """Record each ``(id, party)`` as skipped: its prerequisite did not pass."""
         for check_id, party in ids:
-            self.checks.append(Check(check_id, "skipped", party, detail=f"not run: {because}"))
+            self._add(Check(check_id, "skipped", party, detail=f"not run: {because}"))
+
+    def skip_each(self, check_ids: Iterable[str], party: str, *, detail: str) -> None:
+        """Record each of ``check_ids`` of one ``party`` as skipped (never counted as passed)."""
+        for check_id in check_ids:
+            self._add(Check(check_id, "skipped", party, detail=detail))
+
+    def run_or_stop(
+        self,
+        check_id: str,
+        party: str,
+        step: Callable[[], T],
+        *,
+        expected: str | None = None,
+        got: str | None = None,
+        key: str | None = None,
+        detail: str | None = None,
+    ) -> T:
+        """Run ``step``; record it passed, or record the error it raised and raise :class:`StepFailed`."""
+        try:
+            result = step()
+        except MudrikaError as exc:
+            said_expected, said_got = exc.fields.get("expected"), exc.fields.get("got")
+            if expected is None and said_expected is not None:
+                expected = str(said_expected)
+            got = None if said_got is None else str(said_got)
+            self.from_error(check_id, party, exc, expected=expected, got=got, key=key)
+            raise StepFailed(check_id) from None
+        self.passed(check_id, party, expected=expected, got=got, key=key, detail=detail)
+        return result
 
     def all_passed_since(self, start: int) -> bool:
         return all(check.passed for check in self.checks[start:])

@@ -1,24 +1,14 @@
 """The intent stage of the chain: the user's signature on an AP2 v0.1 IntentMandate, checked.
 
-AP2 v0.1 has no intent signature, so an IntentMandate alone proves nothing about what the user
-wanted.  The profile (docs/payments.md, "What is signed") adds one: the user signs
-
-    intent_hash = H(the intent's raw JSON object without user_authorization)
-
-in a compact JWS stored in the extension member ``user_authorization``:
-
-* header ``{"alg", "kid", "typ": "ap2-intent+jwt"}`` — ``kid`` is a DID URL of the user's DID;
-  the distinct ``typ`` keeps this JWS from being accepted as any other JWT (RFC 8725 §3.11);
-* payload ``{"iss": <user DID>, "iat": <NumericDate>, "intent_hash": <H>}``, optionally ``nbf`` and
-  ``exp``: every time claim goes through the shared rule (``intent.jws.iat|nbf|exp``).
+The signature format (``intent_hash`` over the raw intent without ``user_authorization``, in a
+compact JWS of ``typ`` ``ap2-intent+jwt`` whose ``kid`` is a DID URL of the user's DID) and why an
+unsigned intent needs ``user_cart_confirmation_required = true`` are explained where the signature
+is made: :mod:`mudrika.payments.signing._intent`.  What this stage adds: every time claim of the
+JWS (``iat``, optionally ``nbf`` and ``exp``) goes through the shared rule
+(``intent.jws.iat|nbf|exp``), and an unsigned intent that says ``false`` fails ``intent.authorization``.
 
 The user's key is evidence (a did:key names a key, not a person): it is anchored only when it is the
 ``cnf`` key of a credential the trust root anchors (``intent.signer_is_holder``).
-
-An **unsigned** intent is allowed only with ``user_cart_confirmation_required = true``: the user
-then confirms the cart itself by signing the payment mandate, whose key-binding JWT covers H(cart).
-An unsigned intent that says ``false`` would let an agent buy on the strength of an intent anybody
-could have written, so the verifier fails it (check ``intent.authorization``).
 """
 
 from __future__ import annotations

@@ -1,18 +1,10 @@
 """The payment stage of the chain: ``PaymentMandate.user_authorization`` (SD-JWT VC + key binding) checked.
 
-AP2 v0.1 profile (docs/payments.md, "What is signed"):
-
-* A **credential issuer** (the user's bank or wallet provider) issues an SD-JWT VC (RFC 9901, typ
-  ``dc+sd-jwt``) whose ``cnf.jwk`` is the user's public key — :func:`issue_user_credential`.
-* For each payment the **user** presents it with a key-binding JWT (RFC 9901 §4.3) signed by that
-  key: ``typ: kb+jwt``, ``aud`` (the payment processor / merchant that asked), ``nonce`` (that
-  verifier's fresh challenge), ``iat``, ``sd_hash``, and ``transaction_data = [H(CartMandate),
-  H(PaymentMandateContents), H(IntentMandate)]`` — :func:`sign_payment`.  The hashes are what makes
-  the signature an authorisation of *this* cart, *this* payment and *this* intent: H(CartMandate)
-  covers the merchant's signature too, and H(IntentMandate) (the whole intent, its own
-  ``user_authorization`` included) binds the intent the link checks judge the cart against.  A
-  two-element ``transaction_data`` is a legacy v0.1 chain: ``user.kb.intent_binding`` fails unless
-  the trust root accepts legacy chains, and then the report says the intent is not bound.
+What is signed — the user's SD-JWT VC and the key-binding JWT whose ``transaction_data`` holds
+H(CartMandate), H(PaymentMandateContents) and H(IntentMandate) — is explained once, where it is
+produced: :mod:`mudrika.payments.signing._payment`.  What this stage adds: a two-element
+``transaction_data`` is a legacy v0.1 chain, so ``user.kb.intent_binding`` fails unless the trust
+root accepts legacy chains, and then the report says the intent is not bound.
 
 The credential: its issuer must be in the trust root (``issuer.trusted``), its key pinned there,
 its ``vct`` one the trust root accepts for that issuer (``issuer.jwt.vct``), and its ``sub``, when

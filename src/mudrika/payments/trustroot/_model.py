@@ -34,22 +34,7 @@ from mudrika.crypto.keys import ALGORITHMS_BY_KEY_TYPE, PublicKey
 from mudrika.errors import InvalidInput, MudrikaError, UntrustedKeyError
 from mudrika.identity.did import DIDURL, parse_did, parse_did_url
 from mudrika.identity.resolver import DIDResolver
-
-__all__ = [
-    "MAX_TRUST_ROOT_BYTES",
-    "TRUST_ROOT_FORMAT",
-    "AnchorKey",
-    "KeySet",
-    "MaxAges",
-    "PinnedMerchant",
-    "TrustRoot",
-    "TrustedIssuer",
-    "UnsafeNoTrustRoot",
-    "VerifierIdentity",
-    "json_schema",
-    "load_trust_root",
-    "parse_trust_root",
-]
+from mudrika.payments._load import read_capped, validation_errors
 
 TRUST_ROOT_FORMAT: Final = "mudrika.trust-root/v1"
 MAX_TRUST_ROOT_BYTES: Final = 4 * 1024 * 1024
@@ -377,10 +362,7 @@ def parse_trust_root(
     try:
         return TrustRoot.model_validate(dict(value))
     except ValidationError as exc:
-        errors = [
-            {"loc": ".".join(str(part) for part in err["loc"]) or "(top level)", "msg": err["msg"]}
-            for err in exc.errors(include_url=False, include_input=False, include_context=False)
-        ]
+        errors = validation_errors(exc, top_level="(top level)")
         raise InvalidInput(
             f"malformed trust root: {errors[0]['loc']}: {errors[0]['msg']}",
             code="bad_trust_root",
@@ -390,13 +372,7 @@ def parse_trust_root(
 
 def load_trust_root(path: str | Path, *, max_bytes: int = MAX_TRUST_ROOT_BYTES) -> TrustRoot:
     """Read and parse a trust-root file (at most ``max_bytes`` are read)."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(max_bytes + 1)
-    except OSError as exc:
-        raise InvalidInput(f"cannot read trust root {path}: {exc.strerror}", code="unreadable") from None
-    if len(data) > max_bytes:
-        raise InvalidInput("trust root too large", code="too_large", limit=max_bytes)
+    data = read_capped(path, max_bytes=max_bytes, name="trust root", too_large="trust root too large")
     return parse_trust_root(data, max_bytes=max_bytes)
 
 

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from mudrika.crypto.jcs import loads_strict
 from mudrika.errors import InvalidInput
+from mudrika.payments._load import read_capped, validation_errors
 from mudrika.payments._time import Time
 from mudrika.payments.chain.report import VerificationReport
 from mudrika.payments.models import parse_timestamp
@@ -144,10 +145,7 @@ def v02_bundle_from_value(value: object) -> V02Bundle:
     try:
         return V02Bundle.model_validate(value)
     except ValidationError as exc:
-        errors = [
-            {"loc": ".".join(str(part) for part in err["loc"]) or "(top level)", "msg": err["msg"]}
-            for err in exc.errors(include_url=False, include_input=False, include_context=False)
-        ]
+        errors = validation_errors(exc, top_level="(top level)")
         raise InvalidInput(
             f"malformed evidence bundle: {errors[0]['loc']}: {errors[0]['msg']}",
             code="bad_bundle",
@@ -157,13 +155,7 @@ def v02_bundle_from_value(value: object) -> V02Bundle:
 
 def load_v02_bundle(path: str | Path, *, max_bytes: int = MAX_BUNDLE_BYTES) -> V02Bundle:
     """Read and parse a v0.2 bundle file (at most ``max_bytes`` are read)."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(max_bytes + 1)
-    except OSError as exc:
-        raise InvalidInput(f"cannot read bundle {path}: {exc.strerror}", code="unreadable") from None
-    if len(data) > max_bytes:
-        raise InvalidInput("bundle too large", code="too_large", limit=max_bytes)
+    data = read_capped(path, max_bytes=max_bytes, name="bundle", too_large="bundle too large")
     return parse_v02_bundle(data, max_bytes=max_bytes)
 
 

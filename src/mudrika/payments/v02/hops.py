@@ -36,8 +36,8 @@ from mudrika.crypto.jose import TrustedKey, parse_unverified_header, verify_comp
 from mudrika.crypto.keys import PublicKey
 from mudrika.crypto.sdjwt import ParsedSdJwt, VerifiedIssuerJwt, process_disclosures
 from mudrika.errors import ExpiredError, InvalidInput, UntrustedKeyError, VerificationError
+from mudrika.payments.chain._common import Recorder, StepFailed, fingerprint
 from mudrika.payments.trustroot import TrustRoot
-from mudrika.payments.v02._record import Recorder, StepFailed, label
 from mudrika.payments.v02._x5c import validated_x5c_key
 from mudrika.payments.v02.models import (
     CheckoutMandate,
@@ -189,7 +189,7 @@ def verify_tokens(
             token = _hop(parsed, index, admitted[-1], expectation, index == last, context)
         if token is None:
             for later in range(index + 1, len(chain.tokens)):
-                recorder.skip(
+                recorder.skip_each(
                     (f"{prefix}.hop{later}.{name}" for name in HOP_CHECKS),
                     f"hop {later}",
                     detail="an earlier token of the chain was not admitted",
@@ -212,10 +212,10 @@ def _steps(
         check_id = f"{context.prefix}.hop{index}.{name}"
         done.append(name)
         try:
-            return context.recorder.run(check_id, party, step)
+            return context.recorder.run_or_stop(check_id, party, step)
         except StepFailed:
             remaining = [n for n in names if n not in done]
-            context.recorder.skip(
+            context.recorder.skip_each(
                 (f"{context.prefix}.hop{index}.{n}" for n in remaining), party, detail=f"{name} failed"
             )
             raise
@@ -595,7 +595,7 @@ def _expected_claim(payload: Mapping[str, Any], name: str, expected: str | None)
 
 def _shown(name: str, value: str) -> str:
     # A nonce is a capability: reports show a label of it, never the value.
-    return label(value) if name == "nonce" else value[:200]
+    return fingerprint(value) if name == "nonce" else value[:200]
 
 
 def _hop_iat(payload: Mapping[str, Any], context: _Context) -> int:

@@ -31,9 +31,9 @@ from typing import Any, Final
 
 from mudrika.errors import InvalidInput, MudrikaError
 from mudrika.payments._time import Time, epoch, iso
+from mudrika.payments.chain._common import Recorder, StepFailed, fingerprint
 from mudrika.payments.chain.report import KeyEvidence, VerificationReport
 from mudrika.payments.trustroot import TrustRoot
-from mudrika.payments.v02._record import Recorder, StepFailed, label
 from mudrika.payments.v02.bindings import (
     VerifiedCheckoutJwt,
     check_checkout_hash,
@@ -101,7 +101,7 @@ class VerifiedTransaction:
 
 @dataclass(slots=True)
 class _State:
-    recorder: Recorder = field(default_factory=Recorder)
+    recorder: Recorder = field(default_factory=functools.partial(Recorder, validate=True))
     hashes: dict[str, str] = field(default_factory=dict)
     checkout_tokens: tuple[VerifiedToken, ...] | None = None
     checkout_jwt: VerifiedCheckoutJwt | None = None
@@ -113,13 +113,13 @@ class _State:
 def _check(state: _State, check_id: str, party: str, step: Callable[[], Any], **texts: str | None) -> Any:
     """Record one check; ``None`` (and the failure recorded) when it did not hold."""
     try:
-        return state.recorder.run(check_id, party, step, **texts)
+        return state.recorder.run_or_stop(check_id, party, step, **texts)
     except StepFailed:
         return None
 
 
 def _skip(state: _State, check_ids: Sequence[str], party: str, why: str) -> None:
-    state.recorder.skip(check_ids, party, detail=why)
+    state.recorder.skip_each(check_ids, party, detail=why)
 
 
 def _chain(
@@ -484,7 +484,7 @@ def _expectations(hops: Sequence[HopExpectation], kind: str) -> dict[str, dict[s
     table: dict[str, dict[str, str]] = {}
     for index, hop in enumerate(hops, start=1):
         table[f"{kind}.hop{index}.aud"] = {"value": hop.audience, "source": hop.source}
-        table[f"{kind}.hop{index}.nonce"] = {"value": label(hop.nonce), "source": hop.source}
+        table[f"{kind}.hop{index}.nonce"] = {"value": fingerprint(hop.nonce), "source": hop.source}
     return table
 
 

@@ -120,23 +120,6 @@ from mudrika.trust.middleware._http import (
 from mudrika.trust.middleware._quota import ClaimQuota
 from mudrika.trust.policy import Decision, Policy, Principal
 
-__all__ = [
-    "AUTH_KEY",
-    "DECISIONS_KEY",
-    "DEFAULT_PUBLIC_PATHS",
-    "ERROR_PROFILES",
-    "EXTENSIONS_KEY",
-    "PRINCIPAL_KEY",
-    "TENANTS_KEY",
-    "A2AAuthMiddleware",
-    "AuthRequest",
-    "Authenticated",
-    "AuthenticatedUser",
-    "Authenticator",
-    "BearerAuthenticator",
-    "Credentials",
-]
-
 _log = logging.getLogger("mudrika.trust.middleware")
 
 PRINCIPAL_KEY: Final = "mudrika.principal"

@@ -38,16 +38,6 @@ from mudrika.trust.httpsig import HttpSignatureVerifier, PreChecked, VerifiedReq
 from mudrika.trust.middleware._asgi import Authenticated, AuthRequest
 from mudrika.trust.policy import Principal
 
-__all__ = [
-    "SCHEME",
-    "DidSignatureAuthenticator",
-    "SignedRequestAuth",
-    "aauthenticate_signed_request",
-    "authenticate_signed_request",
-    "has_signature",
-    "principal_for",
-]
-
 SCHEME: Final = "http-message-signature"
 RolesFor = Callable[[str], Iterable[str]]
 _MAX_ROLES: Final = 256

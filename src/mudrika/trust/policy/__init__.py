@@ -11,6 +11,7 @@ token caller's tenants from the configured claim.
 
 from __future__ import annotations
 
+from mudrika.trust.policy._did_roles import DidGrant
 from mudrika.trust.policy._policy import (
     ALLOWED,
     EXECUTE_OPERATION,
@@ -23,7 +24,6 @@ from mudrika.trust.policy._policy import (
     WRONG_AGENT,
     WRONG_TENANT,
     Decision,
-    DidGrant,
     DidRoleRule,
     OperationRule,
     Policy,

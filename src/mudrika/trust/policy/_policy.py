@@ -54,26 +54,6 @@ from mudrika.trust.policy._did_roles import DidGrant, DidRoleTable
 from mudrika.trust.policy._realm import import_realm_export, load_realm_export
 from mudrika.trust.policy._tenants import MAX_TENANT_LENGTH, tenants_from_claims
 
-__all__ = [
-    "ALLOWED",
-    "EXECUTE_OPERATION",
-    "EXECUTOR_MISMATCH",
-    "INSUFFICIENT_TRUST",
-    "MISSING_PERMISSION",
-    "NO_ROLE",
-    "PAYMENT_REQUIRED",
-    "UNKNOWN_OPERATION",
-    "WRONG_AGENT",
-    "WRONG_TENANT",
-    "Decision",
-    "DidGrant",
-    "DidRoleRule",
-    "OperationRule",
-    "Policy",
-    "PolicyFile",
-    "Principal",
-]
-
 # The realm importer is imported from its private module (trust.keycloak re-exports it) so loading a
 # policy does not pull in python-keycloak and requests (about half a second) unless adapters are used.
 
