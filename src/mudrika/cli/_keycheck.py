@@ -55,15 +55,7 @@ def check_key_matches(
 
     url = parse_did_url(kid)
     did = url.did_str
-    method = did.split(":", 2)[1]
-    if method not in _SELF_CERTIFYING and did not in documents:
-        raise InvalidInput(
-            f"cannot check that the key belongs to {did} offline: give its DID document with "
-            "--did-document FILE",
-            code="did_document_needed",
-            did=did,
-            option="--did-document",
-        )
+    _require_document(did, did.split(":", 2)[1], documents)
     resolver = DIDResolver.offline({name: dict(doc) for name, doc in documents.items()})
     try:
         named = resolver.resolve_key(kid, purpose)
@@ -105,14 +97,7 @@ def check_key_in_did(pair: KeyPair, *, did: str, documents: Mapping[str, Mapping
                 got_thumbprint=pair.public_key.thumbprint(),
             )
         return
-    if parsed.method not in _SELF_CERTIFYING and did not in documents:
-        raise InvalidInput(
-            f"cannot check that the key belongs to {did} offline: give its DID document with "
-            "--did-document FILE",
-            code="did_document_needed",
-            did=did,
-            option="--did-document",
-        )
+    _require_document(did, parsed.method, documents)
     resolver = DIDResolver.offline({name: dict(doc) for name, doc in documents.items()})
     document = resolver.resolve(did).document
     for method in document.verification_methods or ():
@@ -156,3 +141,15 @@ def algorithm_for(pair: KeyPair, requested: str | None, *, allowed: Collection[s
             fits=sorted(fits),
         )
     return requested
+
+
+def _require_document(did: str, method: str, documents: Mapping[str, Mapping[str, Any]]) -> None:
+    """Refuse early, naming the option to use, when ``did`` cannot be resolved offline without its document."""
+    if method not in _SELF_CERTIFYING and did not in documents:
+        raise InvalidInput(
+            f"cannot check that the key belongs to {did} offline: give its DID document with "
+            "--did-document FILE",
+            code="did_document_needed",
+            did=did,
+            option="--did-document",
+        )

@@ -9,10 +9,12 @@ list gives the location and message of every violation but never the offending v
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import ValidationError
+from pydantic import AfterValidator, Field, ValidationError
 
 from mudrika.errors import InvalidInput
+from mudrika.payments._values import parse_timestamp
 
 
 def read_capped(path: str | Path, *, max_bytes: int, name: str, too_large: str) -> bytes:
@@ -37,3 +39,17 @@ def validation_errors(exc: ValidationError, *, top_level: str = "") -> list[dict
         {"loc": ".".join(str(part) for part in err["loc"]) or top_level, "msg": err["msg"]}
         for err in exc.errors(include_url=False, include_input=False, include_context=False)
     ]
+
+
+def _aware(value: str) -> str:
+    # pydantic reports a ValueError as a located violation; our InvalidInput would escape it.
+    try:
+        parse_timestamp(value)
+    except InvalidInput as exc:
+        raise ValueError(exc.message) from None
+    return value
+
+
+#: A timestamp member of a loaded document: kept as written (so the JSON round-trips unchanged) but
+#: refused at load time unless it parses and carries a UTC offset.
+AwareTimestamp = Annotated[str, Field(max_length=64), AfterValidator(_aware)]

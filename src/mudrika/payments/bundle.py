@@ -34,12 +34,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mudrika.crypto.frozenjson import thaw
 from mudrika.crypto.jcs import canonicalize, loads_strict
 from mudrika.errors import InvalidInput
-from mudrika.payments._load import read_capped, validation_errors
+from mudrika.payments._load import AwareTimestamp, read_capped, validation_errors
 from mudrika.payments.chain import inspect_chain
 from mudrika.payments.chain._common import DEFAULT_ALGORITHMS, MAX_LEEWAY, Time, epoch, iso
 from mudrika.payments.chain._keys import KeyMaterial
@@ -105,17 +105,8 @@ class BundleExpectations(_Owned):
 class FetchRecord(_Owned):
     """When and how a key snapshot was fetched, as the bundle's author recorded it."""
 
-    at: str = Field(max_length=64)
+    at: AwareTimestamp
     via: str = Field(min_length=1, max_length=_MAX_TEXT)
-
-    @field_validator("at")
-    @classmethod
-    def _aware(cls, value: str) -> str:
-        try:
-            parse_timestamp(value)
-        except InvalidInput as exc:
-            raise ValueError(exc.message) from None
-        return value
 
 
 class BundleKeys(_Owned):
@@ -132,20 +123,11 @@ class EvidenceBundle(_Owned):
     """A parsed ``mudrika.evidence/v1`` bundle."""
 
     format: Literal["mudrika.evidence/v1"]
-    evidence_time: str = Field(max_length=64)
+    evidence_time: AwareTimestamp
     description: str | None = Field(default=None, max_length=_MAX_TEXT)
     mandates: BundleMandates
     expectations: BundleExpectations
     keys: BundleKeys
-
-    @field_validator("evidence_time")
-    @classmethod
-    def _aware_time(cls, value: str) -> str:
-        try:
-            parse_timestamp(value)
-        except InvalidInput as exc:
-            raise ValueError(exc.message) from None
-        return value
 
     @property
     def evidence_at(self) -> datetime:

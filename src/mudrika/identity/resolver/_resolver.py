@@ -231,19 +231,26 @@ class DIDResolver:
         self._negative.clear()
 
     # -- resolution ------------------------------------------------------------------------------------
+    def _fresh(self, did: str, accept: str) -> ResolutionResult | None:
+        """The cached result while it is fresh (shared by :meth:`resolve` and :meth:`aresolve`), else ``None``."""
+        entry = self._cache.get(did)
+        if entry is None or entry[1] <= self._clock():
+            return None
+        # Plain try/except, not contextlib.suppress: this is the hot path (a context manager
+        # costs more than the lookup).  KeyError: evicted by another thread meanwhile.
+        try:  # noqa: SIM105
+            self._cache.move_to_end(did)
+        except KeyError:
+            pass
+        if accept is not CONTENT_TYPE:
+            self._check_accept(accept)
+        return entry[0]
+
     def resolve(self, did: str, accept: str = CONTENT_TYPE) -> ResolutionResult:
         """Resolve a DID to its document; served from the cache while fresh."""
-        entry = self._cache.get(did)
-        if entry is not None and entry[1] > self._clock():
-            # Plain try/except, not contextlib.suppress: this is the hot path (a context manager
-            # costs more than the lookup).  KeyError: evicted by another thread meanwhile.
-            try:  # noqa: SIM105
-                self._cache.move_to_end(did)
-            except KeyError:
-                pass
-            if accept is not CONTENT_TYPE:
-                self._check_accept(accept)
-            return entry[0]
+        cached = self._fresh(did, accept)
+        if cached is not None:
+            return cached
         parsed, driver = self._prepare(did, accept)
         self._admit(parsed, driver)
         try:
@@ -256,15 +263,9 @@ class DIDResolver:
 
     async def aresolve(self, did: str, accept: str = CONTENT_TYPE) -> ResolutionResult:
         """Async :meth:`resolve` (did:web uses ``httpx.AsyncClient``, didkit its own event-loop future)."""
-        entry = self._cache.get(did)
-        if entry is not None and entry[1] > self._clock():
-            try:  # noqa: SIM105 -- hot path, see resolve()
-                self._cache.move_to_end(did)
-            except KeyError:
-                pass
-            if accept is not CONTENT_TYPE:
-                self._check_accept(accept)
-            return entry[0]
+        cached = self._fresh(did, accept)
+        if cached is not None:
+            return cached
         parsed, driver = self._prepare(did, accept)
         self._admit(parsed, driver)
         try:

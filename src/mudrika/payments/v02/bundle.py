@@ -29,11 +29,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mudrika.crypto.jcs import loads_strict
 from mudrika.errors import InvalidInput
-from mudrika.payments._load import read_capped, validation_errors
+from mudrika.payments._load import AwareTimestamp, read_capped, validation_errors
 from mudrika.payments._time import Time
 from mudrika.payments.chain.report import VerificationReport
 from mudrika.payments.models import parse_timestamp
@@ -83,22 +83,13 @@ class V02Bundle(_Owned):
     """A parsed ``mudrika.evidence/ap2-v0.2`` bundle."""
 
     format: Literal["mudrika.evidence/ap2-v0.2"]
-    evidence_time: str = Field(max_length=64)
+    evidence_time: AwareTimestamp
     description: str | None = Field(default=None, max_length=_MAX_TEXT)
     checkout_chain: str = Field(min_length=1, max_length=_MAX_TOKEN, repr=False)
     payment_chain: str | None = Field(default=None, min_length=1, max_length=_MAX_TOKEN, repr=False)
     checkout_receipt: str | None = Field(default=None, min_length=1, max_length=_MAX_TOKEN, repr=False)
     payment_receipt: str | None = Field(default=None, min_length=1, max_length=_MAX_TOKEN, repr=False)
     expectations: BundleExpectations
-
-    @field_validator("evidence_time")
-    @classmethod
-    def _aware_time(cls, value: str) -> str:
-        try:
-            parse_timestamp(value)
-        except InvalidInput as exc:
-            raise ValueError(exc.message) from None
-        return value
 
     @property
     def evidence(self) -> V02Evidence:

@@ -223,6 +223,26 @@ def _steps(
     return run
 
 
+def _disclosed(
+    run: Callable[[str, Callable[[], Any]], Any],
+    parsed: ParsedSdJwt,
+    verified: tuple[Mapping[str, Any], Mapping[str, Any]],
+    key: TrustedKey,
+) -> Mapping[str, Any]:
+    """The ``sd_alg`` and ``disclosures`` steps, alike for the root and every hop: the disclosed payload."""
+    sd_alg = run("sd_alg", lambda: _sd_alg(verified[1]))
+    processed = run(
+        "disclosures",
+        lambda: process_disclosures(
+            VerifiedIssuerJwt(header=verified[0], payload=verified[1], key=key, sd_alg=sd_alg),
+            parsed,
+            limits=CHAIN_LIMITS,
+        ),
+    )
+    payload: Mapping[str, Any] = processed.payload
+    return payload
+
+
 def _root(parsed: ParsedSdJwt, context: _Context) -> VerifiedToken | None:
     party = "root issuer"
     run = _steps(context, 0, ROOT_CHECKS, party)
@@ -233,16 +253,7 @@ def _root(parsed: ParsedSdJwt, context: _Context) -> VerifiedToken | None:
         root_key = run("key", lambda: _root_key(header, issuer, parsed, context.trust_root))
         key = root_key.key
         verified = run("signature", lambda: _signature(parsed, key, root_key.validated_headers))
-        sd_alg = run("sd_alg", lambda: _sd_alg(verified[1]))
-        processed = run(
-            "disclosures",
-            lambda: process_disclosures(
-                VerifiedIssuerJwt(header=verified[0], payload=verified[1], key=key, sd_alg=sd_alg),
-                parsed,
-                limits=CHAIN_LIMITS,
-            ),
-        )
-        payload: Mapping[str, Any] = processed.payload
+        payload = _disclosed(run, parsed, verified, key)
         run("claims", lambda: _root_claims(payload, issuer))
         content = run("delegate", lambda: _delegate(payload))
         run("vct", lambda: _root_vct(content, issuer, context))
@@ -287,16 +298,7 @@ def _hop(
     try:
         header = run("typ", lambda: _check_typ(parsed, {TERMINAL_TYP} if terminal else {INTERMEDIATE_TYP}))
         verified = run("signature", lambda: _signature(parsed, key))
-        sd_alg = run("sd_alg", lambda: _sd_alg(verified[1]))
-        processed = run(
-            "disclosures",
-            lambda: process_disclosures(
-                VerifiedIssuerJwt(header=verified[0], payload=verified[1], key=key, sd_alg=sd_alg),
-                parsed,
-                limits=CHAIN_LIMITS,
-            ),
-        )
-        payload: Mapping[str, Any] = processed.payload
+        payload = _disclosed(run, parsed, verified, key)
         run("claims", lambda: _known_claims(payload, _HOP_CLAIMS))
         run("binding", lambda: _binding(payload, previous.parsed))
         run(

@@ -446,35 +446,21 @@ class AgentCardVerifier:
     def inspect(self, card: Mapping[str, Any]) -> CardReport:
         """Check every signature; never raises for a failed check (malformed cards still raise)."""
         entries, forms, unknown = self._begin(card)
-        checks: list[SignatureCheck] = []
-        for index, entry in enumerate(entries):
-            parsed = _parse_entry(index, entry)
-            if isinstance(parsed, SignatureCheck):
-                checks.append(parsed)
-                continue
-            try:
-                trusted = self._trust.key_for(_screened(parsed.header))
-            except MudrikaError as exc:
-                checks.append(parsed.failed(exc))
-                continue
-            checks.append(_check_signature(parsed, trusted, forms))
+        checks = [
+            entry if isinstance(entry, SignatureCheck) else _check_signature(entry, self._key(entry), forms)
+            for entry in entries
+        ]
         return CardReport(checks=tuple(checks), unknown_members=tuple(unknown))
 
     async def ainspect(self, card: Mapping[str, Any]) -> CardReport:
         """:meth:`inspect` resolving the signers' DIDs without blocking the event loop (did:web)."""
         entries, forms, unknown = self._begin(card)
-        checks: list[SignatureCheck] = []
-        for index, entry in enumerate(entries):
-            parsed = _parse_entry(index, entry)
-            if isinstance(parsed, SignatureCheck):
-                checks.append(parsed)
-                continue
-            try:
-                trusted = await self._trust.akey_for(_screened(parsed.header))
-            except MudrikaError as exc:
-                checks.append(parsed.failed(exc))
-                continue
-            checks.append(_check_signature(parsed, trusted, forms))
+        checks = [
+            entry
+            if isinstance(entry, SignatureCheck)
+            else _check_signature(entry, await self._akey(entry), forms)
+            for entry in entries
+        ]
         return CardReport(checks=tuple(checks), unknown_members=tuple(unknown))
 
     def verify(self, card: Mapping[str, Any]) -> CardReport:
@@ -489,7 +475,22 @@ class AgentCardVerifier:
         """:meth:`verify` with asynchronous DID resolution."""
         return _verdict(await self.ainspect(card))
 
-    def _begin(self, card: Mapping[str, Any]) -> tuple[list[Any], list[_Form], list[str]]:
+    def _key(self, entry: _Entry) -> TrustedKey | MudrikaError:
+        """The trusted key the entry names, or why there is none (a failed check, not a raise)."""
+        try:
+            return self._trust.key_for(_screened(entry.header))
+        except MudrikaError as exc:
+            return exc
+
+    async def _akey(self, entry: _Entry) -> TrustedKey | MudrikaError:
+        """:meth:`_key` with asynchronous DID resolution."""
+        try:
+            return await self._trust.akey_for(_screened(entry.header))
+        except MudrikaError as exc:
+            return exc
+
+    def _begin(self, card: Mapping[str, Any]) -> tuple[list[_Entry | SignatureCheck], list[_Form], list[str]]:
+        """The non-I/O part both :meth:`inspect` and :meth:`ainspect` start with: entries parsed, forms built."""
         signatures = card.get("signatures") if isinstance(card, Mapping) else None
         if signatures is None:
             signatures = []
@@ -503,7 +504,7 @@ class AgentCardVerifier:
         if self._accept_sdk:
             sdk_shaped, _ = _signable(card, "a2a-sdk-1.3")
             forms.append(("a2a-sdk-1.3", canonicalize(sdk_shaped), unknown))
-        return signatures, forms, unknown
+        return [_parse_entry(index, entry) for index, entry in enumerate(signatures)], forms, unknown
 
 
 _Form = tuple[CanonicalForm, bytes, list[str]]
@@ -560,8 +561,15 @@ def _screened(header: Mapping[str, Any]) -> Mapping[str, Any]:
     return header
 
 
-def _check_signature(entry: _Entry, trusted: TrustedKey, forms: Sequence[_Form]) -> SignatureCheck:
-    """§8.4.3 step 6: the signature over each acceptable canonical form, first match wins."""
+def _check_signature(
+    entry: _Entry, trusted: TrustedKey | MudrikaError, forms: Sequence[_Form]
+) -> SignatureCheck:
+    """§8.4.3 step 6: the signature over each acceptable canonical form, first match wins.
+
+    ``trusted`` is the error instead when no trusted key could be found: the entry then fails with it.
+    """
+    if isinstance(trusted, MudrikaError):
+        return entry.failed(trusted)
     last: MudrikaError = VerificationError("no canonical form to check", code="no_form")
     for form, payload, unknown in forms:
         if form == "a2a-sdk-1.3" and unknown:

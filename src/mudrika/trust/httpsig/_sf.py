@@ -70,6 +70,14 @@ BareItem: TypeAlias = bool | int | Decimal | Token | str | bytes
 Params: TypeAlias = tuple[tuple[str, BareItem], ...]
 
 
+def _param(params: Params, name: str) -> BareItem | None:
+    """The first parameter called ``name``; items and inner lists carry parameters alike."""
+    for key, value in params:
+        if key == name:
+            return value
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Item:
     """An sf-item: a bare item with ordered parameters."""
@@ -78,10 +86,7 @@ class Item:
     params: Params = ()
 
     def param(self, name: str) -> BareItem | None:
-        for key, value in self.params:
-            if key == name:
-                return value
-        return None
+        return _param(self.params, name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,10 +97,7 @@ class InnerList:
     params: Params = ()
 
     def param(self, name: str) -> BareItem | None:
-        for key, value in self.params:
-            if key == name:
-                return value
-        return None
+        return _param(self.params, name)
 
 
 def _fail(field: str, reason: str, position: int) -> InvalidInput:
