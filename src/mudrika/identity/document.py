@@ -477,7 +477,9 @@ class DIDDocument(BaseModel):
         for purpose, ids in purposes.items():
             values[purpose] = ids
         if deferred_key_agreement is not None:
-            values["keyAgreement"] = ()  # a placeholder that _construct records as set
+            # Empty until first read, so _construct records keyAgreement as explicitly set (it is in
+            # the model dump); _build_deferred fills in the real method ids.
+            values["keyAgreement"] = ()
         keys: dict[str, AgreementKey | None] = {}
         by_id: dict[str, VerificationMethod] = {}
         for method, (fields, key) in zip(built, methods, strict=True):
