@@ -19,6 +19,7 @@ import statistics
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 __all__ = [
     "MIN_REPETITIONS",
@@ -27,6 +28,7 @@ __all__ = [
     "measure",
     "measure_async",
     "ratio",
+    "replace_section",
     "verdict",
 ]
 
@@ -124,3 +126,16 @@ def verdict(value: Spread, target: float, *, at_least: bool = True) -> str:
     if passed and (value.low < target if at_least else value.high > target):
         return "met (median; range straddles the target)"
     return "met" if passed else "**not met**"
+
+
+def replace_section(path: Path, heading: str, text: str) -> None:
+    """Replace the section of ``path`` that starts at ``heading`` (up to the next ``## `` heading), or
+    append ``text``: scripts that publish one section with ``--write`` leave every other one alone."""
+    document = path.read_text(encoding="utf-8") if path.exists() else "# Performance\n"
+    start = document.find(heading)
+    if start == -1:
+        document = document.rstrip("\n") + "\n\n" + text
+    else:
+        end = document.find("\n## ", start + len(heading))
+        document = document[:start] + text + ("\n" + document[end + 1 :] if end != -1 else "")
+    path.write_text(document, encoding="utf-8")

@@ -24,7 +24,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "src"))
 sys.path.insert(0, str(REPO_ROOT / "bench"))
 
-from _timing import Spread, fmt, measure, verdict  # noqa: E402
+from _timing import Spread, fmt, measure, replace_section, verdict  # noqa: E402
 from mudrika.cli import COMMANDS  # noqa: E402
 
 TARGET_MS = 250.0
@@ -123,18 +123,6 @@ def section(repetitions: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_section(path: Path, text: str) -> None:
-    """Replace this benchmark's section of ``path`` (up to the next ``## `` heading), or append it."""
-    document = path.read_text(encoding="utf-8") if path.exists() else "# Performance\n"
-    start = document.find(HEADING)
-    if start == -1:
-        document = document.rstrip("\n") + "\n\n" + text
-    else:
-        end = document.find("\n## ", start + len(HEADING))
-        document = document[:start] + text + ("\n" + document[end + 1 :] if end != -1 else "")
-    path.write_text(document, encoding="utf-8")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--repetitions", type=int, default=11, help="timed runs per row (>= 7)")
@@ -145,7 +133,7 @@ def main() -> int:
     text = section(args.repetitions)
     print(text)
     if args.write is not None:
-        write_section(args.write, text)
+        replace_section(args.write, HEADING, text)
     return 0
 
 

@@ -28,7 +28,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "src"))
 sys.path.insert(0, str(REPO_ROOT / "bench"))
 
-from _timing import MIN_REPETITIONS, Spread, fmt, measure, ratio, verdict  # noqa: E402
+from _timing import MIN_REPETITIONS, Spread, fmt, measure, ratio, replace_section, verdict  # noqa: E402
 from mudrika.payments.batch import BundleResult, Case, verify_bundles  # noqa: E402
 
 TARGET = 1.8
@@ -199,18 +199,6 @@ def section(bundles: int, repetitions: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_section(path: Path, text: str) -> None:
-    """Replace this benchmark's section of ``path`` (up to the next ``## `` heading), or append it."""
-    document = path.read_text(encoding="utf-8") if path.exists() else "# Performance\n"
-    start = document.find(HEADING)
-    if start == -1:
-        document = document.rstrip("\n") + "\n\n" + text
-    else:
-        end = document.find("\n## ", start + len(HEADING))
-        document = document[:start] + text + ("\n" + document[end + 1 :] if end != -1 else "")
-    path.write_text(document, encoding="utf-8")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--bundles", type=int, default=1000, help="bundles in the batch")
@@ -222,7 +210,7 @@ def main() -> int:
     text = section(args.bundles, args.repetitions)
     print(text)
     if args.write is not None:
-        write_section(args.write, text)
+        replace_section(args.write, HEADING, text)
     return 0
 
 

@@ -7,8 +7,9 @@ prefixes the machine description and the method, and prints the document.
 
 It never overwrites the committed docs by accident: ``--out FILE`` writes FILE but refuses
 docs/performance.md, which is written only with ``--write-docs``.  When writing, sections other
-engineers maintain with their own scripts ("CLI start-up", "Pre-authentication memory") are carried
-over from the existing file if this run did not produce them.
+engineers maintain with their own scripts ("CLI start-up", "Pre-authentication memory", "Dispute
+batch", written by ``bench/bench_dispute_batch.py --write``) are carried over from the existing file if
+this run did not produce them.
 
 Usage: .venv/bin/python bench/run_all.py [--only NAME ...] [--out FILE | --write-docs]
 """
@@ -43,7 +44,7 @@ ORDER = [
     "bench_preauth_memory",
 ]
 #: Headings of sections kept from the existing document when this run does not produce them.
-PRESERVED = ("## CLI start-up", "## Pre-authentication memory")
+PRESERVED = ("## CLI start-up", "## Pre-authentication memory", "## Dispute batch")
 
 
 def _machine() -> str:

@@ -17,20 +17,14 @@ __all__ = ["Canary", "canary", "serve_asgi"]
 
 
 @contextmanager
-def serve_asgi(app: Any, **config: Any) -> Iterator[str]:
-    """Serve ``app`` with uvicorn on a free loopback port; yield ``http://127.0.0.1:<port>``."""
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            host="127.0.0.1",
-            port=port,
-            log_level="warning",
-            lifespan="off",
-            access_log=False,
-            **config,
-        )
-    )
+def serve_asgi(app: Any, *, port: int | None = None, **config: Any) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on loopback; yield ``http://127.0.0.1:<port>``.
+
+    ``port`` is for apps that must know their own URL before they are built (an agent card, a push
+    audience); otherwise a free one is taken.  ``config`` overrides the quiet defaults below."""
+    port = free_port() if port is None else port
+    settings: dict[str, Any] = {"log_level": "warning", "lifespan": "off", "access_log": False, **config}
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, **settings))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:

@@ -9,14 +9,12 @@ policy's transport, whose request hook is ``PushSigner.httpx_hook`` and whose UR
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from a2a.server.context import ServerCallContext
 from a2a.server.tasks import BasePushNotificationSender, InMemoryPushNotificationConfigStore
 from a2a.types.a2a_pb2 import Task, TaskPushNotificationConfig, TaskState, TaskStatus
@@ -34,8 +32,9 @@ from mudrika.trust.a2a.push import (
     PushSigner,
     webhook_url_validator,
 )
-from tests._support.net import free_port, wait_listening
+from tests._support.net import free_port
 from tests._support.redis_server import RedisServer
+from tests._support.served import serve_asgi
 
 pytestmark = pytest.mark.integration
 
@@ -86,19 +85,12 @@ def receiver(redis_server: RedisServer) -> Iterator[Receiver]:
         replay_store=store,
         expected_token=TOKEN,
     )
-    server = uvicorn.Server(
-        uvicorn.Config(guard, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
     try:
-        wait_listening(port)
-        yield Receiver(
-            url=url, webhook=webhook, agent_pair=pair, agent_kid=f"{did}#{did.removeprefix('did:key:')}"
-        )
+        with serve_asgi(guard, port=port):
+            yield Receiver(
+                url=url, webhook=webhook, agent_pair=pair, agent_kid=f"{did}#{did.removeprefix('did:key:')}"
+            )
     finally:
-        server.should_exit = True
-        thread.join(timeout=10)
         store.close()
 
 

@@ -13,7 +13,6 @@ place a2a-sdk's call-context builder reads ``state["auth"]`` from.
 
 from __future__ import annotations
 
-import threading
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass
@@ -21,7 +20,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from a2a.client import ClientConfig, ClientFactory
 from a2a.helpers.proto_helpers import new_task_from_user_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -47,7 +45,8 @@ from starlette.applications import Starlette
 from mudrika.trust.a2a.task_states import REASON_KEY, SEED_STATE_KEY, report_decision
 from mudrika.trust.models import AgentExecutionCost, ExecutionRequest
 from mudrika.trust.policy import Policy, Principal
-from tests._support.net import free_port, wait_listening
+from tests._support.net import free_port
+from tests._support.served import serve_asgi
 
 pytestmark = pytest.mark.integration
 
@@ -156,17 +155,8 @@ def served() -> Iterator[Served]:
         *create_rest_routes(handler),
     ]
     app = caller_shim(Starlette(routes=routes), policy)
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        wait_listening(port)
+    with serve_asgi(app, port=port):
         yield Served(url=url, card=card)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from mudrika.crypto.keys import KeyPair
+from mudrika.errors import InvalidInput
 from mudrika.identity.resolver import DIDResolver
 from mudrika.stores.replay import MemoryReplayStore
 from mudrika.trust.httpsig import (
@@ -101,7 +102,7 @@ def test_no_spelling_of_loopback_reaches_the_canary(server: str, listener: Canar
 
 def test_bracketed_ipv6_forms_are_not_even_did_syntax(server: str, listener: Canary) -> None:
     for host in ("[::ffff:127.0.0.1]", "[::1]", "[64:ff9b::7f00:1]"):
-        with pytest.raises(Exception):  # noqa: B017, PT011 - the signer itself refuses such a keyid
+        with pytest.raises(InvalidInput, match="keyid is not a DID URL"):  # the signer itself refuses it
             HttpMessageSigner(KeyPair.generate("ed25519"), f"did:web:{host}%3A{listener.port}#k")
     assert listener.connections == 0
 

@@ -165,6 +165,7 @@ def test_node_jose_proof_verifies() -> None:
         ({"url": URL + "#frag"}, "dpop_wrong_htu"),
         ({"url": "https://other.example/tasks"}, "dpop_wrong_htu"),
         ({"token": "another-token"}, "dpop_wrong_ath"),
+        ({"claims": {"ath": "\u00e9"}}, "dpop_wrong_ath"),  # non-ASCII: refused, not a TypeError
         ({"iat": NOW + 6}, "dpop_not_yet_valid"),
         ({"iat": NOW - 65}, "dpop_too_old"),
         ({"claims": {"htm": None}}, "dpop_missing_claim"),
@@ -318,3 +319,16 @@ def test_certificate_binding() -> None:
         assert info.value.code == code
     with pytest.raises(InvalidToken):
         check_certificate_binding({"cnf": "x"}, der)
+    with pytest.raises(InvalidToken) as non_ascii:
+        check_certificate_binding({"cnf": {"x5t#S256": "\u00e9"}}, der)
+    assert non_ascii.value.code == "mtls_mismatch"
+
+
+def test_non_ascii_jkt_is_a_mismatch_not_a_crash() -> None:
+    client = DPoPClient()
+    proof = client.proof("POST", URL, TOKEN, iat=NOW)
+    with pytest.raises(InvalidToken) as info:
+        _verifier().check(
+            proof, method="POST", htu=URL, access_token=TOKEN, claims=_claims("\u00e9"), now=NOW
+        )
+    assert info.value.code == "dpop_key_mismatch"

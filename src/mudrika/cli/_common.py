@@ -208,7 +208,8 @@ def _invocation(ctx: click.Context) -> Invocation | None:
     return ctx.find_object(Invocation)
 
 
-def _remember_verbose(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+def remember_verbose(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    """Option callback: a ``-v`` seen anywhere also makes a failure report show its causes."""
     invocation = _invocation(ctx)
     if value and invocation is not None:
         invocation.verbose = True
@@ -230,7 +231,7 @@ def verbose_option(func: _F) -> _F:
         is_flag=True,
         expose_value=False,
         is_eager=True,
-        callback=_remember_verbose,
+        callback=remember_verbose,
         help="On failure, also show the cause chain (and the traceback of an unexpected error).",
     )(func)
 
@@ -342,16 +343,28 @@ def read_prefix(source: str, max_bytes: int) -> bytes:
     """
     if source == "-":
         return sys.stdin.buffer.read(max_bytes + 1)
-    try:
-        with Path(source).open("rb") as handle:
-            return handle.read(max_bytes + 1)
-    except OSError as exc:
-        raise InvalidInput(f"cannot read {source}: {exc.strerror}", code="unreadable") from None
+    return _read_file_prefix(source, max_bytes)
 
 
 def read_input(source: str, *, max_bytes: int) -> bytes:
     """FILE or '-' (stdin), refused (not truncated) when larger than ``max_bytes``."""
-    data = read_prefix(source, max_bytes)
+    return _refuse_oversized(source, read_prefix(source, max_bytes), max_bytes)
+
+
+def read_file(path: str | Path, *, max_bytes: int) -> bytes:
+    """A named file only (a file called '-' is that file, never stdin), refused when over ``max_bytes``."""
+    return _refuse_oversized(path, _read_file_prefix(path, max_bytes), max_bytes)
+
+
+def _read_file_prefix(path: str | Path, max_bytes: int) -> bytes:
+    try:
+        with Path(path).open("rb") as handle:
+            return handle.read(max_bytes + 1)
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}", code="unreadable") from None
+
+
+def _refuse_oversized(source: str | Path, data: bytes, max_bytes: int) -> bytes:
     if len(data) > max_bytes:
         raise InvalidInput(f"{source} is larger than {max_bytes} bytes", code="too_large", limit=max_bytes)
     return data

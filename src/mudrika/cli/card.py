@@ -24,8 +24,8 @@ from mudrika.cli._common import (
     EXIT_OK,
     emit_json,
     err,
+    load_signing_key,
     password_options,
-    read_password,
     read_prefix,
 )
 from mudrika.errors import InvalidInput
@@ -73,11 +73,10 @@ def sign_command(
     password_file: Path | None,
 ) -> int:
     """Append a signature to an Agent Card and print the signed card on stdout."""
-    from mudrika.crypto.keystore import load_private_key
     from mudrika.trust.a2a.cards import sign_card
 
     card = _card(source)
-    pair = load_private_key(key_uri, read_password(password_env, password_file))
+    pair = load_signing_key(key_uri, password_env, password_file)
     signed = sign_card(card, pair, kid=kid, alg=alg, form="a2a-sdk-1.3" if form == "a2a-sdk-1.3" else "a2a")
     emit_json(signed)
     err(f"signed with {kid} ({len(signed['signatures'])} signature(s) on the card)")

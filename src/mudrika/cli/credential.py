@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from mudrika.cli._common import emit_json, err, password_options, read_password
+from mudrika.cli._common import emit_json, err, load_signing_key, password_options, read_file
 from mudrika.errors import InvalidInput
 
 __all__ = ["credential_group"]
@@ -26,14 +26,7 @@ _MAX_FILE = 1024 * 1024
 def _read_json(path: str) -> Any:
     from mudrika.crypto.jcs import loads_strict
 
-    try:
-        with Path(path).open("rb") as handle:
-            data = handle.read(_MAX_FILE + 1)
-    except OSError as exc:
-        raise InvalidInput(f"cannot read {path}: {exc.strerror}", code="unreadable") from None
-    if len(data) > _MAX_FILE:
-        raise InvalidInput(f"{path} is too large", code="too_large", limit=_MAX_FILE)
-    return loads_strict(data)
+    return loads_strict(read_file(path, max_bytes=_MAX_FILE))
 
 
 @click.group("credential")
@@ -138,7 +131,7 @@ def issue_command(
     from mudrika.cli._keycheck import check_key_matches, documents_by_did
     from mudrika.cli.dispute import parse_time_option
     from mudrika.crypto.keys import PublicKey
-    from mudrika.crypto.keystore import load_private_key, write_file_atomic
+    from mudrika.crypto.keystore import write_file_atomic
     from mudrika.identity.resolver import DIDResolver
     from mudrika.payments.profile import PAYMENT_CREDENTIAL_VCT
     from mudrika.payments.signing import issue_user_credential
@@ -159,16 +152,12 @@ def issue_command(
             raise InvalidInput("the holder DID's key cannot sign", code="bad_holder_key", did=holder_did)
     else:
         assert holder_key_file is not None
-        try:
-            with holder_key_file.open("rb") as handle:
-                holder = PublicKey.from_pem(handle.read(_MAX_FILE))
-        except OSError as exc:
-            raise InvalidInput(f"cannot read {holder_key_file}: {exc.strerror}", code="unreadable") from None
+        holder = PublicKey.from_pem(read_file(holder_key_file, max_bytes=_MAX_FILE))
     claims = _read_json(claims_file) if claims_file is not None else {}
     if not isinstance(claims, dict):
         raise InvalidInput("--claims must hold a JSON object", code="not_an_object")
     now = parse_time_option(now_text, "--now") or datetime.now(UTC)
-    pair = load_private_key(key_uri, read_password(password_env, password_file))
+    pair = load_signing_key(key_uri, password_env, password_file)
     if issuer.startswith("did:"):
         if not kid.startswith(issuer + "#"):
             raise click.BadParameter(f"a DID URL of {issuer} (e.g. {issuer}#key-1)", param_hint="--kid")

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from mudrika.cli._common import emit_json, err, password_options, read_password
+from mudrika.cli._common import emit_json, err, load_signing_key, password_options
 from mudrika.errors import InvalidInput
 
 __all__ = ["csr_group"]
@@ -74,11 +74,11 @@ def create(
     password_file: Path | None,
 ) -> None:
     """Create a CSR (and optionally a development certificate) for the key and DID."""
-    from mudrika.crypto.keystore import load_private_key, write_file_atomic
+    from mudrika.crypto.keystore import write_file_atomic
     from mudrika.identity.csr import create_csr, fingerprint_sha256, self_signed_certificate, to_pem
 
     common_name = cn or default_common_name(did)
-    pair = load_private_key(key_uri, read_password(password_env, password_file))
+    pair = load_signing_key(key_uri, password_env, password_file)
     # A CSR whose SAN names a DID the key does not control is refused here, not by a CA months later.
     from mudrika.cli._keycheck import check_key_in_did, documents_by_did
     from mudrika.crypto.jcs import loads_strict

@@ -31,7 +31,8 @@ def _public_key(path: Path, password_env: str | None, password_file: Path | None
     from mudrika.crypto.keystore import load_private_key
 
     try:
-        data = path.read_bytes()[: _MAX_KEY_FILE + 1]
+        with path.open("rb") as handle:
+            data = handle.read(_MAX_KEY_FILE + 1)  # never more than the cap, whatever the file holds
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}", code="not_found") from None
     if b"PRIVATE KEY" in data:

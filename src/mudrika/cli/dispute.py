@@ -34,7 +34,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from mudrika.cli._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Invocation, emit_json, err
+from mudrika.cli._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    emit_json,
+    err,
+    read_file,
+    remember_verbose,
+)
 from mudrika.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -98,13 +106,6 @@ def write_html(
     err(f"wrote {path}")
 
 
-def _remember_verbose(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
-    invocation = ctx.find_object(Invocation)
-    if value and invocation is not None:
-        invocation.verbose = True
-    return value
-
-
 @click.group("dispute")
 def dispute_group() -> None:
     """Adjudicate AP2 payments from evidence bundles (offline: never touches the network)."""
@@ -124,22 +125,11 @@ class _Item:
         self.problem = problem
 
 
-def _read_limited(path: Path, limit: int) -> bytes:
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError as exc:
-        raise InvalidInput(f"cannot read {path}: {exc.strerror}", code="unreadable") from None
-    if len(data) > limit:
-        raise InvalidInput(f"{path} is too large", code="too_large", limit=limit)
-    return data
-
-
 def _bundle_item(path: Path, case: Case) -> _Item:
     from mudrika.payments.bundle import MAX_BUNDLE_BYTES
 
     try:
-        return _Item(case, _read_limited(path, MAX_BUNDLE_BYTES))
+        return _Item(case, read_file(path, max_bytes=MAX_BUNDLE_BYTES))
     except InvalidInput as exc:
         return _Item(case, None, exc)
 
@@ -231,7 +221,7 @@ def _work_items(
             data = sys.stdin.buffer.read(_MAX_CASES_BYTES + 1)
             base = Path.cwd()
         else:
-            data = _read_limited(Path(cases_path), _MAX_CASES_BYTES)
+            data = read_file(cases_path, max_bytes=_MAX_CASES_BYTES)
             base = Path(cases_path).parent
         items.extend(_case_items(data, origin=cases_path, base=base, audiences=audiences))
     return items
@@ -402,7 +392,7 @@ def _exit_code(results: list[BundleResult]) -> int:
     "-v",
     "--verbose",
     is_flag=True,
-    callback=_remember_verbose,
+    callback=remember_verbose,
     help="List passed checks too, print full reports for every bundle of a batch (and, on an error, its causes).",
 )
 def verify_command(
@@ -438,7 +428,7 @@ def verify_command(
     if trust_root_path is not None:
         from mudrika.payments.trustroot import MAX_TRUST_ROOT_BYTES, parse_trust_root
 
-        trust_root = _read_limited(trust_root_path, MAX_TRUST_ROOT_BYTES)
+        trust_root = read_file(trust_root_path, max_bytes=MAX_TRUST_ROOT_BYTES)
         parse_trust_root(trust_root)  # a malformed trust root is a usage error (exit 2), once
     defaults = {"kb_nonce": kb_nonce, "merchant_audience": merchant_aud, "kb_audience": kb_aud}
     items = _work_items(bundles, cases_path, defaults)
@@ -599,7 +589,7 @@ class _Progress:
 def _json_file(path: str) -> Any:
     from mudrika.crypto.jcs import DEFAULT_MAX_BYTES, loads_strict
 
-    return loads_strict(_read_limited(Path(path), DEFAULT_MAX_BYTES))
+    return loads_strict(read_file(path, max_bytes=DEFAULT_MAX_BYTES))
 
 
 def _pairs(values: tuple[str, ...], option: str) -> list[tuple[str, str]]:
@@ -688,9 +678,9 @@ def bundle_command(
     from mudrika.payments.bundle import build_bundle
     from mudrika.payments.models import receive_cart, receive_intent, receive_payment
 
-    intent = receive_intent(_read_limited(Path(intent_file), 1024 * 1024))
-    cart = receive_cart(_read_limited(Path(cart_file), 1024 * 1024))
-    payment = receive_payment(_read_limited(Path(payment_file), 1024 * 1024))
+    intent = receive_intent(read_file(intent_file, max_bytes=1024 * 1024))
+    cart = receive_cart(read_file(cart_file, max_bytes=1024 * 1024))
+    payment = receive_payment(read_file(payment_file, max_bytes=1024 * 1024))
     fetched_at = parse_time_option(fetched_at_text, "--fetched-at") or datetime.now(UTC)
     evidence_time = parse_time_option(evidence_time_text, "--evidence-time") or (
         payment.model.payment_mandate_contents.timestamp_at

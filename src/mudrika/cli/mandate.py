@@ -22,9 +22,10 @@ from mudrika.cli._common import (
     load_signing_key,
     password_options,
     read_input,
+    remember_verbose,
 )
 from mudrika.cli._keycheck import algorithm_for, check_key_matches, documents_by_did
-from mudrika.cli.dispute import _remember_verbose, parse_time_option, print_report, write_html
+from mudrika.cli.dispute import parse_time_option, print_report, write_html
 from mudrika.cli.mandate_v02 import v02_group
 from mudrika.crypto.jcs import DEFAULT_MAX_BYTES, loads_strict
 from mudrika.errors import InvalidInput
@@ -359,7 +360,7 @@ def _finish(
 @click.option(
     "--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Write an HTML report."
 )
-@click.option("-v", "--verbose", is_flag=True, callback=_remember_verbose, help="List the passed checks too.")
+@click.option("-v", "--verbose", is_flag=True, callback=remember_verbose, help="List the passed checks too.")
 def verify_command(
     files: tuple[str, ...],
     trust_root_path: str | None,

@@ -20,8 +20,7 @@ from typing import Any
 
 import click
 
-from mudrika.cli._common import emit_json, err
-from mudrika.errors import InvalidInput
+from mudrika.cli._common import emit_json, err, read_file
 
 __all__ = ["trust_root_group"]
 
@@ -31,14 +30,7 @@ _MAX_INPUT = 1024 * 1024
 def _read_json(path: Path) -> Any:
     from mudrika.crypto.jcs import loads_strict
 
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(_MAX_INPUT + 1)
-    except OSError as exc:
-        raise InvalidInput(f"cannot read {path}: {exc.strerror}", code="unreadable") from None
-    if len(data) > _MAX_INPUT:
-        raise InvalidInput(f"{path} is larger than {_MAX_INPUT} bytes", code="too_large")
-    return loads_strict(data)
+    return loads_strict(read_file(path, max_bytes=_MAX_INPUT))
 
 
 def _load_document(path: Path) -> dict[str, Any]:

@@ -254,7 +254,7 @@ class PublicKey:
         """Raw encodings as multicodec carries them: Ed25519 32 bytes, EC compressed SEC1, RSA PKCS#1 DER.
 
         For Ed25519 and the curves the key keeps ``data`` as its :attr:`raw` instead of re-encoding
-        the parsed key (about a tenth of an uncached P-256 did:key resolution): the re-encoding is
+        the parsed key (a visible part of an uncached P-256 did:key resolution): the re-encoding is
         provably the same bytes.  OpenSSL stores an Ed25519 public key as the 32 bytes given; a
         compressed SEC1 point is accepted only with x < p (SEC 1 §2.3.4 with §2.3.6;
         ``tests/unit/test_did_key_fast_paths.py`` holds OpenSSL to it), and decoding then yields the

@@ -21,7 +21,6 @@ evidence format slots in beside ``mudrika.evidence/v1`` without changing the bat
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -131,8 +130,8 @@ class BundleResult:
 
 
 @functools.lru_cache(maxsize=8)
-def _trust_root(digest: str, raw: bytes) -> TrustRoot:
-    """Parse a trust root once per process (keyed by its digest; ``raw`` rides along)."""
+def _trust_root(raw: bytes) -> TrustRoot:
+    """Parse a trust root once per process, keyed by its bytes (``bytes`` caches its own hash)."""
     return parse_trust_root(raw)
 
 
@@ -208,7 +207,7 @@ def verify_bundle_bytes(
     try:
         root = None
         if trust_root is not None:
-            root = _trust_root(hashlib.sha256(trust_root).hexdigest(), trust_root)
+            root = _trust_root(trust_root)
         when = None if at is None else epoch(at)
         document = loads_strict(bundle, max_bytes=MAX_BUNDLE_BYTES, max_depth=64)
         report = verifier_for(document)(document, root, case, when)

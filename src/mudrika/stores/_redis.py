@@ -153,8 +153,8 @@ class RedisReplayStore(ReplayStoreBase):
             assert client is not None
             self._client = client
             self._target = type(client).__name__
-        # None: not checked yet (Redis unreachable at start); True: noeviction confirmed.
-        self._eviction_checked: bool | None = None if check_eviction_policy else True
+        # False until noeviction is confirmed (or the operator vouched for it): retried before a claim.
+        self._eviction_checked = not check_eviction_policy
         if check_eviction_policy:
             try:
                 self._check_eviction_policy()

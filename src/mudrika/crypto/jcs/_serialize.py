@@ -122,15 +122,15 @@ ENCODERS: Final[tuple[Encoder, ...]] = tuple(sorted(_ENCODERS))
 """The compiled encoders available in this interpreter (``json`` always; ``orjson`` when installed)."""
 
 DEFAULT_ENCODER: Final[Encoder] = "orjson" if "orjson" in _ENCODERS else "json"
-"""The encoder :func:`serialize` uses: orjson when installed (two to three times as fast here), else ``json``'s."""
-
-_encode = _ENCODERS[DEFAULT_ENCODER]
-# In valid UTF-8 the bytes F0-F4 only start the 4-byte sequences of characters above U+FFFF.
+"""The encoder :func:`serialize` uses: orjson when installed (faster; see docs/performance.md), else ``json``'s."""
 
 
 def _has_astral(out: bytes) -> bool:
-    """True when UTF-8 ``out`` holds a character above U+FFFF (memchr per lead byte: a regex over the
-    same bytes measured ten times slower, a noticeable part of the whole encoding)."""
+    """True when UTF-8 ``out`` holds a character above U+FFFF (memchr per lead byte: cheaper than a regex
+    over the same bytes, which showed up in the encoder's profile).
+
+    In valid UTF-8 the bytes F0-F4 only start the 4-byte sequences of characters above U+FFFF.
+    """
     return not out.isascii() and (
         b"\xf0" in out or b"\xf1" in out or b"\xf2" in out or b"\xf3" in out or b"\xf4" in out
     )

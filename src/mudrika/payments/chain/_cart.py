@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -40,6 +39,7 @@ from mudrika.payments.chain._common import (
     check_time_claims,
     epoch,
     iso,
+    numeric_date,
 )
 from mudrika.payments.chain._hashes import cart_hashes
 from mudrika.payments.chain._jws import JWS_PHASES, check_jws
@@ -92,12 +92,6 @@ MERCHANT_CLAIM_CHECKS: Final = (
     "merchant.jwt.jti",
     "merchant.jwt.cart_hash",
 )
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return float(value)
 
 
 def unsigned_members(raw: Mapping[str, Any], covered: frozenset[str]) -> list[str]:
@@ -267,8 +261,8 @@ def _check_merchant_jwt(
     )
     # §4.1.4-6: the shared time rule (iat not in the future, nbf and exp honoured; exp required).
     check_time_claims(rec, "merchant.jwt", _PARTY, claims, now=now, leeway=leeway, key=kid, require_exp=True)
-    iat = _number(claims.get("iat"))
-    exp = _number(claims.get("exp"))
+    iat = numeric_date(claims.get("iat"))
+    exp = numeric_date(claims.get("exp"))
     lifetime = exp - iat if exp is not None and iat is not None else None
     rec.check(
         "merchant.jwt.lifetime",

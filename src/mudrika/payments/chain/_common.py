@@ -36,6 +36,7 @@ __all__ = [
     "epoch",
     "fingerprint",
     "iso",
+    "numeric_date",
 ]
 
 T = TypeVar("T")
@@ -214,7 +215,8 @@ class Recorder:
         return all(check.passed for check in self.checks[start:])
 
 
-def _numeric_date(value: Any) -> float | None:
+def numeric_date(value: Any) -> float | None:
+    """A JWT NumericDate as seconds; ``None`` for anything else (``bool``, text, NaN, infinity)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return None
     return float(value)
@@ -246,7 +248,7 @@ def check_time_claims(
     Returns ``iat`` when all three passed, else ``None``.
     """
     start = len(rec.checks)
-    iat = _numeric_date(claims.get("iat"))
+    iat = numeric_date(claims.get("iat"))
     newest = now + leeway
     oldest = now - max_age - leeway if max_age is not None else None
     iat_ok = iat is not None and iat <= newest and (oldest is None or oldest <= iat)
@@ -262,7 +264,7 @@ def check_time_claims(
         key=key,
     )
     if "nbf" in claims:
-        nbf = _numeric_date(claims["nbf"])
+        nbf = numeric_date(claims["nbf"])
         rec.check(
             f"{prefix}.nbf",
             party,
@@ -276,7 +278,7 @@ def check_time_claims(
     else:
         rec.passed(f"{prefix}.nbf", party, expected="nbf honoured when present", got="no nbf", key=key)
     if "exp" in claims or require_exp:
-        exp = _numeric_date(claims.get("exp"))
+        exp = numeric_date(claims.get("exp"))
         rec.check(
             f"{prefix}.exp",
             party,

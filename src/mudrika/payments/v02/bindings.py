@@ -18,13 +18,13 @@ from __future__ import annotations
 import hmac
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from mudrika.crypto._b64 import b64url_decode
 from mudrika.crypto.jcs import canonicalize, loads_strict
 from mudrika.crypto.jose import TrustedKey, parse_unverified_header, verify_compact
 from mudrika.errors import BindingError, InvalidInput, UntrustedKeyError, VerificationError
+from mudrika.payments._values import parse_timestamp
 from mudrika.payments.trustroot import TrustRoot
 from mudrika.payments.v02.hops import VerifiedToken
 from mudrika.payments.v02.models import Checkout, CheckoutMandate, PaymentMandate, parse_model
@@ -110,7 +110,7 @@ def verify_checkout_jwt(
     checkout = parse_model(Checkout, raw, what="checkout")
     if checkout.merchant.id != merchant_id:  # pragma: no cover - same signed bytes as read above
         raise BindingError("checkout merchant changed", code="checkout_merchant_mismatch")
-    _ = checkout.total  # 'exactly one total' is part of the schema check
+    _ = checkout.total  # raises bad_checkout_totals unless the checkout has exactly one total
     _check_checkout_times(raw, closed_at=closed_at, leeway=trust_root.leeway_seconds)
     return VerifiedCheckoutJwt(
         checkout=checkout,
@@ -158,16 +158,17 @@ def _payload_bytes(data: bytes) -> Mapping[str, Any]:
 
 
 def _timestamp(value: object) -> float:
-    """An RFC 3339 date-time with an offset (``Z`` or ``±hh:mm``) as a UNIX time."""
-    if not isinstance(value, str) or len(value) > 64:
+    """An RFC 3339 date-time with an offset (``Z`` or ``±hh:mm``) as a UNIX time.
+
+    Parsed by the payments wing's one timestamp parser (length cap, offset required); only the
+    error code is this module's, so a checkout's bad ``expires_at`` reads as ``bad_datetime``.
+    """
+    if not isinstance(value, str):
         raise InvalidInput("a date-time must be an RFC 3339 string", code="bad_datetime")
     try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise InvalidInput("a date-time must be an RFC 3339 string", code="bad_datetime") from None
-    if parsed.tzinfo is None:
-        raise InvalidInput("a date-time needs a UTC offset", code="bad_datetime")
-    return parsed.timestamp()
+        return parse_timestamp(value).timestamp()
+    except InvalidInput as exc:
+        raise InvalidInput(exc.message, code="bad_datetime") from None
 
 
 def check_preset_values(opens: Sequence[VerifiedToken], closed: VerifiedToken) -> None:

@@ -117,11 +117,10 @@ def profile_of(path: str | Path, *, max_bytes: int = MAX_BUNDLE_BYTES) -> Profil
     """:func:`detect_profile` of a bundle file; an unreadable or oversized file is ``ap2-v0.1`` (whose
     loader then reports the problem)."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(max_bytes + 1)
-    except OSError:
+        data = read_capped(path, max_bytes=max_bytes, name="bundle", too_large="bundle too large")
+    except InvalidInput:
         return "ap2-v0.1"
-    return detect_profile(data) if len(data) <= max_bytes else "ap2-v0.1"
+    return detect_profile(data)
 
 
 def parse_v02_bundle(raw: bytes | str, *, max_bytes: int = MAX_BUNDLE_BYTES) -> V02Bundle:

@@ -32,6 +32,7 @@ from typing import Any, Final
 from mudrika.errors import InvalidInput, MudrikaError
 from mudrika.payments._time import Time, epoch, iso
 from mudrika.payments.chain._common import Recorder, StepFailed, fingerprint
+from mudrika.payments.chain._text import printable
 from mudrika.payments.chain.report import KeyEvidence, VerificationReport
 from mudrika.payments.trustroot import TrustRoot
 from mudrika.payments.v02.bindings import (
@@ -490,7 +491,7 @@ def _expectations(hops: Sequence[HopExpectation], kind: str) -> dict[str, dict[s
 
 def _shown(text: str) -> str:
     """A party-supplied value inside a statement: one line, control characters made visible, capped."""
-    return "".join(char if char.isprintable() else f"\\x{ord(char):02x}" for char in text[:120])
+    return printable(text, limit=120)
 
 
 def _statements(state: _State, *, consumed: bool) -> tuple[str, ...]:

@@ -31,11 +31,11 @@ it only when ``accept_sdk_form=True``, and then refuses cards with members the S
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from mudrika.crypto._b64 import b64url_decode, b64url_encode
 from mudrika.crypto.jcs import canonicalize, loads_strict
 from mudrika.crypto.jose import FORBIDDEN_HEADERS, TrustedKey, sign_compact, verify_compact
 from mudrika.crypto.keys import KeyPair
@@ -316,10 +316,6 @@ def load_card(raw: bytes | str, *, max_bytes: int = MAX_CARD_BYTES) -> dict[str,
     return card
 
 
-def _b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
 def sign_card(
     card: Mapping[str, Any],
     key: KeyPair,
@@ -411,9 +407,8 @@ class CardReport:
 
 def _protected_header(encoded: str) -> dict[str, Any]:
     try:
-        padded = encoded + "=" * (-len(encoded) % 4)
-        raw = base64.urlsafe_b64decode(padded.encode("ascii"))
-    except (ValueError, UnicodeEncodeError):
+        raw = b64url_decode(encoded)
+    except InvalidInput:
         raise InvalidInput("protected header is not base64url", code="malformed_jws") from None
     header = loads_strict(raw, max_bytes=4096, max_depth=4)
     if not isinstance(header, dict):
@@ -576,7 +571,7 @@ def _check_signature(
             # The SDK form drops unknown members, so a signature in it would not cover them.
             last = VerificationError("members not covered by the SDK form", code="uncovered_member")
             continue
-        token = f"{entry.protected}.{_b64url(payload)}.{entry.signature}"
+        token = f"{entry.protected}.{b64url_encode(payload)}.{entry.signature}"
         try:
             verify_compact(token, key=trusted, max_bytes=2 * MAX_CARD_BYTES)
         except MudrikaError as exc:

@@ -71,6 +71,9 @@ MAX_LIFETIME: Final = 300
 #: Where the guard puts the verified claims summary for the application (``scope[PUSH_SCOPE_KEY]``).
 PUSH_SCOPE_KEY: Final = "mudrika.push"
 _MAX_SIGNATURE_BYTES: Final = 8192
+# The header names as ASGI presents them (lower-case bytes), derived once rather than per request.
+_TOKEN_FIELD: Final = NOTIFICATION_TOKEN_HEADER.lower().encode("ascii")
+_SIGNATURE_FIELD: Final = PUSH_SIGNATURE_HEADER.lower().encode("ascii")
 _MAX_URL: Final = 2048
 
 _log = logging.getLogger(__name__)
@@ -256,12 +259,12 @@ class PushNotificationGuard:
             return
         # 2. The configured token, in constant time.
         if self._token is not None:
-            presented = _header(scope, NOTIFICATION_TOKEN_HEADER.lower().encode())
+            presented = _header(scope, _TOKEN_FIELD)
             if presented is None or not hmac.compare_digest(presented, self._token):
                 await self._refuse(send, "bad_token")
                 return
         # 3. The agent's signature over the call.
-        raw = _header(scope, PUSH_SIGNATURE_HEADER.lower().encode())
+        raw = _header(scope, _SIGNATURE_FIELD)
         if raw is None or len(raw) > _MAX_SIGNATURE_BYTES:
             await self._refuse(send, "missing_signature")
             return

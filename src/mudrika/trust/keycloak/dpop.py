@@ -77,6 +77,14 @@ def certificate_thumbprint(der: bytes) -> str:
     return b64url_encode(hashlib.sha256(der).digest())
 
 
+def _same(ours: str, theirs: str) -> bool:
+    """Constant-time equality over UTF-8 bytes: ``compare_digest`` raises on non-ASCII ``str``.
+
+    ``theirs`` comes from a token or proof, so a non-ASCII value must compare unequal, not crash.
+    """
+    return hmac.compare_digest(ours.encode(), theirs.encode("utf-8", "surrogatepass"))
+
+
 def check_certificate_binding(claims: Mapping[str, Any], client_cert: bytes | None) -> None:
     """RFC 8705 §3: refuse a certificate-bound token unless ``client_cert`` is the bound certificate."""
     bound = _cnf(claims).get("x5t#S256")
@@ -84,7 +92,7 @@ def check_certificate_binding(claims: Mapping[str, Any], client_cert: bytes | No
         raise InvalidToken("malformed confirmation claim", code="malformed_cnf")
     if client_cert is None:
         raise InvalidToken("certificate-bound token without a client certificate", code="mtls_required")
-    if not hmac.compare_digest(certificate_thumbprint(client_cert), bound):
+    if not _same(certificate_thumbprint(client_cert), bound):
         raise InvalidToken("token bound to another certificate", code="mtls_mismatch")
 
 
@@ -204,7 +212,7 @@ class DPoPVerifier:
         except MudrikaError as exc:
             raise InvalidToken("unusable DPoP key", code=f"dpop_{exc.code}") from None
         # 12 (second half). The key is the one the token is bound to.
-        if not hmac.compare_digest(key.thumbprint(), jkt):
+        if not _same(key.thumbprint(), jkt):
             raise InvalidToken("DPoP key is not the one the token is bound to", code="dpop_key_mismatch")
         # 6. The signature, with the algorithm bound to the key type.
         try:
@@ -233,7 +241,7 @@ class DPoPVerifier:
         if current >= iat + self._max_age + self._leeway:
             raise InvalidToken("DPoP proof too old", code="dpop_too_old")
         # 12 (first half). ath binds the proof to this access token.
-        if not hmac.compare_digest(ath, access_token_hash(access_token)):
+        if not _same(ath, access_token_hash(access_token)):
             raise InvalidToken("DPoP proof for another access token", code="dpop_wrong_ath")
         return PendingProof(
             jkt=jkt, jti=jti, claim_until=float(iat) + self._max_age + self._leeway, store=self._store

@@ -89,7 +89,7 @@ import anyio
 from mudrika.errors import InvalidInput, UnavailableError, VerificationError
 from mudrika.net.logs import log_value
 from mudrika.trust.a2a import methods as a2a_methods
-from mudrika.trust.a2a.extensions import requested_extensions
+from mudrika.trust.a2a.extensions import EXTENSIONS_HEADER, LEGACY_EXTENSIONS_HEADER, requested_extensions
 from mudrika.trust.jsonrpc import (
     ERROR_INFO_TYPE,
     TOO_MANY_REQUESTS,
@@ -134,6 +134,9 @@ _TOKEN_SCHEMES: Final = frozenset({"Bearer", "DPoP"})
 DEFAULT_PUBLIC_PATHS: Final = frozenset(
     {"/.well-known/agent-card.json", "/.well-known/agent.json", "/.well-known/did.json"}
 )
+#: The extension header names as ASGI presents them (lower-case bytes), derived once from the constants.
+_EXTENSIONS_FIELD: Final = EXTENSIONS_HEADER.lower().encode("ascii")
+_LEGACY_EXTENSIONS_FIELD: Final = LEGACY_EXTENSIONS_HEADER.lower().encode("ascii")
 DEFAULT_MAX_BODY_BYTES: Final = 1024 * 1024
 DEFAULT_MAX_BATCH: Final = 64
 DEFAULT_BODY_TIMEOUT: Final = 10.0
@@ -593,8 +596,8 @@ class A2AAuthMiddleware:
         # Step 3 (cont.): the extensions this request activates (A2A-Extensions, §14.2.2).
         try:
             extensions = requested_extensions(
-                header_values(scope["headers"], b"a2a-extensions")
-                + header_values(scope["headers"], b"x-a2a-extensions")
+                header_values(scope["headers"], _EXTENSIONS_FIELD)
+                + header_values(scope["headers"], _LEGACY_EXTENSIONS_FIELD)
             )
         except InvalidInput as exc:
             _log.info("bad A2A-Extensions from %s: %s", log_value(auth.principal.subject), exc.code)
