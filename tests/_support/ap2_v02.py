@@ -335,7 +335,14 @@ def write_fixture(directory: str) -> None:
     """
     transaction = build(now=FIXTURE_TIME)
     target = Path(directory)
-    bundle = {
+    bundle = bundle_document(transaction)
+    (target / "bundle.json").write_text(json.dumps(bundle, indent=2) + "\n", encoding="utf-8")
+    (target / "trust-root.json").write_text(transaction.trust_root.to_json() + "\n", encoding="utf-8")
+
+
+def bundle_document(transaction: Transaction) -> dict[str, Any]:
+    """The v0.2 evidence bundle of a transaction built at :data:`FIXTURE_TIME`."""
+    return {
         "format": BUNDLE_FORMAT_V02,
         "evidence_time": "2026-05-01T12:00:00Z",
         "description": "A shoe and two pairs of socks bought by an agent under open checkout and payment mandates.",
@@ -348,5 +355,3 @@ def write_fixture(directory: str) -> None:
             "payment_hops": [{"aud": CP_AUDIENCE, "nonce": PAYMENT_NONCE}],
         },
     }
-    (target / "bundle.json").write_text(json.dumps(bundle, indent=2) + "\n", encoding="utf-8")
-    (target / "trust-root.json").write_text(transaction.trust_root.to_json() + "\n", encoding="utf-8")

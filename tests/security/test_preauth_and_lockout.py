@@ -110,7 +110,11 @@ def test_a_flood_by_an_unauthorised_did_cannot_lock_the_agent_out(served: Served
             return list(await asyncio.gather(*(one(i) for i in range(FLOOD))))
 
     statuses = asyncio.run(flood())
-    assert statuses == [403] * FLOOD
+    # Every request is denied: 403 by the policy, or -- on a loaded machine, when 32 connections
+    # queue for 4 read slots longer than the slot wait -- shed with 503 before its body is read.
+    # Neither touches the replay store; most are policy denials.
+    assert set(statuses) <= {403, 503}, sorted(set(statuses))
+    assert statuses.count(403) > FLOOD // 2
     assert len(served.store) == 0  # no denied request consumed replay-store capacity
     body = _body(1)
     response = httpx.post(served.base + "/", content=body, headers=_signed(served.agent, body))

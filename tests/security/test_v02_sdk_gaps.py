@@ -1,9 +1,11 @@
-"""One attack per gap of the official AP2 v0.2 Python SDK: each is accepted by the SDK's verifier
+"""One attack per gap of the official AP2 v0.2 Python SDK: each is accepted by the SDK's checks
 (at the location named in docs/ap2-v02.md "SDK gaps") and refused by ours.
 
-The SDK is not on PyPI (PyPI ``ap2`` is an unrelated v0.1 repackaging), so it cannot be installed
-by the test command; these tests show our refusal and the docs table cites the SDK function that
-accepts the same input.
+The SDK is not on PyPI (PyPI ``ap2`` is an unrelated v0.1 repackaging), so the test command cannot
+install it.  Each attack is therefore first run through :mod:`tests._support.sdk_checks`, which makes
+exactly the checks the SDK's verification path makes, on the libraries the SDK is built on (PyPI
+``sd-jwt``, ``jwcrypto``), with the optional arguments a caller may leave out left out: it must
+accept.  Then ours must refuse, with the named check and code.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.x509.oid import NameOID
+from jwcrypto.jwk import JWK  # type: ignore[import-untyped]
+from jwcrypto.jws import InvalidJWSSignature  # type: ignore[import-untyped]
 
 from mudrika.crypto.keys import KeyPair, KeyType
 from mudrika.errors import ReplayError
@@ -40,6 +44,12 @@ from tests._support.ap2_v02 import (
     resign,
     trust_root_for,
 )
+from tests._support.sdk_checks import (
+    SdkExpectations,
+    SdkRefusal,
+    verify_chain_like_the_sdk,
+    verify_like_the_sdk,
+)
 
 pytestmark = pytest.mark.security
 
@@ -57,6 +67,22 @@ def inspect(
     }
     arguments.update(changes)
     return inspect_v02(evidence or transaction.evidence(), **arguments)
+
+
+def sdk_accepts(
+    transaction: Transaction, evidence: V02Evidence | None = None, *, now: int | None = None
+) -> None:
+    """The SDK's checks pass (they raise ``SdkRefusal`` or a library error otherwise)."""
+    accepted = verify_like_the_sdk(
+        evidence or transaction.evidence(),
+        root_key=issuer_jwk(transaction),
+        now=transaction.now if now is None else now,
+    )
+    assert "checkout" in accepted
+
+
+def issuer_jwk(transaction: Transaction) -> JWK:
+    return JWK(**transaction.keys.issuer.public_key.to_jwk())
 
 
 def refused(report: VerificationReport, check_id: str, code: str) -> None:
@@ -81,6 +107,7 @@ def test_gap_331_358_checkout_hash_is_recomputed_from_the_presented_checkout() -
     transaction = build(
         keys=keys, closed_checkout_hook=lambda closed: closed.update(checkout_hash=sd_digest(swapped))
     )
+    sdk_accepts(transaction, transaction.evidence(payment=False))
     refused(
         inspect(transaction, transaction.evidence(payment=False), payment_hops=()),
         "v02.checkout.checkout_hash",
@@ -93,6 +120,7 @@ def test_gap_359_the_merchant_signature_on_checkout_jwt_is_verified() -> None:
     real = Keys()
     attacker = Keys(issuer=real.issuer, merchant=KeyPair.generate(KeyType.P256), agent=real.agent)
     forged = build(keys=attacker)  # the checkout JWT is signed by a key that is not the merchant's
+    sdk_accepts(forged, forged.evidence(receipts=False))
     report = inspect(forged, forged.evidence(receipts=False), trust_root=trust_root_for(real))
     check = report.by_id("v02.checkout.merchant_signature")
     assert check.failed
@@ -105,6 +133,7 @@ def test_gap_359_the_merchant_signature_on_checkout_jwt_is_verified() -> None:
             checkout_jwt=unsigned, checkout_hash=sd_digest(unsigned)
         ),
     )
+    sdk_accepts(fake, fake.evidence(receipts=False))
     assert inspect(fake, fake.evidence(receipts=False)).by_id("v02.checkout.merchant_signature").failed
 
 
@@ -113,6 +142,7 @@ def test_gap_328_transaction_id_binds_the_payment_to_the_checkout_always() -> No
     keys = Keys()
     elsewhere = sd_digest(other_checkout_jwt(keys))
     transaction = build(keys=keys, closed_payment_hook=lambda closed: closed.update(transaction_id=elsewhere))
+    sdk_accepts(transaction)
     refused(inspect(transaction), "v02.payment.transaction_id", "transaction_id_mismatch")
 
 
@@ -120,8 +150,10 @@ def test_gap_328_payment_reference_is_required_and_matched() -> None:
     # SDK: PaymentReferenceEvaluator needs the optional open_checkout_hash argument.
     unrelated = {"type": "payment.reference", "conditional_transaction_id": "Q" * 43}
     transaction = build(open_payment_hook=lambda mandate: mandate["constraints"].__setitem__(3, unrelated))
+    sdk_accepts(transaction)
     refused(inspect(transaction), "v02.payment.hop0.constraint3", "reference_mismatch")
     without = build(open_payment_hook=lambda mandate: mandate["constraints"].pop(3))
+    sdk_accepts(without)
     refused(inspect(without), "v02.payment.reference_required", "required_constraint_missing")
 
 
@@ -151,7 +183,17 @@ def test_gap_313_aud_and_nonce_are_checked_on_intermediate_hops() -> None:
     # passes expectations to the last hop only.
     transaction = build()
     chain = three_token_chain(transaction, "https://attacker-agent.example")
-    hops = (HopExpectation("https://sub-agent.example", "delegation-nonce"), transaction.checkout_hops[0])
+    # The SDK's generic delegation verifier (the layer with the gap) takes the terminal expectations:
+    terminal = transaction.checkout_hops[0]
+    mandates = verify_chain_like_the_sdk(
+        chain,
+        root_key=issuer_jwk(transaction),
+        now=transaction.now,
+        expected_aud=terminal.audience,
+        expected_nonce=terminal.nonce,
+    )
+    assert len(mandates) == 3
+    hops = (HopExpectation("https://sub-agent.example", "delegation-nonce"), terminal)
     report = inspect(transaction, V02Evidence(checkout_chain=chain), checkout_hops=hops, payment_hops=())
     refused(report, "v02.checkout.hop1.aud", "wrong_aud")
 
@@ -163,12 +205,14 @@ def test_gap_319_326_aud_and_nonce_are_required_on_every_hop(claim: str) -> None
     hop_jwt = transaction.checkout_chain.split("~~")[1].split("~")[0]
     stripped = resign(hop_jwt, transaction.keys.agent, payload={claim: None})
     chain = replace_hop_jwt(transaction.checkout_chain, 1, stripped)
+    sdk_accepts(transaction, V02Evidence(checkout_chain=chain))
     report = inspect(transaction, V02Evidence(checkout_chain=chain), payment_hops=())
     refused(report, f"v02.checkout.hop1.{claim}", f"{claim}_missing")
 
 
 def test_gap_319_a_verifier_without_expectations_does_not_accept_a_hop() -> None:
     transaction = build()
+    sdk_accepts(transaction, transaction.evidence(payment=False))
     report = inspect(transaction, transaction.evidence(payment=False), checkout_hops=(), payment_hops=())
     refused(report, "v02.checkout.hop1.aud", "no_expectation")
 
@@ -185,6 +229,8 @@ def test_gap_346_one_consent_cannot_pay_twice() -> None:
         "usage": None,
         "replay_store": store,
     }
+    sdk_accepts(transaction)
+    sdk_accepts(transaction)  # the SDK keeps no record: the same consent is accepted again
     verify_v02(transaction.evidence(), **arguments)
     with pytest.raises(ReplayError):
         verify_v02(transaction.evidence(), **arguments)
@@ -202,6 +248,19 @@ def test_gap_346_one_consent_cannot_pay_twice() -> None:
     assert report.by_id("v02.single_use.checkout").code == "replay"
 
 
+def over_root(transaction: Transaction, root_jwt: str) -> str:
+    """The transaction's closing checkout hop, made afresh over another root JWT (so it binds it)."""
+    expected = transaction.checkout_hops[0]
+    return append_hop(
+        replace_hop_jwt(transaction.checkout_root, 0, root_jwt),
+        transaction.closed_checkout,
+        holder_key=transaction.keys.agent,
+        audience=expected.audience,
+        nonce=expected.nonce,
+        now=transaction.now,
+    )
+
+
 def test_gap_259_root_iss_is_required_and_trusted() -> None:
     # SDK: sd_jwt.verify's key callback ignores the issuer; the SDK's own roots carry no iss.
     transaction = build()
@@ -211,7 +270,8 @@ def test_gap_259_root_iss_is_required_and_trusted() -> None:
         ({"iss": "https://someone-else.example"}, "untrusted_issuer"),
     ):
         forged = resign(root_jwt, transaction.keys.issuer, payload=changes)
-        chain = replace_hop_jwt(transaction.checkout_chain, 0, forged)
+        chain = over_root(transaction, forged)
+        sdk_accepts(transaction, V02Evidence(checkout_chain=chain))
         report = inspect(transaction, V02Evidence(checkout_chain=chain), payment_hops=())
         refused(report, "v02.checkout.hop0.iss", code)
 
@@ -237,7 +297,8 @@ def test_gap_x5c_chains_are_never_accepted_without_path_validation() -> None:
     x5c = [base64.b64encode(certificate.public_bytes(serialization.Encoding.DER)).decode()]
     root_jwt = transaction.checkout_chain.split("~")[0]
     forged = resign(root_jwt, attacker, header={"x5c": x5c})
-    chain = replace_hop_jwt(transaction.checkout_chain, 0, forged)
+    chain = over_root(transaction, forged)
+    sdk_accepts(transaction, V02Evidence(checkout_chain=chain))  # no trusted roots given: any chain
     report = inspect(transaction, V02Evidence(checkout_chain=chain), payment_hops=())
     refused(report, "v02.checkout.hop0.key", "x5c_refused")
 
@@ -245,7 +306,49 @@ def test_gap_x5c_chains_are_never_accepted_without_path_validation() -> None:
 def test_gap_hops_have_a_maximum_age() -> None:
     # SDK: chain._check_time_claims only refuses an iat in the future; a captured hop never ages out.
     transaction = build()
+    sdk_accepts(transaction, transaction.evidence(payment=False), now=transaction.now + 301)
     report = inspect(
         transaction, transaction.evidence(payment=False), payment_hops=(), now=transaction.now + 301
     )
     refused(report, "v02.checkout.hop1.iat", "hop_too_old")
+
+
+def test_the_sdk_checks_refuse_what_the_sdk_refuses() -> None:
+    # The stand-in is only evidence if it is not a pushover: what the SDK checks, it checks.
+    transaction = build()
+    sdk_accepts(transaction)
+    root_key = issuer_jwk(transaction)
+    hop_jwt = transaction.checkout_chain.split("~~")[1].split("~")[0]
+    stranger = KeyPair.generate(KeyType.P256)
+    refusals: list[tuple[V02Evidence, SdkExpectations]] = [
+        # a hop signed by a key other than the previous cnf.jwk
+        (
+            V02Evidence(
+                checkout_chain=replace_hop_jwt(transaction.checkout_chain, 1, resign(hop_jwt, stranger))
+            ),
+            SdkExpectations(),
+        ),
+        # a hop whose sd_hash does not bind the root it follows
+        (
+            V02Evidence(
+                checkout_chain=replace_hop_jwt(
+                    transaction.checkout_chain,
+                    1,
+                    resign(hop_jwt, transaction.keys.agent, payload={"sd_hash": "A" * 43}),
+                )
+            ),
+            SdkExpectations(),
+        ),
+        # the terminal aud / nonce, when the caller gives them
+        (transaction.evidence(payment=False), SdkExpectations(checkout_aud="https://elsewhere.example")),
+        (transaction.evidence(payment=False), SdkExpectations(checkout_nonce="another-nonce")),
+        # checkout_hash and transaction_id, when the caller gives them
+        (transaction.evidence(), SdkExpectations(expected_checkout_hash="A" * 43)),
+        (transaction.evidence(), SdkExpectations(expected_transaction_id="A" * 43)),
+        (transaction.evidence(), SdkExpectations(expected_open_checkout_hash="A" * 43)),
+    ]
+    for evidence, expectations in refusals:
+        with pytest.raises((SdkRefusal, InvalidJWSSignature)):
+            verify_like_the_sdk(evidence, root_key=root_key, now=transaction.now, expectations=expectations)
+    with pytest.raises(SdkRefusal):  # an expired root
+        verify_like_the_sdk(transaction.evidence(), root_key=root_key, now=transaction.now + 10**8)

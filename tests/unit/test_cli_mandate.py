@@ -268,3 +268,57 @@ def test_help_explains_itself(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     assert "--kb-nonce" in out
     assert "evidence bundle" in out
+
+
+def test_verify_refuses_evidence_files_it_cannot_use(
+    capsys: pytest.CaptureFixture[str], world: dict[str, Any], tmp_path: Path
+) -> None:
+    base = _sign_all(capsys, world)
+    args = _verify_args(base)
+    not_a_document = tmp_path / "list.json"
+    not_a_document.write_text("[1, 2]")
+    with_list = [
+        *args[: args.index("--did-document") + 1],
+        str(not_a_document),
+        *args[args.index("--jwks") :],
+    ]
+    code, out, err = _run(capsys, *with_list, "--json")
+    assert code == 2
+    error = json.loads(out)["error"]
+    assert error["code"] == "bad_did_document"
+    assert error["message"] == f"{not_a_document} is not a DID document (no 'id')"
+    no_issuer = [
+        *args[: args.index("--jwks") + 1],
+        str(base / "issuer-jwks.json"),
+        *args[args.index("--at") :],
+    ]
+    code, _, err = _run(capsys, *no_issuer)
+    assert code == 2
+    assert "use ISSUER=FILE" in err
+
+
+def test_json_lists_passed_checks_as_each_verify_documents(capsys: pytest.CaptureFixture[str]) -> None:
+    """v0.1 ``verify --json`` lists passed checks only with -v; ``v02 verify`` (no -v) always does."""
+    v01 = ("mandate", "verify", str(FIXTURES / "evidence" / "bundle.json"), "--kb-nonce", BUNDLE_NONCE)
+    v01_root = ("--trust-root", str(FIXTURES / "evidence" / "trust-root.json"), "--json")
+    for extra, listed in (((), False), (("-v",), True)):
+        code, out, _ = _run(capsys, *v01, *v01_root, *extra)
+        assert code == 0
+        report = json.loads(out)
+        assert report["passed"] == {"count": report["counts"]["passed"], "listed": listed}
+        assert any(check["status"] == "passed" for check in report["checks"]) is listed
+    v02 = FIXTURES / "ap2-v02"
+    code, out, _ = _run(
+        capsys,
+        "mandate",
+        "v02",
+        "verify",
+        str(v02 / "bundle.json"),
+        "--trust-root",
+        str(v02 / "trust-root.json"),
+        "--json",
+    )
+    assert code == 1
+    report = json.loads(out)
+    assert report["passed"]["listed"] is True
+    assert sum(check["status"] == "passed" for check in report["checks"]) == report["counts"]["passed"] > 0

@@ -17,9 +17,13 @@ from tests._support.ap2_v02 import (
     AGENT_PROVIDER,
     AGENT_PROVIDER_KID,
     CHECKOUT_NONCE,
+    CP_AUDIENCE,
+    FIXTURE_TIME,
     MERCHANT_DID,
     MERCHANT_KID,
+    PAYMENT_NONCE,
     build,
+    bundle_document,
     trust_root_for,
 )
 from tests._support.ap2_v02 import Keys as V02Keys
@@ -142,3 +146,103 @@ def test_a_v02_bundle_is_verified_by_both_commands(capsys: pytest.CaptureFixture
     code, _, err = run(capsys, "dispute", "verify", bundle)
     assert code == 2
     assert "trust root" in err
+
+
+def analyst_case(bundle: object, **members: object) -> dict[str, object]:
+    """A case line whose hop expectations are the analyst's own records of the payment."""
+    return {
+        "bundle": bundle,
+        "checkout_hops": [{"aud": MERCHANT_DID, "nonce": CHECKOUT_NONCE}],
+        "payment_hops": [{"aud": CP_AUDIENCE, "nonce": PAYMENT_NONCE}],
+        **members,
+    }
+
+
+def batch(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, trust_root: Path, *cases: dict[str, object]
+) -> tuple[int, dict[str, Any]]:
+    """Run ``dispute verify --cases`` over two or more cases: exit code and results by case id."""
+    assert len(cases) >= 2  # one case prints its report alone
+    path = tmp_path / "cases.jsonl"
+    path.write_text("".join(json.dumps(case) + "\n" for case in cases), encoding="utf-8")
+    code, summary, _ = run(
+        capsys, "dispute", "verify", "--cases", str(path), "--trust-root", str(trust_root), "--json"
+    )
+    return code, {result["path"]: result for result in summary["results"]}
+
+
+def failed_checks(result: dict[str, Any]) -> dict[str, str]:
+    return {check["id"]: check["code"] for check in result["report"]["checks"] if check["status"] == "failed"}
+
+
+def test_a_case_file_anchors_v02_hops(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    bundle = str(FIXTURES / "bundle.json")
+    wrong = analyst_case(bundle, id="wrong-nonce")
+    wrong["payment_hops"] = [{"aud": CP_AUDIENCE, "nonce": "a-nonce-we-never-issued"}]
+    code, results = batch(
+        capsys, tmp_path, FIXTURES / "trust-root.json", analyst_case(bundle, id="ours"), wrong,
+        {"bundle": bundle, "id": "evidence-word"},
+    )  # fmt: skip
+    assert code == 1
+    assert results["ours"]["verdict"] == "OK"
+    assert results["evidence-word"]["verdict"] == "UNANCHORED"
+    assert results["wrong-nonce"]["verdict"] == "FAILED"
+    assert failed_checks(results["wrong-nonce"]) == {"v02.payment.hop1.nonce": "wrong_nonce"}
+
+
+def test_a_case_file_carries_the_usage_a_budget_needs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    budget = {"type": "payment.budget", "max": 500.00, "currency": "USD"}
+    transaction = build(
+        now=FIXTURE_TIME, open_payment_hook=lambda mandate: mandate["constraints"].append(budget)
+    )
+    bundle = bundle_document(transaction)
+    trust_root = tmp_path / "trust-root.json"
+    trust_root.write_text(transaction.trust_root.to_json(), encoding="utf-8")
+    fresh = {"occurrences": 0, "spent_minor": 0, "currency": "USD", "last_used_at": None}
+    spent = {**fresh, "occurrences": 9, "spent_minor": 49_999}
+    code, results = batch(
+        capsys, tmp_path, trust_root,
+        analyst_case(bundle, id="no-usage"),
+        analyst_case(bundle, id="fresh", usage=fresh),
+        analyst_case(bundle, id="spent", usage=spent),
+    )  # fmt: skip
+    assert code == 1
+    assert results["fresh"]["verdict"] == "OK"
+    assert list(failed_checks(results["no-usage"]).values()) == ["usage_history_required"]
+    assert list(failed_checks(results["spent"]).values()) == ["budget_exceeded"]
+
+
+@pytest.mark.parametrize(
+    "members",
+    [
+        {"checkout_hops": []},
+        {"checkout_hops": [{"aud": MERCHANT_DID}]},
+        {"payment_hops": [{"aud": CP_AUDIENCE, "nonce": ""}]},
+        {"usage": {"spent": 1, "currency": "USD"}},
+        {"usage": {"occurrences": -1, "currency": "USD"}},
+    ],
+)
+def test_malformed_v02_case_members_are_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, members: dict[str, object]
+) -> None:
+    bundle = str(FIXTURES / "bundle.json")
+    code, results = batch(
+        capsys, tmp_path, FIXTURES / "trust-root.json", analyst_case(bundle, id="ok"),
+        {"bundle": bundle, "id": "bad", **members},
+    )  # fmt: skip
+    assert code == 2
+    assert results["ok"]["verdict"] == "OK"
+    (refused,) = [result for name, result in results.items() if name.endswith("cases.jsonl:2")]
+    assert refused["error"]["code"] == "bad_case"  # named by its line: its id was not read
+
+
+def test_v02_case_members_on_a_v01_bundle_are_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    v01 = Path(__file__).resolve().parents[2] / "fixtures" / "evidence"
+    case = analyst_case(str(v01 / "bundle.json"))
+    code, results = batch(capsys, tmp_path, v01 / "trust-root.json", {**case, "id": "a"}, {**case, "id": "b"})
+    assert code == 2
+    assert results["a"]["error"]["code"] == "v02_case_for_v01_bundle"

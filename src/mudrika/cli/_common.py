@@ -201,6 +201,49 @@ def emit_json(document: Any) -> None:
     click.echo(json.dumps(document, indent=2, sort_keys=False, ensure_ascii=False, default=str))
 
 
+def write_output(path: Path, data: bytes, *, force: bool) -> Path:
+    """Write a file the user asked for (atomically, never over an existing one without ``force``).
+
+    Why here: every command writes its outputs the same way (an ordinary directory, not the 0700 key
+    directory) and says on stderr where each went, so a script can keep stdout for JSON.
+    """
+    from mudrika.crypto.keystore import write_file_atomic
+
+    written = write_file_atomic(path, data, force=force, private_dir=False)
+    err(f"wrote {path}")
+    return written
+
+
+def split_pairs(values: tuple[str, ...], *, option: str, form: str) -> list[tuple[str, str]]:
+    """``NAME=VALUE`` option values as pairs, split at the last '=' (a name may hold one, a path not).
+
+    Every value is checked before any is used, so a malformed one is a usage error naming ``form``
+    before a file named by another is read.
+    """
+    pairs = []
+    for value in values:
+        left, sep, right = value.rpartition("=")
+        if not sep or not left or not right:
+            raise click.BadParameter(f"use {form}", param_hint=option)
+        pairs.append((left, right))
+    return pairs
+
+
+def output_file_options(what: str) -> Callable[[_F], _F]:
+    """``--out FILE`` (default: stdout) and ``--force``, for a command that prints ``what`` or writes it."""
+
+    def decorate(func: _F) -> _F:
+        func = click.option("--force", is_flag=True, help="Replace an existing --out file.")(func)
+        return click.option(
+            "--out",
+            "out_path",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help=f"Write {what} here (default: stdout).",
+        )(func)
+
+    return decorate
+
+
 # -- the error contract, attached to every command ---------------------------------------------------------
 
 
@@ -354,6 +397,16 @@ def read_input(source: str, *, max_bytes: int) -> bytes:
 def read_file(path: str | Path, *, max_bytes: int) -> bytes:
     """A named file only (a file called '-' is that file, never stdin), refused when over ``max_bytes``."""
     return _refuse_oversized(path, _read_file_prefix(path, max_bytes), max_bytes)
+
+
+def read_json_file(path: str | Path, *, max_bytes: int | None = None) -> Any:
+    """A named JSON file (never stdin), capped, then parsed by the strict parser the verifiers use.
+
+    ``max_bytes`` defaults to the strict parser's own limit.
+    """
+    from mudrika.crypto.jcs import DEFAULT_MAX_BYTES, loads_strict
+
+    return loads_strict(read_file(path, max_bytes=DEFAULT_MAX_BYTES if max_bytes is None else max_bytes))
 
 
 def _read_file_prefix(path: str | Path, max_bytes: int) -> bytes:

@@ -11,7 +11,7 @@ mismatch names the algorithm that fits.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mudrika.errors import InvalidInput, MudrikaError
@@ -20,20 +20,45 @@ if TYPE_CHECKING:
     from mudrika.crypto.keys import KeyPair
     from mudrika.identity.document import SigningPurpose
 
-__all__ = ["algorithm_for", "check_key_in_did", "check_key_matches", "documents_by_did"]
+__all__ = [
+    "algorithm_for",
+    "check_key_in_did",
+    "check_key_matches",
+    "documents_by_did",
+    "read_did_documents",
+]
 
 _SELF_CERTIFYING = frozenset({"key", "jwk"})
 
 
-def documents_by_did(documents: Collection[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
-    """``{DID: document}`` of the DID documents given with ``--did-document``."""
+def documents_by_did(documents: Collection[object]) -> dict[str, Mapping[str, Any]]:
+    """``{DID: document}`` of the DID documents given with ``--did-document`` (parsed JSON of any
+    shape: an array or a number is refused like an object without ``id``, never crashes)."""
     result: dict[str, Mapping[str, Any]] = {}
     for document in documents:
-        did = document.get("id")
+        did = document.get("id") if isinstance(document, Mapping) else None
         if not isinstance(did, str):
             raise InvalidInput("a --did-document has no 'id'", code="bad_did_document")
+        assert isinstance(document, Mapping)
         result[did] = document
     return result
+
+
+def read_did_documents(
+    paths: Iterable[str], load_json: Callable[[str], Any]
+) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """``(path, DID, document)`` for each DID document FILE a command is handed as evidence.
+
+    Why one reader: ``mandate verify`` and ``dispute bundle`` both key the documents by their ``id``
+    and must refuse a file that is no DID document the same way, naming the file; each command
+    passes its own ``load_json`` (``mandate`` also reads '-' as stdin, ``dispute`` only files).
+    """
+    for path in paths:
+        document = load_json(path)
+        did = document.get("id") if isinstance(document, dict) else None
+        if not isinstance(did, str):
+            raise InvalidInput(f"{path} is not a DID document (no 'id')", code="bad_did_document")
+        yield path, did, document
 
 
 def check_key_matches(

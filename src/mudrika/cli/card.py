@@ -13,7 +13,6 @@ documents given with ``--did-document`` (never the network).  Exit codes: 0 sign
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from mudrika.cli._common import (
     err,
     load_signing_key,
     password_options,
+    read_json_file,
     read_prefix,
 )
 from mudrika.errors import InvalidInput
@@ -33,6 +33,8 @@ from mudrika.errors import InvalidInput
 __all__ = ["card_group"]
 
 _FORMS = ("a2a", "a2a-sdk-1.3")
+#: Largest --did-document file read (a DID document is a few KB; the cap keeps a wrong file cheap).
+_MAX_DID_DOCUMENT = 1024 * 1024
 
 
 def _card(source: str) -> dict[str, Any]:
@@ -119,10 +121,7 @@ def verify_command(
 
     snapshot: dict[str, Any] = {}
     for path in documents:
-        try:
-            document = json.loads(path.read_bytes())
-        except (OSError, ValueError):
-            raise InvalidInput(f"cannot read DID document {path}", code="unreadable") from None
+        document = read_json_file(path, max_bytes=_MAX_DID_DOCUMENT)
         if not isinstance(document, dict) or not isinstance(document.get("id"), str):
             raise InvalidInput(f"{path} is not a DID document", code="invalid_document")
         snapshot[document["id"]] = document

@@ -15,7 +15,15 @@ from typing import Any
 
 import click
 
-from mudrika.cli._common import emit_json, err, load_signing_key, password_options, read_file
+from mudrika.cli._common import (
+    emit_json,
+    load_signing_key,
+    output_file_options,
+    password_options,
+    read_file,
+    read_json_file,
+    write_output,
+)
 from mudrika.errors import InvalidInput
 
 __all__ = ["credential_group"]
@@ -24,9 +32,7 @@ _MAX_FILE = 1024 * 1024
 
 
 def _read_json(path: str) -> Any:
-    from mudrika.crypto.jcs import loads_strict
-
-    return loads_strict(read_file(path, max_bytes=_MAX_FILE))
+    return read_json_file(path, max_bytes=_MAX_FILE)
 
 
 @click.group("credential")
@@ -90,13 +96,7 @@ def credential_group() -> None:
     metavar="FILE",
     help="The DID issuer's DID document (not needed for did:key / did:jwk).",
 )
-@click.option(
-    "--out",
-    "out_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the credential here (default: stdout).",
-)
-@click.option("--force", is_flag=True, help="Replace an existing --out file.")
+@output_file_options("the credential")
 @click.option(
     "--json", "as_json", is_flag=True, help="Print {credential, issuer, holder_thumbprint, ...} as JSON."
 )
@@ -126,12 +126,9 @@ def issue_command(
     The output (<issuer-jwt>~<disclosure>~...~) is what `mudrika mandate sign-payment --credential`
     reads. The issuer key must be the one --kid names (checked offline before signing).
     """
-    from datetime import UTC, datetime
-
     from mudrika.cli._keycheck import check_key_matches, documents_by_did
-    from mudrika.cli.dispute import parse_time_option
+    from mudrika.cli._mandates import signing_time
     from mudrika.crypto.keys import PublicKey
-    from mudrika.crypto.keystore import write_file_atomic
     from mudrika.identity.resolver import DIDResolver
     from mudrika.payments.profile import PAYMENT_CREDENTIAL_VCT
     from mudrika.payments.signing import issue_user_credential
@@ -156,7 +153,7 @@ def issue_command(
     claims = _read_json(claims_file) if claims_file is not None else {}
     if not isinstance(claims, dict):
         raise InvalidInput("--claims must hold a JSON object", code="not_an_object")
-    now = parse_time_option(now_text, "--now") or datetime.now(UTC)
+    now = signing_time(now_text)
     pair = load_signing_key(key_uri, password_env, password_file)
     if issuer.startswith("did:"):
         if not kid.startswith(issuer + "#"):
@@ -185,8 +182,7 @@ def issue_command(
     )
     compact = credential.compact()
     if out_path is not None:
-        write_file_atomic(out_path, (compact + "\n").encode("ascii"), force=force, private_dir=False)
-        err(f"wrote {out_path}")
+        write_output(out_path, (compact + "\n").encode("ascii"), force=force)
     if as_json:
         emit_json(
             {

@@ -11,10 +11,12 @@ from typing import Any
 
 import click
 
-from mudrika.cli._common import emit_json, err, load_signing_key, password_options
+from mudrika.cli._common import emit_json, load_signing_key, password_options, read_json_file, write_output
 from mudrika.errors import InvalidInput
 
 __all__ = ["csr_group"]
+
+_MAX_DID_DOCUMENT = 1024 * 1024
 
 
 def default_common_name(did: str) -> str:
@@ -74,24 +76,16 @@ def create(
     password_file: Path | None,
 ) -> None:
     """Create a CSR (and optionally a development certificate) for the key and DID."""
-    from mudrika.crypto.keystore import write_file_atomic
     from mudrika.identity.csr import create_csr, fingerprint_sha256, self_signed_certificate, to_pem
 
     common_name = cn or default_common_name(did)
     pair = load_signing_key(key_uri, password_env, password_file)
     # A CSR whose SAN names a DID the key does not control is refused here, not by a CA months later.
     from mudrika.cli._keycheck import check_key_in_did, documents_by_did
-    from mudrika.crypto.jcs import loads_strict
 
     documents: dict[str, Any] = {}
     if did_document_file is not None:
-        try:
-            with did_document_file.open("rb") as handle:
-                documents = documents_by_did([loads_strict(handle.read(1024 * 1024))])
-        except OSError as exc:
-            raise InvalidInput(
-                f"cannot read {did_document_file}: {exc.strerror}", code="unreadable"
-            ) from None
+        documents = documents_by_did([read_json_file(did_document_file, max_bytes=_MAX_DID_DOCUMENT)])
     check_key_in_did(pair, did=did, documents=documents)
     csr = create_csr(pair, agent_name=common_name, did=did, dns_names=dns_names)
     csr_pem = to_pem(csr)
@@ -101,15 +95,13 @@ def create(
         "did": did,
     }
     if out is not None:
-        write_file_atomic(out, csr_pem, force=force, private_dir=False)
+        write_output(out, csr_pem, force=force)
         result["csr"] = str(out)
-        err(f"wrote {out}")
     if self_signed_cert is not None:
         cert = self_signed_certificate(pair, agent_name=common_name, did=did, dns_names=dns_names, days=days)
-        write_file_atomic(self_signed_cert, to_pem(cert), force=force, private_dir=False)
+        write_output(self_signed_cert, to_pem(cert), force=force)
         result["certificate"] = str(self_signed_cert)
         result["certificate_fingerprint"] = fingerprint_sha256(cert)
-        err(f"wrote {self_signed_cert}")
     if as_json:
         result["csr_pem"] = csr_pem.decode()
         emit_json(result)

@@ -5,7 +5,8 @@ when the payment was made, never on what a resolver says today.  So ``dispute ve
 material only from each bundle (``mudrika.evidence/v1``, see docs/payments.md), never opens a
 network connection, and evaluates at ``--at`` (default: the bundle's ``evidence_time``).  What is
 *trusted* comes from the analyst: ``--trust-root FILE`` and the per-case expectations (``--kb-nonce``
-for one bundle, or a JSON Lines case file for a batch).  A verdict that rests on anything a bundle
+for one v0.1 bundle, or a JSON Lines case file: v0.1 nonces and audiences, v0.2 hop expectations and
+usage records).  A verdict that rests on anything a bundle
 brought is UNANCHORED, never OK.
 
 ``dispute bundle`` is the other side: the merchant or processor assembles the three mandates and
@@ -40,8 +41,12 @@ from mudrika.cli._common import (
     EXIT_USAGE,
     emit_json,
     err,
+    output_file_options,
     read_file,
+    read_json_file,
     remember_verbose,
+    split_pairs,
+    write_output,
 )
 from mudrika.errors import InvalidInput
 
@@ -98,12 +103,10 @@ def write_html(
     mandates: dict[str, Any] | None = None,
     verbose: bool = False,
 ) -> None:
-    from mudrika.crypto.keystore import write_file_atomic
     from mudrika.payments.chain import render_html
 
     page = render_html(report, title=title, mandates=mandates, verbose=verbose)
-    write_file_atomic(path, page.encode("utf-8"), force=True, private_dir=False)
-    err(f"wrote {path}")
+    write_output(path, page.encode("utf-8"), force=True)
 
 
 @click.group("dispute")
@@ -190,7 +193,12 @@ def _work_items(
     from mudrika.payments.batch import Case
 
     def case_for(name: str) -> Case:
-        return Case(name=name, **defaults)
+        return Case(
+            name=name,
+            kb_nonce=defaults["kb_nonce"],
+            merchant_audience=defaults["merchant_audience"],
+            kb_audience=defaults["kb_audience"],
+        )
 
     items: list[_Item] = []
     audiences = {name: defaults[name] for name in ("merchant_audience", "kb_audience")}
@@ -233,17 +241,8 @@ def _work_items(
 def _failed_result(item: _Item) -> BundleResult:
     from mudrika.payments.batch import BundleResult
 
-    problem = item.problem
-    assert problem is not None
-    return BundleResult(
-        name=item.case.name,
-        outcome="ERROR",
-        counts={"passed": 0, "failed": 0, "skipped": 0},
-        first_failure=problem.code,
-        report=None,
-        text=None,
-        error={"code": problem.code, "message": problem.message, "fields": dict(problem.fields)},
-    )
+    assert item.problem is not None
+    return BundleResult.from_error(item.case.name, item.problem)
 
 
 def _results(
@@ -339,8 +338,10 @@ def _exit_code(results: list[BundleResult]) -> int:
     "--cases",
     "cases_path",
     metavar="FILE|-",
-    help='JSON Lines, one case per line: {"bundle": PATH-or-object, "kb_nonce": ..., '
-    '"merchant_audience": ..., "kb_audience": ..., "id": ...} (your records, per payment).',
+    help='JSON Lines, one case per line: {"bundle": PATH-or-object, "id": ...} and your records for '
+    'that payment: v0.1 "kb_nonce", "merchant_audience", "kb_audience"; v0.2 "checkout_hops"/'
+    '"payment_hops" ([{"aud": ..., "nonce": ...}, ...] in hop order) and "usage" (as mandate v02 '
+    "verify --usage).",
 )
 @click.option(
     "--at",
@@ -409,7 +410,7 @@ def verify_command(
     jobs: int,
     verbose: bool,
 ) -> int:
-    """Verify evidence bundles (mudrika.evidence/v1) against your --trust-root, offline.
+    """Verify evidence bundles (AP2 v0.1 or v0.2) against your --trust-root, offline.
 
     \b
     BUNDLE   a bundle file;  DIR   every *.json in it;  -   stdin: one bundle, or JSON Lines of cases
@@ -586,22 +587,6 @@ class _Progress:
 # -- building bundles -------------------------------------------------------------------------------------
 
 
-def _json_file(path: str) -> Any:
-    from mudrika.crypto.jcs import DEFAULT_MAX_BYTES, loads_strict
-
-    return loads_strict(read_file(path, max_bytes=DEFAULT_MAX_BYTES))
-
-
-def _pairs(values: tuple[str, ...], option: str) -> list[tuple[str, str]]:
-    pairs = []
-    for value in values:
-        left, sep, right = value.rpartition("=")
-        if not sep or not left or not right:
-            raise click.BadParameter("use NAME=FILE", param_hint=option)
-        pairs.append((left, right))
-    return pairs
-
-
 @dispute_group.command("bundle")
 @click.option("--intent", "intent_file", required=True, help="The IntentMandate (JSON) as received.")
 @click.option("--cart", "cart_file", required=True, help="The signed CartMandate (JSON) as received.")
@@ -644,13 +629,7 @@ def _pairs(values: tuple[str, ...], option: str) -> list[tuple[str, str]]:
     help="When you accepted the chain (ISO 8601 or UNIX seconds). Default: the payment's timestamp.",
 )
 @click.option("--description", help="Free text describing the case.")
-@click.option(
-    "--out",
-    "out_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the bundle here (default: stdout).",
-)
-@click.option("--force", is_flag=True, help="Replace an existing --out file.")
+@output_file_options("the bundle")
 def bundle_command(
     intent_file: str,
     cart_file: str,
@@ -674,7 +653,7 @@ def bundle_command(
     each DID document and JWK Set is recorded with when (--fetched-at) and how (--via) it was
     obtained. Everything in a bundle is evidence: an analyst trusts only their own trust root.
     """
-    from mudrika.crypto.keystore import write_file_atomic
+    from mudrika.cli._keycheck import read_did_documents
     from mudrika.payments.bundle import build_bundle
     from mudrika.payments.models import receive_cart, receive_intent, receive_payment
 
@@ -687,18 +666,14 @@ def bundle_command(
     )
     documents: dict[str, Any] = {}
     sources: dict[str, str] = {}
-    for path in did_documents:
-        document = _json_file(path)
-        did = document.get("id") if isinstance(document, dict) else None
-        if not isinstance(did, str):
-            raise InvalidInput(f"{path} is not a DID document (no 'id')", code="bad_did_document")
+    for path, did, document in read_did_documents(did_documents, read_json_file):
         documents[did] = document
         sources[did] = f"DID document file {Path(path).name}"
     issuer_sets: dict[str, Any] = {}
-    for issuer, path in _pairs(jwks, "--jwks"):
-        issuer_sets[issuer] = _json_file(path)
+    for issuer, path in split_pairs(jwks, option="--jwks", form="NAME=FILE"):
+        issuer_sets[issuer] = read_json_file(path)
         sources[issuer] = f"JWK Set file {Path(path).name}"
-    for owner, via in _pairs(via_pairs, "--via"):
+    for owner, via in split_pairs(via_pairs, option="--via", form="NAME=FILE"):
         if owner not in sources:
             raise click.BadParameter(f"{owner} names no --did-document or --jwks", param_hint="--via")
         sources[owner] = via
@@ -721,5 +696,4 @@ def bundle_command(
     if out_path is None:
         click.echo(text, nl=False)
         return
-    write_file_atomic(out_path, text.encode("utf-8"), force=force, private_dir=False)
-    err(f"wrote {out_path}")
+    write_output(out_path, text.encode("utf-8"), force=force)

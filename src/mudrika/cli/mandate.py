@@ -15,25 +15,24 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from mudrika.cli._common import (
-    EXIT_FAILED,
-    EXIT_OK,
-    emit_json,
-    load_signing_key,
-    password_options,
-    read_input,
-    remember_verbose,
+from mudrika.cli._common import emit_json, load_signing_key, password_options, remember_verbose, split_pairs
+from mudrika.cli._keycheck import algorithm_for, check_key_matches, documents_by_did, read_did_documents
+from mudrika.cli._mandates import (
+    finish_report,
+    read_source,
+    replay_store,
+    report_options,
+    signer_key_option,
+    signing_time,
 )
-from mudrika.cli._keycheck import algorithm_for, check_key_matches, documents_by_did
-from mudrika.cli.dispute import parse_time_option, print_report, write_html
+from mudrika.cli.dispute import parse_time_option
 from mudrika.cli.mandate_v02 import v02_group
-from mudrika.crypto.jcs import DEFAULT_MAX_BYTES, loads_strict
+from mudrika.crypto.jcs import loads_strict
 from mudrika.errors import InvalidInput
 from mudrika.payments.profile import MERCHANT_ALGORITHMS
 
 if TYPE_CHECKING:
     from mudrika.crypto.keys import KeyPair
-    from mudrika.payments.chain.report import VerificationReport
 
 # Signing and verification (pydantic models, cryptography, the resolver) are imported inside the
 # commands, so that `mudrika mandate --help` starts without them.
@@ -44,16 +43,16 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 _MAX_TOKEN_FILE = 64 * 1024
 
 
-def _read(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    return read_input(source, max_bytes=max_bytes)
-
-
 def _json_file(source: str) -> Any:
-    return loads_strict(_read(source))
+    return loads_strict(read_source(source))
 
 
-def _now(text: str | None) -> datetime:
-    return parse_time_option(text, "--now") or datetime.now(UTC)
+def _contents(source: str, what: str) -> dict[str, Any]:
+    """The contents object a signer signs (``what`` names it in the refusal): a JSON object, nothing else."""
+    contents = _json_file(source)
+    if not isinstance(contents, dict):
+        raise InvalidInput(f"{what} must be a JSON object", code="not_an_object")
+    return contents
 
 
 def _signing_options(func: _F) -> _F:
@@ -64,9 +63,7 @@ def _signing_options(func: _F) -> _F:
         metavar="TIME",
         help="Signing time (ISO 8601 with offset). Default: the current time.",
     )(func)
-    func = click.option(
-        "--key", "key_uri", required=True, help="Private key of the signer: a path, file:PATH or env:VAR."
-    )(func)
+    func = signer_key_option(func)
     return click.argument("source", metavar="FILE|-", default="-")(func)
 
 
@@ -149,9 +146,9 @@ def sign_intent_command(
     from mudrika.payments.models import receive_intent
     from mudrika.payments.signing import sign_intent
 
-    intent = receive_intent(_read(source))
+    intent = receive_intent(read_source(source))
     documents = _documents(did_document_files)
-    now = _now(now_text)
+    now = signing_time(now_text)
     pair = load_signing_key(key_uri, password_env, password_file)
     check_key_matches(pair, kid=kid, documents=documents)
     signed = sign_intent(
@@ -199,11 +196,9 @@ def sign_cart_command(
     """
     from mudrika.payments.signing import sign_cart
 
-    contents = _json_file(source)
-    if not isinstance(contents, dict):
-        raise InvalidInput("CartContents must be a JSON object", code="not_an_object")
+    contents = _contents(source, "CartContents")
     documents = _documents(did_document_files)
-    now = _now(now_text)
+    now = signing_time(now_text)
     pair = load_signing_key(key_uri, password_env, password_file)
     check_key_matches(pair, kid=kid, documents=documents)
     cart = sign_cart(
@@ -264,16 +259,14 @@ def sign_payment_command(
     from mudrika.payments.models import receive_cart, receive_intent
     from mudrika.payments.signing import sign_payment
 
-    contents = _json_file(source)
-    if not isinstance(contents, dict):
-        raise InvalidInput("PaymentMandateContents must be a JSON object", code="not_an_object")
-    cart = receive_cart(_read(cart_file))
-    intent = receive_intent(_read(intent_file))
+    contents = _contents(source, "PaymentMandateContents")
+    cart = receive_cart(read_source(cart_file))
+    intent = receive_intent(read_source(intent_file))
     try:
-        credential = _read(credential_file, max_bytes=_MAX_TOKEN_FILE).decode("ascii").strip()
+        credential = read_source(credential_file, max_bytes=_MAX_TOKEN_FILE).decode("ascii").strip()
     except UnicodeDecodeError:
         raise InvalidInput("the credential file is not ASCII", code="malformed_sd_jwt") from None
-    now = _now(now_text)
+    now = signing_time(now_text)
     pair = load_signing_key(key_uri, password_env, password_file)
     _credential_holder_matches(credential, pair)
     payment = sign_payment(
@@ -291,35 +284,9 @@ def sign_payment_command(
 
 
 def _jwks_option(values: tuple[str, ...]) -> dict[str, Any]:
-    jwks: dict[str, Any] = {}
-    for value in values:
-        issuer, sep, path = value.rpartition("=")
-        if not sep or not issuer or not path:
-            raise click.BadParameter("use ISSUER=FILE", param_hint="--jwks")
-        jwks[issuer] = _json_file(path)
-    return jwks
-
-
-def _did_documents(files: tuple[str, ...]) -> dict[str, Any]:
-    documents: dict[str, Any] = {}
-    for path in files:
-        document = _json_file(path)
-        did = document.get("id") if isinstance(document, dict) else None
-        if not isinstance(did, str):
-            raise InvalidInput(f"{path} is not a DID document (no 'id')", code="bad_did_document")
-        documents[did] = document
-    return documents
-
-
-def _finish(
-    report: VerificationReport, *, as_json: bool, html_path: Path | None, title: str, verbose: bool
-) -> int:
-    print_report(report, title=title, verbose=verbose)
-    if html_path is not None:
-        write_html(report, html_path, title=title, verbose=verbose)
-    if as_json:
-        emit_json(report.to_dict(verbose=verbose))
-    return EXIT_OK if report.ok else EXIT_FAILED
+    return {
+        issuer: _json_file(path) for issuer, path in split_pairs(values, option="--jwks", form="ISSUER=FILE")
+    }
 
 
 @mandate_group.command("verify")
@@ -356,10 +323,7 @@ def _finish(
     type=click.Path(dir_okay=False, path_type=Path),
     help="SQLite replay store that remembers used jti/nonces across runs (default: this run only).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON document on stdout.")
-@click.option(
-    "--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Write an HTML report."
-)
+@report_options
 @click.option("-v", "--verbose", is_flag=True, callback=remember_verbose, help="List the passed checks too.")
 def verify_command(
     files: tuple[str, ...],
@@ -389,7 +353,6 @@ def verify_command(
     from mudrika.payments.bundle import inspect_bundle, load_bundle
     from mudrika.payments.chain import KeyMaterial, inspect_chain
     from mudrika.payments.trustroot import load_trust_root
-    from mudrika.stores.replay import MemoryReplayStore, ReplayStore, SqliteReplayStore
 
     at = parse_time_option(at_text)
     trust_root = load_trust_root(trust_root_path) if trust_root_path is not None else None
@@ -402,8 +365,8 @@ def verify_command(
             kb_audience=kb_aud,
             kb_nonce=kb_nonce,
         )
-        return _finish(
-            report, as_json=as_json, html_path=html_path, title=f"AP2 chain — {files[0]}", verbose=verbose
+        return finish_report(
+            report, title=f"AP2 chain — {files[0]}", as_json=as_json, html_path=html_path, verbose=verbose
         )
     if len(files) != 3:
         raise click.UsageError("give three files (INTENT CART PAYMENT) or one evidence bundle")
@@ -424,18 +387,17 @@ def verify_command(
         raise click.UsageError("verifying three mandates needs " + ", ".join(missing))
     if trust_root is None or merchant_aud is None or kb_aud is None or kb_nonce is None:
         raise click.UsageError("verifying three mandates needs a trust root, audiences and a nonce")
-    documents = _did_documents(did_document)
+    documents = {did: document for _, did, document in read_did_documents(did_document, _json_file)}
     issuer_keys = _jwks_option(jwks)
     if offline or documents:
         keys = KeyMaterial.offline_snapshot(documents, jwks=issuer_keys)
     else:
         keys = KeyMaterial(DIDResolver(), jwks=issuer_keys)
-    store: ReplayStore = SqliteReplayStore(replay_db) if replay_db is not None else MemoryReplayStore()
-    try:
+    with replay_store(replay_db) as store:
         report = inspect_chain(
-            _read(files[0]),
-            _read(files[1]),
-            _read(files[2]),
+            read_source(files[0]),
+            read_source(files[1]),
+            read_source(files[2]),
             trust_root=trust_root,
             keys=keys,
             merchant_audience=merchant_aud,
@@ -444,8 +406,6 @@ def verify_command(
             now=at or datetime.now(UTC),
             replay_store=store,
         )
-    finally:
-        store.close()
-    return _finish(
-        report, as_json=as_json, html_path=html_path, title="AP2 chain verification", verbose=verbose
+    return finish_report(
+        report, title="AP2 chain verification", as_json=as_json, html_path=html_path, verbose=verbose
     )

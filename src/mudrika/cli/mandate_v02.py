@@ -19,16 +19,17 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
-from mudrika.cli._common import (
-    EXIT_FAILED,
-    EXIT_OK,
-    emit_json,
-    load_signing_key,
-    password_options,
-    read_input,
+from mudrika.cli._common import emit_json, load_signing_key, password_options
+from mudrika.cli._mandates import (
+    finish_report,
+    read_source,
+    replay_store,
+    report_options,
+    signer_key_option,
+    signing_time,
 )
-from mudrika.cli.dispute import parse_time_option, print_report, write_html
-from mudrika.crypto.jcs import DEFAULT_MAX_BYTES, loads_strict
+from mudrika.cli.dispute import parse_time_option
+from mudrika.crypto.jcs import loads_strict
 from mudrika.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -39,12 +40,8 @@ __all__ = ["v02_group"]
 _MAX_CHAIN_FILE = 512 * 1024
 
 
-def _read(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    return read_input(source, max_bytes=max_bytes)
-
-
 def _json(source: str) -> Any:
-    value = loads_strict(_read(source))
+    value = loads_strict(read_source(source))
     if not isinstance(value, dict):
         raise InvalidInput(f"{source} is not a JSON object", code="not_an_object")
     return value
@@ -53,20 +50,13 @@ def _json(source: str) -> Any:
 def _token(source: str) -> str:
     """A compact token or chain from a file: ASCII, surrounding whitespace removed."""
     try:
-        return _read(source, max_bytes=_MAX_CHAIN_FILE).decode("ascii").strip()
+        return read_source(source, max_bytes=_MAX_CHAIN_FILE).decode("ascii").strip()
     except UnicodeDecodeError:
         raise InvalidInput(f"{source} is not an ASCII token", code="malformed_token") from None
 
 
-def _now(text: str | None) -> datetime:
-    return parse_time_option(text, "--now") or datetime.now(UTC)
-
-
 def _key_options(func: Any) -> Any:
-    func = password_options(func)
-    return click.option(
-        "--key", "key_uri", required=True, help="Private key of the signer: a path, file:PATH or env:VAR."
-    )(func)
+    return signer_key_option(password_options(func))
 
 
 @click.group("v02")
@@ -111,7 +101,7 @@ def issue_open_command(
         issuer=issuer,
         issuer_key=load_signing_key(key_uri, password_env, password_file),
         kid=kid,
-        now=_now(now_text),
+        now=signing_time(now_text),
     )
     emit_json({"sd_jwt": issued.compact(), "disclosable_paths": list(issued.disclosable_paths)})
 
@@ -170,7 +160,7 @@ def present_command(
         holder_key=load_signing_key(key_uri, password_env, password_file),
         audience=aud,
         nonce=nonce,
-        now=_now(now_text),
+        now=signing_time(now_text),
         binding="issuer_jwt_hash" if binding == "issuer_jwt_hash" else "sd_hash",
     )
     emit_json({"chain": chain})
@@ -221,24 +211,9 @@ def _hops(audiences: tuple[str, ...], nonces: tuple[str, ...], option: str) -> l
 
 
 def _usage(path: str) -> MandateUsage:
-    from mudrika.payments.v02 import MandateUsage
+    from mudrika.payments.v02 import usage_from_value
 
-    document = _json(path)
-    unknown = set(document) - {"occurrences", "spent_minor", "currency", "last_used_at"}
-    if unknown:
-        raise InvalidInput("unknown member in the usage file", code="bad_usage", members=sorted(unknown)[:8])
-    last = document.get("last_used_at")
-    if last is not None and (isinstance(last, bool) or not isinstance(last, int | float)):
-        raise InvalidInput("last_used_at must be UNIX seconds or null", code="bad_usage")
-    currency = document.get("currency")
-    if not isinstance(currency, str):
-        raise InvalidInput("currency must be an ISO 4217 code", code="bad_usage")
-    return MandateUsage(
-        occurrences=document.get("occurrences", 0),
-        spent_minor=document.get("spent_minor", 0),
-        currency=currency,
-        last_used_at=None if last is None else float(last),
-    )
+    return usage_from_value(_json(path))
 
 
 @v02_group.command("verify")
@@ -273,10 +248,7 @@ def _usage(path: str) -> MandateUsage:
     help='Your record of earlier payments under the open payment mandate: {"occurrences": N, '
     '"spent_minor": N, "currency": "USD", "last_used_at": UNIX|null} (payment.budget / agent_recurrence).',
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON document on stdout.")
-@click.option(
-    "--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Write an HTML report."
-)
+@report_options
 def verify_command(
     bundle: str | None,
     trust_root_path: str,
@@ -305,7 +277,6 @@ def verify_command(
     from mudrika.payments.trustroot import load_trust_root
     from mudrika.payments.v02 import V02Evidence, inspect_v02
     from mudrika.payments.v02.bundle import inspect_v02_bundle, load_v02_bundle
-    from mudrika.stores.replay import MemoryReplayStore, ReplayStore, SqliteReplayStore
 
     trust_root = load_trust_root(trust_root_path)
     at = parse_time_option(at_text)
@@ -331,8 +302,7 @@ def verify_command(
             checkout_receipt=_token(checkout_receipt_path) if checkout_receipt_path else None,
             payment_receipt=_token(payment_receipt_path) if payment_receipt_path else None,
         )
-        store: ReplayStore = SqliteReplayStore(replay_db) if replay_db is not None else MemoryReplayStore()
-        try:
+        with replay_store(replay_db) as store:
             report = inspect_v02(
                 evidence,
                 trust_root=trust_root,
@@ -342,12 +312,5 @@ def verify_command(
                 usage=_usage(usage_path) if usage_path is not None else None,
                 replay_store=store,
             )
-        finally:
-            store.close()
         title = "AP2 v0.2 transaction"
-    print_report(report, title=title)
-    if html_path is not None:
-        write_html(report, html_path, title=title)
-    if as_json:
-        emit_json(report.to_dict())
-    return EXIT_OK if report.ok else EXIT_FAILED
+    return finish_report(report, title=title, as_json=as_json, html_path=html_path, json_lists_passed=True)

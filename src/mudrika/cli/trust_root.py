@@ -20,17 +20,11 @@ from typing import Any
 
 import click
 
-from mudrika.cli._common import emit_json, err, read_file
+from mudrika.cli._common import emit_json, err, read_json_file
 
 __all__ = ["trust_root_group"]
 
 _MAX_INPUT = 1024 * 1024
-
-
-def _read_json(path: Path) -> Any:
-    from mudrika.crypto.jcs import loads_strict
-
-    return loads_strict(read_file(path, max_bytes=_MAX_INPUT))
 
 
 def _load_document(path: Path) -> dict[str, Any]:
@@ -56,10 +50,36 @@ def _key_material(jwks: Path | None, did_document: Path | None) -> dict[str, Any
     if jwks is not None and did_document is not None:
         raise click.UsageError("give --jwks or --did-document, not both")
     if jwks is not None:
-        return {"jwks": _read_json(jwks)}
+        return {"jwks": read_json_file(jwks, max_bytes=_MAX_INPUT)}
     if did_document is not None:
-        return {"did_document": _read_json(did_document)}
+        return {"did_document": read_json_file(did_document, max_bytes=_MAX_INPUT)}
     return {}
+
+
+def _pin(
+    path: Path,
+    section: str,
+    name: str,
+    *,
+    jwks: Path | None,
+    did_document: Path | None,
+    source: str | None,
+    vcts: tuple[str, ...] = (),
+) -> None:
+    """Put ``name`` with its key material into ``section`` (issuers or merchants) of FILE, replacing it.
+
+    Why one function: an issuer and a merchant are pinned the same way (the validated file is read,
+    the entry rebuilt from the options, the whole file validated again and written); only issuers
+    carry their own accepted credential types.
+    """
+    document = _load_document(path)
+    entry = _key_material(jwks, did_document)
+    if vcts:
+        entry["vct"] = list(vcts)
+    if source is not None:
+        entry["source"] = source
+    document[section][name] = entry
+    _write(path, document, force=True)
 
 
 @click.group("trust-root")
@@ -168,14 +188,7 @@ def add_issuer_command(
     Give --jwks for an https issuer, --did-document for a DID issuer, or neither for a did:key /
     did:jwk issuer (its key is the identifier).
     """
-    document = _load_document(path)
-    entry = _key_material(jwks, did_document)
-    if vcts:
-        entry["vct"] = list(vcts)
-    if source is not None:
-        entry["source"] = source
-    document["issuers"][issuer] = entry
-    _write(path, document, force=True)
+    _pin(path, "issuers", issuer, jwks=jwks, did_document=did_document, source=source, vcts=vcts)
 
 
 @trust_root_group.command("add-merchant")
@@ -196,12 +209,7 @@ def add_merchant_command(
     path: Path, did: str, did_document: Path | None, jwks: Path | None, source: str | None
 ) -> None:
     """Pin merchant DID in FILE with a snapshot of its cart-signing keys; replaces an earlier entry."""
-    document = _load_document(path)
-    entry = _key_material(jwks, did_document)
-    if source is not None:
-        entry["source"] = source
-    document["merchants"][did] = entry
-    _write(path, document, force=True)
+    _pin(path, "merchants", did, jwks=jwks, did_document=did_document, source=source)
 
 
 @trust_root_group.command("show")

@@ -7,15 +7,36 @@ uses the Bitcoin alphabet, each leading zero byte is one leading '1'), multicode
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Final
+
 from mudrika.errors import InvalidInput
 
-__all__ = ["base58btc_decode", "base58btc_encode", "varint_decode", "varint_encode"]
+__all__ = [
+    "PUBLIC_KEY_CODECS",
+    "base58btc_decode",
+    "base58btc_encode",
+    "multikey_decode",
+    "multikey_encode",
+    "varint_decode",
+    "varint_encode",
+]
 
 _ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 #: Byte -> digit value for ``bytes.translate``; 0xFF marks a byte outside the alphabet.  One C-level
 #: pass maps and (with one ``in`` test) validates the whole value, leaving only the arithmetic to Python.
 _DIGITS = bytes(_ALPHABET.index(chr(byte)) if chr(byte) in _ALPHABET else 0xFF for byte in range(256))
 _MAX_INPUT = 4096
+
+#: multiformats/multicodec table.csv, the signing-key codes (ed25519-pub, secp256k1-pub, p256-pub,
+#: rsa-pub), by :class:`mudrika.crypto.keys.KeyType` value.  One table for Multikey, did:key and the
+#: did:bindu agent id, which all hash or encode exactly these prefixed bytes.
+PUBLIC_KEY_CODECS: Final[Mapping[str, int]] = {
+    "ed25519": 0xED,
+    "secp256k1": 0xE7,
+    "p256": 0x1200,
+    "rsa": 0x1205,
+}
 
 
 def base58btc_encode(data: bytes) -> str:
@@ -67,3 +88,22 @@ def varint_decode(data: bytes) -> tuple[int, int]:
                 raise InvalidInput("non-minimal varint", code="bad_multicodec")
             return value, index + 1
     raise InvalidInput("truncated or over-long varint", code="bad_multicodec")
+
+
+def multikey_encode(codec: int, raw: bytes) -> str:
+    """A Multikey ``publicKeyMultibase`` value: ``'z'`` + base58btc(varint(codec) || raw key)."""
+    return "z" + base58btc_encode(varint_encode(codec) + raw)
+
+
+def multikey_decode(value: str) -> tuple[int, bytes]:
+    """The multicodec and the raw key bytes of a Multikey value (base58btc, ``'z'`` prefix).
+
+    Shared by every key type that travels as Multikey (the signing keys and X25519), so that each
+    refuses a foreign multibase prefix or a bad varint in the same way; which codecs are acceptable
+    is the caller's decision.
+    """
+    if not isinstance(value, str) or not value.startswith("z"):
+        raise InvalidInput("Multikey must be base58btc multibase ('z' prefix)", code="bad_multibase")
+    data = base58btc_decode(value[1:])
+    codec, used = varint_decode(data)
+    return codec, data[used:]

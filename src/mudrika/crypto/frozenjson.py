@@ -15,7 +15,7 @@ in dispute batches) and copying are supported.
 
 from __future__ import annotations
 
-from typing import Any, NoReturn, SupportsIndex
+from typing import Any, NoReturn, Self, SupportsIndex
 
 from mudrika.errors import InvalidInput
 
@@ -26,7 +26,20 @@ def _read_only(name: str) -> NoReturn:
     raise TypeError(f"received JSON is read-only ({name}); use .plain() for a mutable copy")
 
 
-class FrozenJSONDict(dict[str, Any]):
+class _SelfCopying:
+    """``copy.copy`` and ``copy.deepcopy`` of a read-only container return the container itself:
+    nothing can change either "copy", so sharing it is safe and costs nothing."""
+
+    __slots__ = ()
+
+    def __copy__(self) -> Self:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
+        return self
+
+
+class FrozenJSONDict(_SelfCopying, dict[str, Any]):
     """A JSON object that cannot be changed after it was built."""
 
     __slots__ = ()
@@ -58,14 +71,8 @@ class FrozenJSONDict(dict[str, Any]):
     def __reduce__(self) -> tuple[type[FrozenJSONDict], tuple[dict[str, Any]]]:
         return (FrozenJSONDict, (dict(self),))
 
-    def __copy__(self) -> FrozenJSONDict:
-        return self
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> FrozenJSONDict:
-        return self
-
-
-class FrozenJSONList(list[Any]):
+class FrozenJSONList(_SelfCopying, list[Any]):
     """A JSON array that cannot be changed after it was built."""
 
     __slots__ = ()
@@ -108,12 +115,6 @@ class FrozenJSONList(list[Any]):
 
     def __reduce__(self) -> tuple[type[FrozenJSONList], tuple[list[Any]]]:
         return (FrozenJSONList, (list(self),))
-
-    def __copy__(self) -> FrozenJSONList:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> FrozenJSONList:
-        return self
 
 
 def freeze(value: Any, *, max_depth: int) -> Any:

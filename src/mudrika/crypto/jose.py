@@ -41,14 +41,17 @@ __all__ = [
     "DEFAULT_MAX_TOKEN_BYTES",
     "FORBIDDEN_HEADERS",
     "KeyResolver",
+    "OpenedJWS",
     "TrustedKey",
     "VerifiedJWS",
     "check_jwt_claims",
+    "open_compact",
     "parse_unverified_header",
     "sign_compact",
     "sign_jwt",
     "verify_compact",
     "verify_jwt",
+    "verify_opened",
 ]
 
 DEFAULT_MAX_TOKEN_BYTES: Final = 64 * 1024
@@ -313,6 +316,25 @@ def _verify_compact(
     :func:`verify_jwt` needs only the payload: skipping the ``VerifiedJWS`` object it would throw
     away saves a tenth of the non-cryptographic cost of verifying an access token.
     """
+    opened = _open(token, expected_typ, understood_crit, max_bytes, validated_key_headers)
+    header = opened[0]
+    trusted = key if isinstance(key, TrustedKey) else key(header)
+    payload, signing_input, signature = _finish(opened, trusted)
+    return header, payload, signing_input, signature, trusted
+
+
+#: What RFC 7515 §5.2 steps 1-5 leave: header, alg, the three encoded segments, the size cap.
+_Opened = tuple[Mapping[str, Any], str, str, str, str, int]
+
+
+def _open(
+    token: str | bytes,
+    expected_typ: str | None,
+    understood_crit: Collection[str],
+    max_bytes: int,
+    validated_key_headers: Collection[str],
+) -> _Opened:
+    """RFC 7515 §5.2 steps 1-5 and the ``typ`` check: everything that needs no key."""
     if validated_key_headers and set(validated_key_headers) - {"x5c"}:
         raise InvalidInput("only x5c can be validated by the caller", code="bad_policy")
     encoded_header, encoded_payload, encoded_signature = _split(token, max_bytes)
@@ -332,7 +354,12 @@ def _verify_compact(
         header, alg = checked
     if expected_typ is not None and not _typ_matches(header.get("typ"), expected_typ):
         raise VerificationError("unexpected token type", code="wrong_typ", expected=expected_typ)
-    trusted = key if isinstance(key, TrustedKey) else key(header)
+    return header, alg, encoded_header, encoded_payload, encoded_signature, max_bytes
+
+
+def _finish(opened: _Opened, trusted: TrustedKey) -> tuple[bytes, bytes, bytes]:
+    """RFC 7515 §5.2 steps 6-8 with the key the verifier chose: (payload, signing input, signature)."""
+    header, alg, encoded_header, encoded_payload, encoded_signature, max_bytes = opened
     if trusted.kid is not None and "kid" in header and header["kid"] != trusted.kid:
         raise VerificationError("token 'kid' does not name the trusted key", code="kid_mismatch")
     if alg not in trusted.algorithms:
@@ -348,7 +375,53 @@ def _verify_compact(
     signing_input = f"{encoded_header}.{encoded_payload}".encode("ascii")
     # §5.2 step 8: validate the signature with the algorithm the *verifier* allowed.
     trusted.key.verify(signature, signing_input, alg)
-    return header, payload, signing_input, signature, trusted
+    return payload, signing_input, signature
+
+
+class OpenedJWS:
+    """A compact JWS whose protected header passed RFC 7515 §5.2 steps 1-5; nothing is verified yet.
+
+    Why it exists: a verifier that reports "header", "key", "algorithm" and "signature" as separate
+    checks must choose the key itself between reading the header and checking the signature.  With
+    :func:`open_compact` and :func:`verify_opened` it does so in straight-line code, through the very
+    steps :func:`verify_compact` runs (the two are one implementation).  The repr shows no token text.
+    """
+
+    __slots__ = ("_opened",)
+
+    def __init__(self, opened: _Opened) -> None:
+        self._opened = opened
+
+    @property
+    def header(self) -> Mapping[str, Any]:
+        """The protected header (read-only), understood but not yet covered by a verified signature."""
+        return self._opened[0]
+
+    @property
+    def alg(self) -> str:
+        """The header's ``alg``: only ever *checked* against the key's allow-list."""
+        return self._opened[1]
+
+    def __repr__(self) -> str:
+        return f"OpenedJWS(alg={self.alg[:16]!r})"
+
+
+def open_compact(
+    token: str | bytes,
+    *,
+    expected_typ: str | None = None,
+    understood_crit: Collection[str] = (),
+    max_bytes: int = DEFAULT_MAX_TOKEN_BYTES,
+) -> OpenedJWS:
+    """The first half of :func:`verify_compact`: split, decode, parse and understand the header (and
+    check ``typ``), or raise exactly what :func:`verify_compact` raises before it asks for a key."""
+    return OpenedJWS(_open(token, expected_typ, understood_crit, max_bytes, ()))
+
+
+def verify_opened(opened: OpenedJWS, *, key: TrustedKey) -> bytes:
+    """The second half of :func:`verify_compact`: the key's ``kid`` and algorithm allow-list, then the
+    signature; returns the payload bytes, or raises exactly what :func:`verify_compact` raises."""
+    return _finish(opened._opened, key)[0]
 
 
 def _numeric_date(claims: Mapping[str, Any], name: str) -> float | None:

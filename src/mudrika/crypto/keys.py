@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from enum import StrEnum
 from typing import Any, Final, Literal, cast
 
@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 
 from mudrika.crypto._b64 import b64url_decode, b64url_encode
-from mudrika.crypto._multibase import base58btc_decode, base58btc_encode, varint_decode, varint_encode
+from mudrika.crypto._multibase import PUBLIC_KEY_CODECS, multikey_decode, multikey_encode
 from mudrika.crypto._pkcs8 import encrypt_pkcs8_pem
 from mudrika.errors import InvalidInput, SignatureError
 
@@ -58,14 +58,9 @@ DEFAULT_ALGORITHM: Final[Mapping[KeyType, str]] = {
     KeyType.RSA: "RS256",
 }
 
-# Multicodec table (multiformats/multicodec table.csv): public key codes used by did:key / Multikey.
-_MULTICODEC: Final[Mapping[KeyType, int]] = {
-    KeyType.ED25519: 0xED,
-    KeyType.SECP256K1: 0xE7,
-    KeyType.P256: 0x1200,
-    KeyType.RSA: 0x1205,
+_CODEC_TO_TYPE: Final[Mapping[int, KeyType]] = {
+    code: KeyType(name) for name, code in PUBLIC_KEY_CODECS.items()
 }
-_CODEC_TO_TYPE: Final[Mapping[int, KeyType]] = {code: kt for kt, code in _MULTICODEC.items()}
 
 _CURVES: Final[Mapping[KeyType, ec.EllipticCurve]] = {
     KeyType.P256: ec.SECP256R1(),
@@ -210,18 +205,27 @@ class PublicKey:
         raw = data.encode() if isinstance(data, str) else data
         if len(raw) > _MAX_PEM:
             raise InvalidInput("PEM too large", code="too_large", limit=_MAX_PEM)
-        try:
-            key = serialization.load_pem_public_key(raw)
-        except (ValueError, UnsupportedAlgorithm):
-            raise InvalidInput("not a PEM public key of a supported type", code="bad_pem") from None
-        return cls.from_cryptography(key)
+        return cls._load(
+            serialization.load_pem_public_key, raw, "not a PEM public key of a supported type", "bad_pem"
+        )
 
     @classmethod
     def from_der(cls, data: bytes) -> PublicKey:
+        return cls._load(
+            serialization.load_der_public_key,
+            data,
+            "not a DER SubjectPublicKeyInfo of a supported type",
+            "bad_der",
+        )
+
+    @classmethod
+    def _load(cls, loader: Callable[[bytes], object], data: bytes, message: str, code: str) -> PublicKey:
+        """``data`` read by one of cryptography's public-key loaders (PEM, DER); its refusals become
+        ``InvalidInput`` with our ``message`` (naming the encoding expected), never the library's text."""
         try:
-            key = serialization.load_der_public_key(data)
+            key = loader(data)
         except (ValueError, UnsupportedAlgorithm):
-            raise InvalidInput("not a DER SubjectPublicKeyInfo of a supported type", code="bad_der") from None
+            raise InvalidInput(message, code=code) from None
         return cls.from_cryptography(key)
 
     @classmethod
@@ -240,14 +244,11 @@ class PublicKey:
     @classmethod
     def from_multikey(cls, value: str) -> PublicKey:
         """Decode a Multikey ``publicKeyMultibase`` value (base58btc ``z...`` with a multicodec prefix)."""
-        if not isinstance(value, str) or not value.startswith("z"):
-            raise InvalidInput("Multikey must be base58btc multibase ('z' prefix)", code="bad_multibase")
-        data = base58btc_decode(value[1:])
-        codec, used = varint_decode(data)
+        codec, raw = multikey_decode(value)
         key_type = _CODEC_TO_TYPE.get(codec)
         if key_type is None:
             raise InvalidInput("unsupported multicodec key type", code="unsupported_key", codec=hex(codec))
-        return cls.from_raw(key_type, data[used:])
+        return cls.from_raw(key_type, raw)
 
     @classmethod
     def from_raw(cls, key_type: KeyType, data: bytes) -> PublicKey:
@@ -345,7 +346,7 @@ class PublicKey:
 
     def to_multikey(self) -> str:
         """Multikey ``publicKeyMultibase``: 'z' + base58btc(varint(multicodec) || raw key)."""
-        return "z" + base58btc_encode(varint_encode(_MULTICODEC[self._key_type]) + self._raw)
+        return multikey_encode(PUBLIC_KEY_CODECS[self._key_type], self._raw)
 
     def fingerprint_sha256(self) -> str:
         """SHA-256 over the DER SubjectPublicKeyInfo, hex — a stable identifier for logs (not secret)."""

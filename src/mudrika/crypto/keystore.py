@@ -51,13 +51,21 @@ def ensure_private_dir(path: Path) -> Path:
         raise KeyStoreError(f"cannot create directory {path}: {exc.strerror}", code="mkdir_failed") from None
     if not stat.S_ISDIR(info.st_mode):
         raise KeyStoreError(f"{path} exists and is not a directory", code="not_a_directory")
+    _refuse_shared(info, path, f"directory {path} is accessible by group or others", DIR_MODE)
+    return path
+
+
+def _refuse_shared(info: os.stat_result, path: Path, problem: str, private_mode: int) -> None:
+    """KeyStoreError ``insecure_permissions`` when group or others have any bit of ``info``'s mode.
+
+    One rule for the key directory and the key file alike: any access beyond the owner refuses,
+    and the message names the mode found and the ``chmod`` that makes ``path`` private.
+    """
     if info.st_mode & 0o077:
         raise KeyStoreError(
-            f"directory {path} is accessible by group or others (mode {stat.S_IMODE(info.st_mode):o}); "
-            f"fix with: chmod 700 {path}",
+            f"{problem} (mode {stat.S_IMODE(info.st_mode):o}); fix with: chmod {private_mode:o} {path}",
             code="insecure_permissions",
         )
-    return path
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -135,12 +143,7 @@ def _read_private_file(path: Path) -> bytes:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise KeyStoreError(f"{path} is not a regular file", code="not_a_file")
-        if info.st_mode & 0o077:
-            raise KeyStoreError(
-                f"private key {path} is readable by group or others (mode {stat.S_IMODE(info.st_mode):o}); "
-                f"fix with: chmod 600 {path}",
-                code="insecure_permissions",
-            )
+        _refuse_shared(info, path, f"private key {path} is readable by group or others", FILE_MODE)
         if info.st_size > _MAX_KEY_FILE:
             raise KeyStoreError(f"key file {path} is too large", code="too_large")
         return os.read(fd, _MAX_KEY_FILE + 1)

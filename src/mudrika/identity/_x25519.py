@@ -14,7 +14,7 @@ from typing import Any, Final
 from cryptography.hazmat.primitives.asymmetric import x25519
 
 from mudrika.crypto._b64 import b64url_decode, b64url_encode
-from mudrika.crypto._multibase import base58btc_decode, base58btc_encode, varint_decode, varint_encode
+from mudrika.crypto._multibase import multikey_decode, multikey_encode
 from mudrika.crypto.keys import KeyType, PublicKey
 from mudrika.errors import InvalidInput
 
@@ -42,13 +42,10 @@ class X25519PublicKey:
 
     @classmethod
     def from_multikey(cls, value: str) -> X25519PublicKey:
-        if not isinstance(value, str) or not value.startswith("z"):
-            raise InvalidInput("Multikey must be base58btc multibase ('z' prefix)", code="bad_multibase")
-        data = base58btc_decode(value[1:])
-        codec, used = varint_decode(data)
+        codec, raw = multikey_decode(value)
         if codec != X25519_MULTICODEC:
             raise InvalidInput("not an X25519 Multikey", code="unsupported_key", codec=hex(codec))
-        return cls(data[used:])
+        return cls(raw)
 
     @classmethod
     def from_jwk(cls, jwk: Mapping[str, Any]) -> X25519PublicKey:
@@ -68,7 +65,7 @@ class X25519PublicKey:
         return self._raw
 
     def to_multikey(self) -> str:
-        return "z" + base58btc_encode(varint_encode(X25519_MULTICODEC) + self._raw)
+        return multikey_encode(X25519_MULTICODEC, self._raw)
 
     def to_jwk(self) -> dict[str, str]:
         return {"kty": "OKP", "crv": "X25519", "x": b64url_encode(self._raw)}

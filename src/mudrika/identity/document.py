@@ -41,6 +41,7 @@ from mudrika.identity.did import DID, DIDURL, MAX_DID_URL_LENGTH, parse_did
 
 __all__ = [
     "PURPOSES",
+    "SIGNING_PURPOSES",
     "AgreementKey",
     "DIDDocument",
     "Purpose",
@@ -61,6 +62,13 @@ PURPOSES: Final[tuple[Purpose, ...]] = (
     "authentication",
     "assertionMethod",
     "keyAgreement",
+    "capabilityInvocation",
+    "capabilityDelegation",
+)
+#: The four relationships a signing key may serve (all but ``keyAgreement``), in the same order.
+SIGNING_PURPOSES: Final[tuple[SigningPurpose, ...]] = (
+    "authentication",
+    "assertionMethod",
     "capabilityInvocation",
     "capabilityDelegation",
 )

@@ -48,12 +48,6 @@ IDENTITY_FILE: Final = "identity.json"
 WEB_ROOT: Final = "web"
 #: The service type under which an agent's A2A endpoint is listed in its DID document.
 AGENT_SERVICE_TYPE: Final = "A2AAgentEndpoint"
-_SIGNING_PURPOSES: Final = (
-    "authentication",
-    "assertionMethod",
-    "capabilityInvocation",
-    "capabilityDelegation",
-)
 
 
 class AgentIdentity(BaseModel):

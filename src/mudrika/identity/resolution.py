@@ -6,15 +6,25 @@ importing the resolver that imports them.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, ClassVar, Final, Protocol, runtime_checkable
 
+from mudrika.errors import BindingError, InvalidInput, ResolutionError
 from mudrika.identity.did import DID
 from mudrika.identity.document import DIDDocument
 
-__all__ = ["CONTENT_TYPE", "MethodDriver", "ResolutionResult", "result"]
+__all__ = [
+    "CONTENT_TYPE",
+    "LocalDriver",
+    "MethodDriver",
+    "ResolutionResult",
+    "check_document_id",
+    "parse_document",
+    "result",
+]
 
 #: The representation every driver produces (DID Core §6.2, JSON).
 CONTENT_TYPE: Final = "application/did+json"
@@ -90,3 +100,48 @@ class MethodDriver(Protocol):
     def resolve(self, did: DID) -> ResolutionResult: ...
 
     async def aresolve(self, did: DID) -> ResolutionResult: ...
+
+
+class LocalDriver(ABC):
+    """Base of the drivers that answer from memory, never from the network (did:key, did:jwk,
+    did:bindu, offline snapshots).
+
+    Why a base: such a driver has nothing to wait for, so its async form is its sync form, and it
+    must say that it never opens a connection (an offline resolver admits no other driver).  Spelt
+    out in every driver, one copy could drift from the others.
+    """
+
+    #: The method names this driver resolves (none: a fallback for whatever is not registered).
+    methods: ClassVar[frozenset[str]] = frozenset()
+    uses_network: Final = False
+
+    @abstractmethod
+    def resolve(self, did: DID) -> ResolutionResult: ...
+
+    async def aresolve(self, did: DID) -> ResolutionResult:
+        return self.resolve(did)
+
+
+def parse_document(data: Mapping[str, Any], *, message: str) -> DIDDocument:
+    """``data`` validated as a DID Core document, else ResolutionError ``invalidDidDocument``.
+
+    Why not ``InvalidInput``: the document came from where a driver looked (a server, a snapshot),
+    not from the caller, so failing to read it is a failed resolution (DID Resolution error code
+    ``invalidDidDocument``); the validator's own code is kept as the ``reason``.
+    """
+    try:
+        return DIDDocument.from_json(data)
+    except InvalidInput as exc:
+        raise ResolutionError(message, code="invalidDidDocument", reason=exc.code) from None
+
+
+def check_document_id(document: DIDDocument, did: str, *, message: str) -> DIDDocument:
+    """``document`` if its ``id`` is ``did``, else BindingError ``document_id_mismatch``.
+
+    Why every source of documents is held to it (for did:web it is "Read" step 8): a server or a
+    snapshot that answered for one DID with another DID's document would hand that DID's keys to
+    whoever asked for this one.
+    """
+    if document.id != did:
+        raise BindingError(message, code="document_id_mismatch", expected=did[:200], got=document.id[:200])
+    return document

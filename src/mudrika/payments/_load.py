@@ -9,12 +9,14 @@ list gives the location and message of every violation but never the offending v
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
-from pydantic import AfterValidator, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
 from mudrika.errors import InvalidInput
 from mudrika.payments._values import parse_timestamp
+
+DocumentT = TypeVar("DocumentT", bound=BaseModel)
 
 
 def read_capped(path: str | Path, *, max_bytes: int, name: str, too_large: str) -> bytes:
@@ -39,6 +41,34 @@ def validation_errors(exc: ValidationError, *, top_level: str = "") -> list[dict
         {"loc": ".".join(str(part) for part in err["loc"]) or top_level, "msg": err["msg"]}
         for err in exc.errors(include_url=False, include_input=False, include_context=False)
     ]
+
+
+def validate_document(
+    model_type: type[DocumentT],
+    value: object,
+    *,
+    document: str,
+    code: str,
+    errors_top_level: str = "(top level)",
+    count_others: bool = False,
+) -> DocumentT:
+    """``model_type.model_validate(value)``, a violation raised as :class:`InvalidInput` ``code``.
+
+    The message names the first violation, ``malformed <document>: <loc>: <msg>`` (an empty
+    location reads ``(top level)``), followed by ``(and N more)`` when ``count_others`` is set and
+    there are more; ``errors`` lists every violation, its empty location spelt ``errors_top_level``.
+    The two switches exist because each document's messages and ``errors`` are published as they
+    are; the pydantic exception itself is dropped (``from None``) so no input value leaks through it.
+    """
+    try:
+        return model_type.model_validate(value)
+    except ValidationError as exc:
+        errors = validation_errors(exc, top_level=errors_top_level)
+        first = errors[0]
+        message = f"malformed {document}: {first['loc'] or '(top level)'}: {first['msg']}"
+        if count_others and len(errors) > 1:
+            message += f" (and {len(errors) - 1} more)"
+        raise InvalidInput(message, code=code, errors=errors) from None
 
 
 def _aware(value: str) -> str:

@@ -132,15 +132,26 @@ def amount_to_json(amount: Decimal) -> int | float:
 
 
 def exact_sum(amounts: Iterable[Decimal]) -> Decimal:
-    """Sum decimals exactly; any rounding would raise (it cannot happen within the amount limits)."""
-    with decimal.localcontext() as ctx:
-        ctx.prec = _SUM_PRECISION
-        ctx.traps[decimal.Inexact] = True
-        ctx.traps[decimal.Rounded] = True
-        total = Decimal(0)
-        for amount in amounts:
-            total += amount
-        return total
+    """Sum decimals exactly; any rounding would raise (it cannot happen within the amount limits).
+
+    One context built once: entering a local context costs more than the additions themselves."""
+    add = _EXACT_SUM.add
+    total = Decimal(0)
+    for amount in amounts:
+        total = add(total, amount)
+    return total
+
+
+_EXACT_SUM = decimal.Context(
+    prec=_SUM_PRECISION,
+    traps=[
+        decimal.InvalidOperation,
+        decimal.DivisionByZero,
+        decimal.Overflow,
+        decimal.Inexact,
+        decimal.Rounded,
+    ],
+)
 
 
 MoneyValue = Annotated[

@@ -9,10 +9,12 @@ renders the report text in the worker, so the parent only prints: drawing report
 parent is what kept a pool from scaling.
 
 Why :class:`Case`: the expectations that make a verdict anchorable — the nonce the processor
-issued for *this* payment and the audiences — are the analyst's per-case data, never the bundle's
-word.  A batch takes one :class:`Case` per bundle (from a JSON Lines case file); a value the case
-leaves out falls back to the trust root's ``verifier`` section, else to the bundle's own assertion,
-which the report flags as evidence and which leaves the verdict UNANCHORED.
+issued for *this* payment and the audiences (v0.1), the ``aud``/``nonce`` of every delegation hop
+(v0.2), and the verifier's usage record of an open payment mandate (v0.2 budgets and recurrence) —
+are the analyst's per-case data, never the bundle's word.  A batch takes one :class:`Case` per
+bundle (from a JSON Lines case file); a value the case leaves out falls back to the trust root's
+``verifier`` section, else to the bundle's own assertion, which the report flags as evidence and
+which leaves the verdict UNANCHORED.
 
 Profiles: :func:`verifier_for` picks the verifier by the bundle's ``format`` member, so another
 evidence format slots in beside ``mudrika.evidence/v1`` without changing the batch.
@@ -32,9 +34,12 @@ from mudrika.payments.bundle import BUNDLE_FORMAT, MAX_BUNDLE_BYTES, bundle_from
 from mudrika.payments.chain import VerificationReport, render_text
 from mudrika.payments.trustroot import TrustRoot, parse_trust_root
 from mudrika.payments.v02.bundle import BUNDLE_FORMAT_V02, inspect_v02_case
+from mudrika.payments.v02.constraints import MandateUsage, usage_from_value
+from mudrika.payments.v02.hops import HopExpectation
 
 __all__ = [
     "CASE_FIELDS",
+    "V02_CASE_FIELDS",
     "BundleResult",
     "Case",
     "Outcome",
@@ -46,9 +51,12 @@ __all__ = [
 
 Outcome = Literal["OK", "FAILED", "UNANCHORED", "ERROR"]
 
-#: Members a case line may carry beside ``bundle`` (the analyst's expectations for that payment).
+#: Members a case line may carry beside ``bundle`` (the analyst's expectations for that payment):
+#: text members, then the v0.2 hop lists (``[{"aud": …, "nonce": …}, …]`` in chain order) and usage.
 CASE_FIELDS: Final = ("id", "kb_nonce", "merchant_audience", "kb_audience")
+V02_CASE_FIELDS: Final = ("checkout_hops", "payment_hops", "usage")
 _MAX_CASE_TEXT: Final = 2048
+_MAX_CASE_HOPS: Final = 16
 
 Verifier = Callable[[Any, "TrustRoot | None", "Case", "Time | None"], VerificationReport]
 
@@ -61,10 +69,44 @@ class Case:
     kb_nonce: str | None = None
     merchant_audience: str | None = None
     kb_audience: str | None = None
+    checkout_hops: tuple[HopExpectation, ...] | None = None
+    payment_hops: tuple[HopExpectation, ...] | None = None
+    usage: MandateUsage | None = None
 
     def __repr__(self) -> str:
-        # The nonce is the processor's secret challenge: never in a repr.
+        # The nonce is the processor's secret challenge: never in a repr (HopExpectation hides its own).
         return f"Case(name={self.name!r}, kb_nonce={'<given>' if self.kb_nonce else None})"
+
+    @property
+    def names_v02(self) -> bool:
+        """Does the case carry v0.2 expectations (which no v0.1 bundle can meet)?"""
+        return self.checkout_hops is not None or self.payment_hops is not None or self.usage is not None
+
+
+def _case_text(value: object, member: str, case: str) -> str:
+    if not isinstance(value, str) or not value or len(value) > _MAX_CASE_TEXT:
+        raise InvalidInput(f"case member {member} must be non-empty text", code="bad_case", case=case)
+    return value
+
+
+def _case_hops(value: object, member: str, case: str) -> tuple[HopExpectation, ...]:
+    """``[{"aud": …, "nonce": …}, …]``: the analyst's expectation for each hop, in chain order."""
+    if not isinstance(value, list) or not 0 < len(value) <= _MAX_CASE_HOPS:
+        raise InvalidInput(
+            f"case member {member} is a list of 1 to {_MAX_CASE_HOPS} hops", code="bad_case", case=case
+        )
+    hops: list[HopExpectation] = []
+    for hop in value:
+        if not isinstance(hop, Mapping) or set(hop) != {"aud", "nonce"}:
+            raise InvalidInput(
+                f"each hop of {member} is an object with exactly 'aud' and 'nonce'",
+                code="bad_case",
+                case=case,
+            )
+        audience = _case_text(hop["aud"], f"{member}[].aud", case)
+        nonce = _case_text(hop["nonce"], f"{member}[].nonce", case)
+        hops.append(HopExpectation(audience, nonce, source="analyst"))
+    return tuple(hops)
 
 
 def parse_case(value: Any, *, name: str) -> tuple[Case, Any]:
@@ -75,15 +117,21 @@ def parse_case(value: Any, *, name: str) -> tuple[Case, Any]:
     """
     if not isinstance(value, Mapping) or "bundle" not in value:
         raise InvalidInput("a case is a JSON object with a 'bundle' member", code="bad_case", case=name)
-    unknown = sorted(set(value) - {"bundle", *CASE_FIELDS})
+    unknown = sorted(set(value) - {"bundle", *CASE_FIELDS, *V02_CASE_FIELDS})
     if unknown:
         raise InvalidInput("unknown case member", code="bad_case", case=name, members=unknown[:8])
-    texts: dict[str, str | None] = {}
-    for member in CASE_FIELDS:
-        item = value.get(member)
-        if item is not None and (not isinstance(item, str) or not item or len(item) > _MAX_CASE_TEXT):
-            raise InvalidInput(f"case member {member} must be non-empty text", code="bad_case", case=name)
-        texts[member] = item
+    texts = {
+        member: None if value.get(member) is None else _case_text(value[member], member, name)
+        for member in CASE_FIELDS
+    }
+    hops = {
+        member: None if value.get(member) is None else _case_hops(value[member], member, name)
+        for member in ("checkout_hops", "payment_hops")
+    }
+    try:
+        usage = None if value.get("usage") is None else usage_from_value(value["usage"])
+    except InvalidInput as exc:
+        raise InvalidInput(f"case member usage: {exc}", code="bad_case", case=name) from None
     bundle = value["bundle"]
     label = texts["id"] or (bundle if isinstance(bundle, str) else name)
     return (
@@ -92,6 +140,9 @@ def parse_case(value: Any, *, name: str) -> tuple[Case, Any]:
             kb_nonce=texts["kb_nonce"],
             merchant_audience=texts["merchant_audience"],
             kb_audience=texts["kb_audience"],
+            checkout_hops=hops["checkout_hops"],
+            payment_hops=hops["payment_hops"],
+            usage=usage,
         ),
         bundle,
     )
@@ -112,6 +163,20 @@ class BundleResult:
     """The rendered text report (only when asked for: failures, or verbose)."""
     error: Mapping[str, Any] | None = None
     """``{"code", "message", "fields"}`` when the bundle or its case could not even be checked."""
+
+    @classmethod
+    def from_error(cls, name: str, exc: MudrikaError) -> BundleResult:
+        """The ERROR result of a bundle or case that could not even be checked (its code is the verdict's
+        reason, as a failed check's id is for FAILED)."""
+        return cls(
+            name=name,
+            outcome="ERROR",
+            counts={"passed": 0, "failed": 0, "skipped": 0},
+            first_failure=exc.code,
+            report=None,
+            text=None,
+            error={"code": exc.code, "message": exc.message, "fields": dict(exc.fields)},
+        )
 
     @property
     def ok(self) -> bool:
@@ -138,6 +203,11 @@ def _trust_root(raw: bytes) -> TrustRoot:
 def _inspect_v01(
     document: Any, trust_root: TrustRoot | None, case: Case, at: Time | None
 ) -> VerificationReport:
+    if case.names_v02:
+        raise InvalidInput(
+            "checkout_hops, payment_hops and usage apply to v0.2 bundles; this is a v0.1 bundle",
+            code="v02_case_for_v01_bundle",
+        )
     bundle = bundle_from_value(document)
     return inspect_bundle(
         bundle,
@@ -159,6 +229,9 @@ def _inspect_v02(
         kb_nonce=case.kb_nonce,
         merchant_audience=case.merchant_audience,
         kb_audience=case.kb_audience,
+        checkout_hops=case.checkout_hops,
+        payment_hops=case.payment_hops,
+        usage=case.usage,
     )
 
 
@@ -173,18 +246,6 @@ def verifier_for(document: Any) -> Verifier:
     if verifier is None:
         raise InvalidInput(f"not a {BUNDLE_FORMAT} evidence bundle", code="not_a_bundle")
     return verifier
-
-
-def _error_result(name: str, exc: MudrikaError) -> BundleResult:
-    return BundleResult(
-        name=name,
-        outcome="ERROR",
-        counts={"passed": 0, "failed": 0, "skipped": 0},
-        first_failure=exc.code,
-        report=None,
-        text=None,
-        error={"code": exc.code, "message": exc.message, "fields": dict(exc.fields)},
-    )
 
 
 def verify_bundle_bytes(
@@ -212,7 +273,7 @@ def verify_bundle_bytes(
         document = loads_strict(bundle, max_bytes=MAX_BUNDLE_BYTES, max_depth=64)
         report = verifier_for(document)(document, root, case, when)
     except MudrikaError as exc:
-        return _error_result(case.name, exc)
+        return BundleResult.from_error(case.name, exc)
     data = report.to_dict(verbose=verbose)
     first = report.first_failure
     want_text = render == "always" or (render == "failures" and not report.ok)

@@ -34,12 +34,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from mudrika.crypto.frozenjson import thaw
 from mudrika.crypto.jcs import canonicalize, loads_strict
 from mudrika.errors import InvalidInput
-from mudrika.payments._load import AwareTimestamp, read_capped, validation_errors
+from mudrika.payments._load import AwareTimestamp, read_capped, validate_document
 from mudrika.payments.chain import inspect_chain
 from mudrika.payments.chain._common import DEFAULT_ALGORITHMS, MAX_LEEWAY, Time, epoch, iso
 from mudrika.payments.chain._keys import KeyMaterial
@@ -170,17 +170,14 @@ def bundle_from_value(value: Any) -> EvidenceBundle:
     """
     if not isinstance(value, dict) or value.get("format") != BUNDLE_FORMAT:
         raise InvalidInput(f"not a {BUNDLE_FORMAT} evidence bundle", code="not_a_bundle")
-    try:
-        return EvidenceBundle.model_validate(value)
-    except ValidationError as exc:
-        errors = validation_errors(exc)
-        first = errors[0]
-        raise InvalidInput(
-            f"malformed evidence bundle: {first['loc'] or '(top level)'}: {first['msg']}"
-            + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
-            code="bad_bundle",
-            errors=errors,
-        ) from None
+    return validate_document(
+        EvidenceBundle,
+        value,
+        document="evidence bundle",
+        code="bad_bundle",
+        errors_top_level="",
+        count_others=True,
+    )
 
 
 def load_bundle(path: str | Path, *, max_bytes: int = MAX_BUNDLE_BYTES) -> EvidenceBundle:

@@ -31,6 +31,7 @@ deliberate differences, all documented in ``docs/payments.md``:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -240,6 +241,21 @@ class PaymentResponse(Ap2Model):
 # ------------------------------------------------------------------ AP2 v0.1 mandates
 
 
+def _instant(text: str) -> datetime:
+    """:func:`parse_timestamp`, remembered per text: a verifier reads each mandate's expiry and
+    timestamp in several checks, and a ``datetime`` is immutable, so every read gets the same value
+    (a malformed text raises every time: errors are not remembered).  Keyed by the text, not stored
+    on the model, so a ``model_copy(update=...)`` can never carry a stale instant."""
+    if type(text) is str:
+        return _instant_of_text(text)
+    return parse_timestamp(text)  # only a model_construct()ed object gets here: refused as before
+
+
+@functools.lru_cache(maxsize=256)
+def _instant_of_text(text: str) -> datetime:
+    return parse_timestamp(text)
+
+
 class IntentMandate(Ap2Model):
     """The user's purchase intent (AP2 v0.1 "IntentMandate").
 
@@ -258,7 +274,7 @@ class IntentMandate(Ap2Model):
     @property
     def intent_expiry_at(self) -> datetime:
         """``intent_expiry`` as an aware datetime."""
-        return parse_timestamp(self.intent_expiry)
+        return _instant(self.intent_expiry)
 
 
 class CartContents(Ap2Model):
@@ -273,7 +289,7 @@ class CartContents(Ap2Model):
     @property
     def cart_expiry_at(self) -> datetime:
         """``cart_expiry`` as an aware datetime."""
-        return parse_timestamp(self.cart_expiry)
+        return _instant(self.cart_expiry)
 
 
 class CartMandate(Ap2Model):
@@ -296,7 +312,7 @@ class PaymentMandateContents(Ap2Model):
     @property
     def timestamp_at(self) -> datetime:
         """``timestamp`` as an aware datetime."""
-        return parse_timestamp(self.timestamp)
+        return _instant(self.timestamp)
 
 
 class PaymentMandate(Ap2Model):

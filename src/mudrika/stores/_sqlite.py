@@ -15,7 +15,8 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Final, Literal
 
 import anyio.to_thread
@@ -99,13 +100,9 @@ class SqliteReplayStore(ReplayStoreBase):
         check_key(key)
         now = self._clock()
         deadline = self._deadline(expires_at, now)
-        with self._lock:
-            conn = self._open_conn()
-            try:
-                self._maybe_purge(conn, now)
-                return conn.execute(_CLAIM, (key, deadline, now)).rowcount == 1
-            except sqlite3.Error as exc:
-                raise unavailable("sqlite", exc) from None
+        with self._connection() as conn:
+            self._maybe_purge(conn, now)
+            return conn.execute(_CLAIM, (key, deadline, now)).rowcount == 1
 
     async def aclaim(self, key: str, expires_at: float) -> bool:
         return await anyio.to_thread.run_sync(self.claim, key, expires_at)
@@ -115,31 +112,23 @@ class SqliteReplayStore(ReplayStoreBase):
         none is (the transaction is rolled back and UnavailableError raised)."""
         now = self._clock()
         batch = self._batch(items, now)
-        with self._lock:
-            conn = self._open_conn()
+        with self._connection() as conn:
+            self._maybe_purge(conn, now)
+            conn.execute("BEGIN IMMEDIATE")
             try:
-                self._maybe_purge(conn, now)
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    won = [conn.execute(_CLAIM, (key, dl, now)).rowcount == 1 for key, dl in batch]
-                    conn.execute("COMMIT")
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
-                return won
-            except sqlite3.Error as exc:
-                raise unavailable("sqlite", exc) from None
+                won = [conn.execute(_CLAIM, (key, dl, now)).rowcount == 1 for key, dl in batch]
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            return won
 
     def purge(self) -> int:
         """Delete expired claims now; returns how many rows were deleted."""
         now = self._clock()
-        with self._lock:
-            conn = self._open_conn()
-            try:
-                return conn.execute(_PURGE, (now,)).rowcount
-            except sqlite3.Error as exc:
-                raise unavailable("sqlite", exc) from None
+        with self._connection() as conn:
+            return conn.execute(_PURGE, (now,)).rowcount
 
     def close(self) -> None:
         with self._lock:
@@ -149,6 +138,20 @@ class SqliteReplayStore(ReplayStoreBase):
 
     async def aclose(self) -> None:
         self.close()
+
+    @contextmanager
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        """The open connection, held under the lock, with any SQLite failure as UnavailableError.
+
+        Every claim and purge goes through here, so none can run unlocked or let a ``sqlite3.Error`` (a
+        busy lock past ``timeout``, a full disk) escape as anything but "could not record".
+        """
+        with self._lock:
+            conn = self._open_conn()
+            try:
+                yield conn
+            except sqlite3.Error as exc:
+                raise unavailable("sqlite", exc) from None
 
     def _open_conn(self) -> sqlite3.Connection:
         if self._conn is None:

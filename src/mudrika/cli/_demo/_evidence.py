@@ -10,37 +10,20 @@ records, exactly as ``mudrika dispute verify`` does.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mudrika.cli._demo._identities import Provisioned, dump, iso
 from mudrika.cli._demo._merchant import Sale
+from mudrika.cli._demo._verified import Verified, keep_report
 from mudrika.crypto.keystore import write_file_atomic
 from mudrika.payments.bundle import build_bundle, inspect_bundle, load_bundle, parse_bundle
-from mudrika.payments.chain import VerificationReport, render_html, render_text
 from mudrika.payments.trustroot import load_trust_root
 
-__all__ = ["Verified", "tamper_amount", "verify_file", "write_bundle"]
+__all__ = ["tamper_amount", "verify_file", "write_bundle"]
 
 #: Where the cart total sits in a bundle: the field the tampering step changes.
 TOTAL_PATH = ("mandates", "cart", "contents", "payment_request", "details", "total", "amount", "value")
-
-
-@dataclass(frozen=True, slots=True)
-class Verified:
-    """An offline verification: the report, its human text and where its HTML page was written."""
-
-    report: VerificationReport
-    text: str
-    html: Path
-
-    def failing(self) -> list[dict[str, Any]]:
-        """Each failed check with the values that differ (what the check expected, what it got)."""
-        return [
-            {"check": check.id, "code": check.code, "expected": check.expected, "got": check.got}
-            for check in self.report.failures
-        ]
 
 
 def write_bundle(sale: Sale, world: Provisioned, path: Path, *, merchant_audience: str) -> Path:
@@ -77,9 +60,7 @@ def verify_file(
     """Verify a bundle file offline against a trust-root file; write the HTML report beside it."""
     bundle = load_bundle(bundle_path)
     report = inspect_bundle(bundle, trust_root=load_trust_root(trust_root_path), kb_nonce=kb_nonce)
-    page = render_html(report, title=title, mandates=_raw_mandates(bundle_path))
-    write_file_atomic(html, page.encode(), force=False, private_dir=False)
-    return Verified(report=report, text=render_text(report, title=title), html=html)
+    return keep_report(report, title=title, html=html, mandates=_raw_mandates(bundle_path))
 
 
 def _raw_mandates(bundle_path: Path) -> dict[str, Any]:

@@ -66,6 +66,7 @@ __all__ = [
     "TOKEN_AUDIENCE",
     "Merchant",
     "Sale",
+    "V01Chain",
     "serve_merchant",
 ]
 
@@ -96,13 +97,24 @@ def _json_number(amount: Decimal) -> int | float:
 
 
 @dataclass(frozen=True, slots=True)
-class Sale:
-    """A purchase the merchant accepted: the chain exactly as received, and the nonce it issued."""
+class V01Chain:
+    """An AP2 v0.1 chain as each end of one purchase holds it: the mandates exactly as exchanged, and
+    the nonce the user's key-binding JWT answers.
+
+    Why shared: the shopping agent's record and the merchant's must be the same chain, field for
+    field, so that the demo can bundle what the merchant accepted and rerun what the agent sent.
+    """
 
     intent: Received[IntentMandate]
     cart: Received[CartMandate]
     payment: Received[PaymentMandate]
     kb_nonce: str = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Sale(V01Chain):
+    """A purchase the merchant accepted: the chain exactly as received, and the nonce it issued."""
+
     accepted_at: float
 
 

@@ -15,10 +15,11 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
-from mudrika.cli._demo._evidence import Verified, tamper_amount, verify_file, write_bundle
+from mudrika.cli._demo._evidence import tamper_amount, verify_file, write_bundle
 from mudrika.cli._demo._identities import PASSWORD_FILE, Provisioned, dump, provision_parties
 from mudrika.cli._demo._merchant import (
     DEV_ISSUER,
@@ -39,11 +40,11 @@ from mudrika.cli._demo._shopper import (
 )
 from mudrika.cli._demo._v02 import (
     V02Sale,
-    VerifiedV02,
     issue_open_mandates,
     verify_v02_file,
     write_v02_bundle,
 )
+from mudrika.cli._demo._verified import Verified
 from mudrika.crypto.jose import sign_jwt
 from mudrika.crypto.keys import KeyPair
 from mudrika.crypto.keystore import write_file_atomic
@@ -251,14 +252,12 @@ def run_demo(out: Path, say: Say) -> DemoRun:
     evidence = out / "evidence"
     mandate_files = _write_mandates(evidence, purchase)
 
-    # (4) the evidence bundles, verified offline against the analyst's trust root
+    # (4) the evidence bundles, verified offline against the analyst's trust root; the tampered copy
+    # of step (5) is judged under exactly the same expectations, so only the changed field can fail.
+    analyse_v01 = partial(verify_file, trust_root_path=world.trust_root_path, kb_nonce=sale.kb_nonce)
     bundle_path = write_bundle(sale, world, evidence / "bundle-v01.json", merchant_audience=world.shopper.did)
-    verified = verify_file(
-        bundle_path,
-        world.trust_root_path,
-        kb_nonce=sale.kb_nonce,
-        html=out / "analyst" / "report-v01.html",
-        title="mudrika demo: AP2 v0.1 purchase",
+    verified = analyse_v01(
+        bundle_path, html=out / "analyst" / "report-v01.html", title="mudrika demo: AP2 v0.1 purchase"
     )
     bundle_v02 = write_v02_bundle(sale_v02, evidence / "bundle-v02.json")
     verified_v02 = verify_v02_file(
@@ -269,10 +268,8 @@ def run_demo(out: Path, say: Say) -> DemoRun:
     # (5) one field of a copy changed: the amount
     tampered_path = evidence / "bundle-v01-tampered.json"
     original, changed = tamper_amount(bundle_path, tampered_path)
-    tampered = verify_file(
+    tampered = analyse_v01(
         tampered_path,
-        world.trust_root_path,
-        kb_nonce=sale.kb_nonce,
         html=out / "analyst" / "report-v01-tampered.html",
         title="mudrika demo: AP2 v0.1 purchase, amount changed",
     )
@@ -379,7 +376,7 @@ def _write_mandates(directory: Path, purchase: Purchase) -> dict[str, str]:
     return files
 
 
-def _step_verify(run: DemoRun, verified: dict[str, tuple[Path, Verified | VerifiedV02]], say: Say) -> None:
+def _step_verify(run: DemoRun, verified: dict[str, tuple[Path, Verified]], say: Say) -> None:
     details: dict[str, Any] = {}
     say("4. evidence bundles, verified offline against the analyst's trust root:")
     for profile, (bundle, result) in verified.items():

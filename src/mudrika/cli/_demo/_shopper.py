@@ -21,7 +21,7 @@ from a2a.types.a2a_pb2 import AgentCard, Message, Part, Role, SendMessageRequest
 from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
 
 from mudrika.cli._demo._identities import MERCHANT_NAME, Party, iso
-from mudrika.cli._demo._merchant import KB_NONCE_KEY
+from mudrika.cli._demo._merchant import KB_NONCE_KEY, V01Chain
 from mudrika.cli._demo._v02 import (
     CHECKOUT_KEY,
     CHECKOUT_OFFER_KEY,
@@ -37,7 +37,7 @@ from mudrika.crypto import sdjwt
 from mudrika.errors import InvalidInput, VerificationError
 from mudrika.payments.a2a import CART_MANDATE_KEY, INTENT_MANDATE_KEY, PAYMENT_MANDATE_KEY, extract_mandates
 from mudrika.payments.chain import KeyMaterial, verify_cart
-from mudrika.payments.models import CartMandate, IntentMandate, PaymentMandate, Received, receive_intent
+from mudrika.payments.models import CartMandate, Received, receive_intent
 from mudrika.payments.signing import sign_intent, sign_payment
 from mudrika.payments.trustroot import TrustRoot
 from mudrika.stores.replay import MemoryReplayStore
@@ -90,13 +90,9 @@ def _error_info(error: dict[str, Any]) -> dict[str, Any]:
 
 
 @dataclass(frozen=True, slots=True)
-class Purchase:
+class Purchase(V01Chain):
     """What the shopping agent sent and received: the chain, the merchant's answer."""
 
-    intent: Received[IntentMandate]
-    cart: Received[CartMandate]
-    payment: Received[PaymentMandate]
-    kb_nonce: str = field(repr=False)
     answer: str
 
 

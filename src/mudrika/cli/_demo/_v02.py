@@ -16,12 +16,12 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from mudrika.cli._demo._identities import MERCHANT_NAME, Party, Provisioned, iso
+from mudrika.cli._demo._verified import Verified, keep_report
 from mudrika.crypto.keystore import write_file_atomic
 from mudrika.errors import InvalidInput
-from mudrika.payments.chain import VerificationReport, render_html, render_text
 from mudrika.payments.trustroot import TrustRoot, load_trust_root
 from mudrika.payments.v02 import (
     VCT_CHECKOUT,
@@ -55,7 +55,6 @@ __all__ = [
     "PAYMENT_RECEIPT_KEY",
     "OpenMandates",
     "V02Sale",
-    "VerifiedV02",
     "close_mandates",
     "issue_open_mandates",
     "merchant_offer",
@@ -245,31 +244,19 @@ def merchant_settle(
         usage=None,
         replay_store=replay_store,
     )
-    checkout_receipt = sign_receipt(
-        {
-            "status": "Success",
-            "iss": merchant.did,
-            "iat": int(now),
-            "reference": sd_digest(checkout_chain.rsplit("~~", 1)[1]),
-            "order_id": "order_" + secrets.token_hex(4),
-        },
-        kind="checkout",
-        key=merchant.key,
-        kid=merchant.kid,
+    checkout_receipt = _receipt(
+        merchant, "checkout", checkout_chain, now=now, ids={"order_id": "order_" + secrets.token_hex(4)}
     )
-    payment_receipt = sign_receipt(
-        {
-            "status": "Success",
-            "iss": merchant.did,
-            "iat": int(now),
-            "reference": sd_digest(payment_chain.rsplit("~~", 1)[1]),
+    payment_receipt = _receipt(
+        merchant,
+        "payment",
+        payment_chain,
+        now=now,
+        ids={
             "payment_id": "pay_" + secrets.token_hex(4),
             "psp_confirmation_id": "psp_demo_" + secrets.token_hex(4),
             "network_confirmation_id": "net_demo_" + secrets.token_hex(4),
         },
-        kind="payment",
-        key=merchant.key,
-        kid=merchant.kid,
     )
     total = verified.checkout.total
     return V02Sale(
@@ -286,6 +273,24 @@ def merchant_settle(
         total_minor=int(total.amount),
         currency=verified.checkout.currency,
     )
+
+
+def _receipt(
+    merchant: Party, kind: Literal["checkout", "payment"], chain: str, *, now: float, ids: dict[str, str]
+) -> str:
+    """The merchant's signed receipt for the purchase ``chain`` closes.
+
+    Both kinds carry the same claims first (success, the merchant, the time, the digest of the
+    closing hop the receipt answers), then the identifiers of their own kind (order, payment).
+    """
+    claims = {
+        "status": "Success",
+        "iss": merchant.did,
+        "iat": int(now),
+        "reference": sd_digest(chain.rsplit("~~", 1)[1]),
+        **ids,
+    }
+    return sign_receipt(claims, kind=kind, key=merchant.key, kid=merchant.kid)
 
 
 def write_v02_bundle(sale: V02Sale, path: Path) -> Path:
@@ -307,16 +312,7 @@ def write_v02_bundle(sale: V02Sale, path: Path) -> Path:
     return write_file_atomic(path, (bundle.to_json() + "\n").encode(), force=False, private_dir=False)
 
 
-@dataclass(frozen=True, slots=True)
-class VerifiedV02:
-    """An offline v0.2 verification: the report, its human text and where its HTML page was written."""
-
-    report: VerificationReport
-    text: str
-    html: Path
-
-
-def verify_v02_file(bundle_path: Path, trust_root_path: Path, sale: V02Sale, *, html: Path) -> VerifiedV02:
+def verify_v02_file(bundle_path: Path, trust_root_path: Path, sale: V02Sale, *, html: Path) -> Verified:
     """Verify a v0.2 bundle offline against the trust-root file, with the merchant's recorded nonces."""
     title = "mudrika demo: AP2 v0.2 purchase"
     report = inspect_v02_bundle(
@@ -325,5 +321,4 @@ def verify_v02_file(bundle_path: Path, trust_root_path: Path, sale: V02Sale, *, 
         checkout_hops=[HopExpectation(sale.audience, sale.checkout_nonce, source="analyst")],
         payment_hops=[HopExpectation(sale.audience, sale.payment_nonce, source="analyst")],
     )
-    write_file_atomic(html, render_html(report, title=title).encode(), force=False, private_dir=False)
-    return VerifiedV02(report=report, text=render_text(report, title=title), html=html)
+    return keep_report(report, title=title, html=html)

@@ -2,8 +2,9 @@
 
 The public face of the SD-JWT wing.  :func:`verify` is the recipe (issuer signature, disclosures,
 validity, key binding, in RFC 9901 §7 order); the step functions beside it (:func:`parse`,
-:func:`verify_issuer_jwt`, :func:`process_disclosures`, :func:`verify_key_binding`) exist for
-verifiers such as the AP2 chain that must report each step as its own named check.  The private
+:func:`read_issuer_payload`, :func:`verify_issuer_jwt`, :func:`process_disclosures`,
+:func:`verify_key_binding`) exist for verifiers such as the AP2 chain that must report each step as
+its own named check.  The private
 modules hold one RFC section each: ``_disclosure`` (§4.2), ``_process`` (§7.1 step 3), ``_issue``
 (§4.1-4.2, choosing what is disclosable), ``_pointer`` (RFC 6901 paths) and ``_kb`` (§4.3, §7.3).
 """
@@ -19,6 +20,7 @@ from mudrika.crypto.sdjwt._presentation import (
     ParsedSdJwt,
     SdJwt,
     SdJwtLimits,
+    UnverifiedIssuerPayload,
     VerifiedIssuerJwt,
     VerifiedSdJwt,
     check_validity,
@@ -27,6 +29,7 @@ from mudrika.crypto.sdjwt._presentation import (
     parse,
     present,
     process_disclosures,
+    read_issuer_payload,
     verify,
     verify_issuer_jwt,
     verify_key_binding,
@@ -46,6 +49,7 @@ __all__ = [
     "SaltSource",
     "SdJwt",
     "SdJwtLimits",
+    "UnverifiedIssuerPayload",
     "VerifiedIssuerJwt",
     "VerifiedSdJwt",
     "check_validity",
@@ -54,6 +58,7 @@ __all__ = [
     "parse",
     "present",
     "process_disclosures",
+    "read_issuer_payload",
     "verify",
     "verify_issuer_jwt",
     "verify_key_binding",

@@ -11,7 +11,8 @@ Why this module looks the way it does:
   their digest sits.
 * Each verification step is a public function (:func:`parse`, :func:`verify_issuer_jwt`,
   :func:`process_disclosures`, :func:`check_validity`, :func:`holder_key_from_cnf`,
-  :func:`verify_key_binding`) so a chain verifier can report them as separately named checks;
+  :func:`verify_key_binding`) so a chain verifier can report them as separately named checks
+  (:func:`read_issuer_payload` lets one that must read ``iss`` first parse the payload only once);
   :func:`verify` runs them in §7.3 order.  Each step takes the previous step's *verified* result, so
   Disclosures cannot be processed against a payload whose signature was never checked.
 * Signing and signature checks go through :mod:`mudrika.crypto.jose` (algorithm allow-list bound to the
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from mudrika.crypto._b64 import b64url_decode
+from mudrika.crypto._compact import compact_text
 from mudrika.crypto.jcs import loads_strict
 from mudrika.crypto.jose import KeyResolver, TrustedKey, check_jwt_claims, sign_jwt, verify_compact
 from mudrika.crypto.keys import ALGORITHMS_BY_KEY_TYPE, KeyPair, PublicKey
@@ -50,6 +52,7 @@ DEFAULT_TYP: Final = "dc+sd-jwt"
 _MAX_LEEWAY: Final = 300.0
 _MAX_KB_AGE: Final = 86400.0
 _SEGMENT = re.compile(r"[A-Za-z0-9_-]+")
+_COMPACT_ALPHABET: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~"
 _ALL_ALGORITHMS: Final = frozenset().union(*ALGORITHMS_BY_KEY_TYPE.values())
 
 
@@ -279,43 +282,47 @@ def present(
 
 def parse(presentation: str | bytes, *, limits: SdJwtLimits = DEFAULT_LIMITS) -> ParsedSdJwt:
     """§7.1 step 1 / §7.3 step 3: split a compact SD-JWT or SD-JWT+KB, with size caps (§4 ABNF)."""
-    if isinstance(presentation, bytes):
-        if len(presentation) > limits.max_bytes:
-            raise InvalidInput("presentation too large", code="too_large", limit=limits.max_bytes)
-        try:
-            presentation = presentation.decode("ascii")
-        except UnicodeDecodeError:
-            raise InvalidInput("presentation is not ASCII", code="malformed_sd_jwt") from None
-    if not isinstance(presentation, str):
-        raise InvalidInput("presentation must be a string", code="malformed_sd_jwt")
-    if len(presentation) > limits.max_bytes:
-        raise InvalidInput("presentation too large", code="too_large", limit=limits.max_bytes)
-    parts = presentation.split("~")
+    text = compact_text(
+        presentation, name="presentation", malformed_code="malformed_sd_jwt", max_bytes=limits.max_bytes
+    )
+    parts = text.split("~")
     if len(parts) < 2:
         raise InvalidInput("not an SD-JWT (no '~' separator)", code="malformed_sd_jwt")
     issuer_jwt, disclosures, last = parts[0], parts[1:-1], parts[-1]
     if len(disclosures) > limits.max_disclosures:
         raise InvalidInput("too many disclosures", code="too_many_disclosures", limit=limits.max_disclosures)
-    _check_jwt_shape(issuer_jwt)
+    # One C pass over the whole text: when every character is base64url, '.' or '~', a segment is
+    # base64url exactly when it is non-empty and holds no '.', so the per-segment regular expression
+    # (the same verdicts, in the same order) is needed only for text that fails this pass.
+    plain = text.isascii() and not text.encode("ascii").translate(None, _COMPACT_ALPHABET)
+    _check_jwt_shape(issuer_jwt, plain)
     for item in disclosures:
         if len(item) > limits.max_disclosure_bytes:
             raise InvalidInput(
                 "disclosure too large", code="disclosure_too_large", limit=limits.max_disclosure_bytes
             )
-        if not _SEGMENT.fullmatch(item):
+        if not _is_segment(item, plain):
             # ABNF: DISCLOSURE = BASE64URL (one or more characters): '~~' is malformed.
             raise InvalidInput("malformed disclosure", code="malformed_sd_jwt")
     kb_jwt: str | None = None
     if last:
-        _check_jwt_shape(last)
+        _check_jwt_shape(last, plain)
         kb_jwt = last
     sd_jwt = "".join([issuer_jwt, "~", *(d + "~" for d in disclosures)])
     return ParsedSdJwt(issuer_jwt=issuer_jwt, disclosures=tuple(disclosures), kb_jwt=kb_jwt, sd_jwt=sd_jwt)
 
 
-def _check_jwt_shape(token: str) -> None:
+def _is_segment(piece: str, plain: bool) -> bool:
+    """``piece`` is one or more base64url characters; ``plain``: the text it came from holds only
+    base64url characters, '.' and '~' (so non-empty without a '.' is enough)."""
+    if plain:
+        return bool(piece) and "." not in piece
+    return _SEGMENT.fullmatch(piece) is not None
+
+
+def _check_jwt_shape(token: str, plain: bool) -> None:
     pieces = token.split(".")
-    if len(pieces) != 3 or not all(_SEGMENT.fullmatch(piece) for piece in pieces):
+    if len(pieces) != 3 or not all(_is_segment(piece, plain) for piece in pieces):
         raise InvalidInput("not a compact JWS", code="malformed_sd_jwt")
 
 
@@ -329,23 +336,78 @@ def _check_sd_alg(payload: Mapping[str, Any]) -> str:
     return SD_ALG
 
 
+class UnverifiedIssuerPayload:
+    """The Issuer-signed JWT's payload decoded and parsed strictly, *before* its signature is checked.
+
+    Why it exists: a Verifier that trusts several Issuers must read ``iss`` to choose the key (§7.1
+    step 2.3) before it can check the signature.  Handed to :func:`verify_issuer_jwt`, the parse is
+    reused once the signature over exactly these bytes verified, instead of being done twice.  Until
+    then only :attr:`iss` is readable (to choose a key, never to trust); the repr shows nothing.
+    """
+
+    __slots__ = ("_claims", "_issuer_jwt", "_limits")
+
+    def __init__(self, issuer_jwt: str, claims: Any, limits: SdJwtLimits) -> None:
+        self._issuer_jwt = issuer_jwt
+        self._claims = claims
+        self._limits = limits
+
+    @property
+    def iss(self) -> str | None:
+        """The unverified ``iss`` (``None`` when the payload is not an object or has no string ``iss``)."""
+        iss = self._claims.get("iss") if isinstance(self._claims, dict) else None
+        return iss if isinstance(iss, str) else None
+
+    def __repr__(self) -> str:
+        return "UnverifiedIssuerPayload(...)"
+
+
+def read_issuer_payload(
+    parsed: ParsedSdJwt, *, limits: SdJwtLimits = DEFAULT_LIMITS
+) -> UnverifiedIssuerPayload:
+    """Decode and strictly parse the Issuer-signed JWT's payload without verifying anything.
+
+    The same decoder, parser and limits :func:`verify_issuer_jwt` applies to the verified payload, so
+    it raises what that parse would raise (``too_large``, ``bad_base64url``, the parser's codes).
+    """
+    # parse() checked the shape: three non-empty base64url segments.
+    encoded = parsed.issuer_jwt.split(".")[1]
+    claims = loads_strict(
+        b64url_decode(encoded, max_len=limits.max_bytes),
+        max_bytes=limits.max_bytes,
+        max_depth=limits.max_depth,
+    )
+    return UnverifiedIssuerPayload(parsed.issuer_jwt, claims, limits)
+
+
 def verify_issuer_jwt(
     parsed: ParsedSdJwt,
     *,
     issuer_key: TrustedKey | KeyResolver,
     expected_typ: str | None,
     limits: SdJwtLimits = DEFAULT_LIMITS,
+    unverified: UnverifiedIssuerPayload | None = None,
 ) -> VerifiedIssuerJwt:
     """§7.1 step 2: algorithm allow-list and signature (via jose), ``typ``, and ``_sd_alg``.
 
     ``issuer_key`` is the Issuer's trusted key or a resolver that picks it from the header (step 2.3:
-    the key must belong to the Issuer; :func:`check_validity` then checks ``iss``).
+    the key must belong to the Issuer; :func:`check_validity` then checks ``iss``).  ``unverified``,
+    from :func:`read_issuer_payload` of this same Issuer-signed JWT with the same ``limits``, saves
+    parsing the payload a second time; any other one is ignored and the payload parsed here.
     """
     # 2.1 (alg allowed for the key; 'none' never is) and 2.2 (signature per RFC 7515 §5.2).
     verified = verify_compact(
         parsed.issuer_jwt, key=issuer_key, expected_typ=expected_typ, max_bytes=limits.max_bytes
     )
-    payload = loads_strict(verified.payload, max_bytes=limits.max_bytes, max_depth=limits.max_depth)
+    if (
+        unverified is not None
+        and unverified._issuer_jwt == parsed.issuer_jwt
+        and (unverified._limits is limits or unverified._limits == limits)
+    ):
+        # The very bytes whose signature just verified, parsed by the same parser with the same limits.
+        payload = unverified._claims
+    else:
+        payload = loads_strict(verified.payload, max_bytes=limits.max_bytes, max_depth=limits.max_depth)
     if not isinstance(payload, dict):
         raise InvalidInput("SD-JWT payload is not a JSON object", code="malformed_jwt")
     # 2.4: the hash function must be understood and deemed secure.

@@ -62,22 +62,29 @@ class _Walker:
 
     def _object(self, node: dict[str, Any], path: tuple[str, ...], parent: str | None, depth: int) -> Any:
         # (*) step 3.2.1: an object's _sd key must refer to an array of strings.
-        digests = node.get(SD, [])
-        if not isinstance(digests, list) or not all(isinstance(item, str) for item in digests):
-            raise InvalidInput("'_sd' must be an array of digest strings", code="malformed_sd")
+        digests: Any = ()  # most objects (cnf, a JWK) carry no '_sd': nothing to check
+        if SD in node:
+            digests = node[SD]
+            if not isinstance(digests, list) or not all(isinstance(item, str) for item in digests):
+                raise InvalidInput("'_sd' must be an array of digest strings", code="malformed_sd")
         out: dict[str, Any] = {}
         for name, value in node.items():
-            if name == SD:
-                continue
-            if name == ELLIPSIS:
-                # §4.1 item 7: '...' may only appear as the single key of an array-element digest.
-                raise InvalidInput("'...' used outside an array-element digest", code="misplaced_ellipsis")
-            if name == SD_ALG_CLAIM:
+            if name in RESERVED_NAMES:  # one lookup for the common case: an ordinary claim name
+                if name == SD:
+                    continue
+                if name == ELLIPSIS:
+                    # §4.1 item 7: '...' may only appear as the single key of an array-element digest.
+                    raise InvalidInput(
+                        "'...' used outside an array-element digest", code="misplaced_ellipsis"
+                    )
                 if depth != 0:
                     # §4.1.1: _sd_alg MUST NOT be used in any nested object.
                     raise InvalidInput("'_sd_alg' in a nested object", code="misplaced_sd_alg")
-                continue  # step 3.6: removed from the processed payload
-            out[name] = self.walk(value, (*path, name), parent, depth + 1)
+                continue  # step 3.6: _sd_alg is removed from the processed payload
+            if isinstance(value, dict | list) or depth >= self.max_depth:
+                out[name] = self.walk(value, (*path, name), parent, depth + 1)
+            else:
+                out[name] = value  # what walk() returns for a leaf within the depth limit
         # (**) step 3.3: each embedded digest in this object's _sd array.
         for digest in digests:
             found = self._claim_digest(digest)

@@ -11,18 +11,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from mudrika.crypto.keys import PublicKey
-from mudrika.identity.document import DIDDocument
+from mudrika.identity.document import SIGNING_PURPOSES, DIDDocument
 from mudrika.identity.methods.key import CONTEXT_DID, CONTEXT_MULTIKEY
 
-__all__ = ["KEY_FRAGMENT", "SIGNING_PURPOSES", "single_key_document"]
+__all__ = ["KEY_FRAGMENT", "single_key_document"]
 
 KEY_FRAGMENT: Final = "key-1"
-SIGNING_PURPOSES: Final = (
-    "authentication",
-    "assertionMethod",
-    "capabilityInvocation",
-    "capabilityDelegation",
-)
 
 
 def single_key_document(

@@ -40,16 +40,16 @@ import hmac
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
-from mudrika.crypto._multibase import varint_encode
+from mudrika.crypto._multibase import PUBLIC_KEY_CODECS, varint_encode
 from mudrika.crypto.keys import KeyType, PublicKey
-from mudrika.errors import BindingError, InvalidInput, ResolutionError, VerificationError
+from mudrika.errors import InvalidInput, ResolutionError, VerificationError
 from mudrika.identity._x25519 import X25519PublicKey, ed25519_to_x25519
 from mudrika.identity.did import DID, parse_did
 from mudrika.identity.document import DIDDocument
 from mudrika.identity.methods._single_key import single_key_document
-from mudrika.identity.resolution import ResolutionResult, result
+from mudrika.identity.resolution import LocalDriver, ResolutionResult, check_document_id, result
 
 __all__ = [
     "BinduDID",
@@ -68,13 +68,6 @@ DocumentSource = Callable[[str], Mapping[str, Any] | DIDDocument | None]
 
 _COMPONENT: Final = re.compile(r"[a-z0-9_-]{1,64}")
 _AGENT_ID: Final = re.compile(r"[0-9a-f]{32}")
-# multiformats/multicodec table.csv: ed25519-pub, secp256k1-pub, p256-pub, rsa-pub (as did:key uses them).
-_MULTICODEC: Final[Mapping[KeyType, int]] = {
-    KeyType.ED25519: 0xED,
-    KeyType.SECP256K1: 0xE7,
-    KeyType.P256: 0x1200,
-    KeyType.RSA: 0x1205,
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +99,7 @@ def sanitize(value: str) -> str:
 def agent_id_for(public_key: PublicKey) -> str:
     """The self-certifying agent id of ``public_key`` (a version-8 UUID in ``hex`` form)."""
     # 1. The multicodec-prefixed key: exactly the bytes a did:key / Multikey value base58-encodes.
-    multicodec_bytes = varint_encode(_MULTICODEC[public_key.key_type]) + public_key.raw
+    multicodec_bytes = varint_encode(PUBLIC_KEY_CODECS[public_key.key_type]) + public_key.raw
     # 2. SHA-256, keep 16 bytes.  3-4. Set the UUID version (8) and variant (10xx) bits.
     b = bytearray(hashlib.sha256(multicodec_bytes).digest()[:16])
     b[6] = (b[6] & 0x0F) | 0x80
@@ -173,13 +166,7 @@ def verify_document(did: DID | str, candidate: Mapping[str, Any] | DIDDocument) 
     parts = parse(did)  # 1
     did_text = str(parts)
     doc = candidate if isinstance(candidate, DIDDocument) else DIDDocument.from_json(candidate)  # 2
-    if doc.id != did_text:
-        raise BindingError(
-            "DID document id does not match the DID",
-            code="document_id_mismatch",
-            expected=did_text[:200],
-            got=doc.id[:200],
-        )
+    check_document_id(doc, did_text, message="DID document id does not match the DID")
     controllers = (doc.controller,) if isinstance(doc.controller, str) else (doc.controller or ())
     if any(controller != did_text for controller in controllers):
         raise _not_self_certifying("did:bindu document names another controller", "foreign_controller")
@@ -216,23 +203,17 @@ def verify_document(did: DID | str, candidate: Mapping[str, Any] | DIDDocument) 
     return doc
 
 
-class BinduDriver:
+class BinduDriver(LocalDriver):
     """Resolver driver for did:bindu: candidate documents come from ``source`` and are self-certified.
 
     ``source`` is typically an offline snapshot lookup or a cache of documents agents presented
     (for example in their agent card); it is never trusted, only checked.
     """
 
+    methods: ClassVar[frozenset[str]] = frozenset({"bindu"})
+
     def __init__(self, source: DocumentSource) -> None:
         self._source = source
-
-    @property
-    def methods(self) -> frozenset[str]:
-        return frozenset({"bindu"})
-
-    @property
-    def uses_network(self) -> bool:
-        return False
 
     def resolve(self, did: DID) -> ResolutionResult:
         parse(did)
@@ -240,6 +221,3 @@ class BinduDriver:
         if candidate is None:
             raise ResolutionError("no candidate document for this did:bindu", code="notFound")
         return result(verify_document(did, candidate), driver="bindu")
-
-    async def aresolve(self, did: DID) -> ResolutionResult:
-        return self.resolve(did)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Final, Literal
+from typing import Any, ClassVar, Final, Literal
 
 from mudrika.crypto._b64 import b64url_decode, b64url_encode
 from mudrika.crypto.jcs import loads_strict
@@ -26,15 +26,14 @@ from mudrika.crypto.keys import KeyType, PublicKey
 from mudrika.errors import InvalidInput
 from mudrika.identity._x25519 import X25519PublicKey
 from mudrika.identity.did import DID, parse_did
-from mudrika.identity.document import PURPOSES, AgreementKey, DIDDocument, Purpose
+from mudrika.identity.document import PURPOSES, SIGNING_PURPOSES, AgreementKey, DIDDocument, Purpose
 from mudrika.identity.methods.key import CONTEXT_DID, CONTEXT_JWS_2020
-from mudrika.identity.resolution import ResolutionResult, result
+from mudrika.identity.resolution import LocalDriver, ResolutionResult, result
 
 __all__ = ["JwkDriver", "create", "create_from_jwk", "decode", "document"]
 
 _MAX_JWK_JSON: Final = 1536
 _PRIVATE: Final = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
-_SIGNING: Final[tuple[Purpose, ...]] = tuple(p for p in PURPOSES if p != "keyAgreement")
 
 
 def create(public_key: PublicKey | X25519PublicKey, *, use: Literal["sig", "enc"] | None = None) -> str:
@@ -88,7 +87,7 @@ def _key_and_purposes(jwk: Mapping[str, Any]) -> tuple[AgreementKey, tuple[Purpo
             raise InvalidInput("an Ed25519 key cannot have use 'enc'", code="bad_jwk", member="use")
         return key, ("keyAgreement",)
     if use == "sig" or key.key_type is KeyType.ED25519:
-        return key, _SIGNING
+        return key, SIGNING_PURPOSES
     return key, PURPOSES
 
 
@@ -133,19 +132,10 @@ def document(did: DID | str) -> DIDDocument:
     )
 
 
-class JwkDriver:
+class JwkDriver(LocalDriver):
     """Resolver driver for did:jwk: pure computation, never touches the network."""
 
-    @property
-    def methods(self) -> frozenset[str]:
-        return frozenset({"jwk"})
-
-    @property
-    def uses_network(self) -> bool:
-        return False
+    methods: ClassVar[frozenset[str]] = frozenset({"jwk"})
 
     def resolve(self, did: DID) -> ResolutionResult:
         return result(document(did), driver="jwk")
-
-    async def aresolve(self, did: DID) -> ResolutionResult:
-        return self.resolve(did)

@@ -15,15 +15,15 @@ with them.
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Any, ClassVar, Final, Literal
 
-from mudrika.crypto._multibase import base58btc_decode, varint_decode
+from mudrika.crypto._multibase import PUBLIC_KEY_CODECS, multikey_decode
 from mudrika.crypto.keys import KeyType, PublicKey
 from mudrika.errors import InvalidInput
 from mudrika.identity._x25519 import X25519_MULTICODEC, X25519PublicKey, edwards_y, x25519_from_edwards_y
 from mudrika.identity.did import DID, parse_did
-from mudrika.identity.document import AgreementKey, DeferredMethod, DIDDocument, Purpose
-from mudrika.identity.resolution import ResolutionResult, result
+from mudrika.identity.document import SIGNING_PURPOSES, AgreementKey, DeferredMethod, DIDDocument, Purpose
+from mudrika.identity.resolution import LocalDriver, ResolutionResult, result
 
 __all__ = [
     "CONTEXT_DID",
@@ -44,19 +44,14 @@ CONTEXT_JWS_2020: Final = "https://w3id.org/security/suites/jws-2020/v1"
 #: ``jwk``: type ``JsonWebKey2020`` + ``publicKeyJwk`` (what older verifiers expect).
 Representation = Literal["multikey", "jwk"]
 
-_SIGNING_PURPOSES: Final[tuple[Purpose, ...]] = (
-    "authentication",
-    "assertionMethod",
-    "capabilityInvocation",
-    "capabilityDelegation",
-)
 # Expected raw key length per multicodec ("Signature Method Creation Algorithm", step 2); None = DER.
-_LENGTHS: Final[dict[int, int | None]] = {0xED: 32, 0xE7: 33, 0x1200: 33, 0x1205: None, X25519_MULTICODEC: 32}
-_TYPES: Final[dict[int, KeyType]] = {
-    0xED: KeyType.ED25519,
-    0xE7: KeyType.SECP256K1,
-    0x1200: KeyType.P256,
-    0x1205: KeyType.RSA,
+_TYPES: Final[dict[int, KeyType]] = {code: KeyType(name) for name, code in PUBLIC_KEY_CODECS.items()}
+_LENGTHS: Final[dict[int, int | None]] = {
+    PUBLIC_KEY_CODECS[KeyType.ED25519]: 32,
+    PUBLIC_KEY_CODECS[KeyType.SECP256K1]: 33,
+    PUBLIC_KEY_CODECS[KeyType.P256]: 33,
+    PUBLIC_KEY_CODECS[KeyType.RSA]: None,
+    X25519_MULTICODEC: 32,
 }
 _MAX_MULTIBASE: Final = 1600  # an RSA-8192 key; the DID parser caps the whole DID at 2048 anyway
 
@@ -78,13 +73,11 @@ def decode(did: DID | str) -> AgreementKey:
             "did:key value must be one base58btc multibase string", code="invalidDid", did=str(parsed)[:128]
         )
     try:
-        data = base58btc_decode(value[1:])
-        codec, used = varint_decode(data)
+        codec, raw = multikey_decode(value)
     except InvalidInput:
         raise InvalidInput(
             "did:key value is not valid base58btc multicodec", code="invalidDid", did=str(parsed)[:128]
         ) from None
-    raw = data[used:]
     if codec not in _LENGTHS:
         raise InvalidInput(
             "did:key public key type not supported", code="unsupportedPublicKeyType", codec=hex(codec)
@@ -156,7 +149,7 @@ def document(
     if isinstance(key, X25519PublicKey):
         purposes["keyAgreement"] = (first["id"],)
     else:
-        purposes = dict.fromkeys(_SIGNING_PURPOSES, (first["id"],))  # 6
+        purposes = dict.fromkeys(SIGNING_PURPOSES, (first["id"],))  # 6
         if derive_key_agreement and key.key_type is KeyType.ED25519:  # 7
             deferred = _agreement_method(did_text, edwards_y(key), representation)
     context = (CONTEXT_DID, CONTEXT_JWS_2020 if representation == "jwk" else CONTEXT_MULTIKEY)  # 8
@@ -175,8 +168,10 @@ def _agreement_method(did: str, y: int, representation: Representation) -> Defer
     return build
 
 
-class KeyDriver:
+class KeyDriver(LocalDriver):
     """Resolver driver for did:key: pure computation, never touches the network."""
+
+    methods: ClassVar[frozenset[str]] = frozenset({"key"})
 
     def __init__(
         self, *, representation: Representation = "multikey", derive_key_agreement: bool = True
@@ -184,17 +179,6 @@ class KeyDriver:
         self._representation: Representation = representation
         self._derive = derive_key_agreement
 
-    @property
-    def methods(self) -> frozenset[str]:
-        return frozenset({"key"})
-
-    @property
-    def uses_network(self) -> bool:
-        return False
-
     def resolve(self, did: DID) -> ResolutionResult:
         doc = document(did, representation=self._representation, derive_key_agreement=self._derive)
         return result(doc, driver="key")
-
-    async def aresolve(self, did: DID) -> ResolutionResult:
-        return self.resolve(did)

@@ -38,16 +38,16 @@ import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import httpx
 
 from mudrika.crypto.jcs import loads_strict
 from mudrika.crypto.keystore import DIR_MODE, write_file_atomic
-from mudrika.errors import BindingError, InvalidInput, ResolutionError
+from mudrika.errors import InvalidInput, ResolutionError
 from mudrika.identity.did import DID, parse_did
 from mudrika.identity.document import DIDDocument
-from mudrika.identity.resolution import ResolutionResult, result
+from mudrika.identity.resolution import ResolutionResult, check_document_id, parse_document, result
 from mudrika.net.egress import EgressPolicy
 
 __all__ = [
@@ -232,6 +232,9 @@ class WebDriver:
     :class:`~mudrika.net.egress.EgressPolicy`, with this driver's timeout as its deadline).
     """
 
+    methods: ClassVar[frozenset[str]] = frozenset({"web"})
+    uses_network: Final = True
+
     def __init__(
         self,
         *,
@@ -246,14 +249,6 @@ class WebDriver:
         self._timeout = timeout
         self._max_bytes = max_bytes
         self._max_redirects = max_redirects
-
-    @property
-    def methods(self) -> frozenset[str]:
-        return frozenset({"web"})
-
-    @property
-    def uses_network(self) -> bool:
-        return True
 
     # -- one hop ------------------------------------------------------------------------------------
     def _next(self, url: httpx.URL, response: httpx.Response) -> httpx.URL | None:
@@ -303,19 +298,8 @@ class WebDriver:
             raise ResolutionError(
                 "DID document is not valid JSON", code="invalidDidDocument", reason=exc.code
             ) from None
-        try:
-            doc = DIDDocument.from_json(data)
-        except InvalidInput as exc:
-            raise ResolutionError(
-                "DID document is not a valid DID document", code="invalidDidDocument", reason=exc.code
-            ) from None
-        if doc.id != str(did):
-            raise BindingError(
-                "DID document id does not match the DID",
-                code="document_id_mismatch",
-                expected=str(did)[:200],
-                got=doc.id[:200],
-            )
+        doc = parse_document(data, message="DID document is not a valid DID document")
+        check_document_id(doc, str(did), message="DID document id does not match the DID")
         return result(doc, driver="web")
 
     # -- sync -----------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from types import ModuleType
-from typing import Final
+from typing import ClassVar, Final
 
 from mudrika.crypto.jcs import loads_strict
 from mudrika.errors import InvalidInput, ResolutionError
@@ -202,13 +202,9 @@ class DidkitDriver:
     interpreter at exit).
     """
 
-    @property
-    def methods(self) -> frozenset[str]:
-        return frozenset()
-
-    @property
-    def uses_network(self) -> bool:
-        return True
+    #: No method of its own: it is the fallback for every method not registered natively.
+    methods: ClassVar[frozenset[str]] = frozenset()
+    uses_network: Final = True
 
     @staticmethod
     def _submit(did: DID) -> tuple[ModuleType, concurrent.futures.Future[str]]:

@@ -42,14 +42,22 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, Literal, overload
 
 from mudrika.crypto.keys import PublicKey
-from mudrika.errors import BindingError, InvalidInput, MudrikaError, ResolutionError, UntrustedKeyError
+from mudrika.errors import InvalidInput, MudrikaError, ResolutionError, UntrustedKeyError
 from mudrika.identity.did import DID, parse_did, parse_did_url
-from mudrika.identity.document import AgreementKey, DIDDocument, Purpose, SigningPurpose
+from mudrika.identity.document import AgreementKey, Purpose, SigningPurpose
 from mudrika.identity.methods.bindu import BinduDriver
 from mudrika.identity.methods.jwk import JwkDriver
 from mudrika.identity.methods.key import KeyDriver
 from mudrika.identity.methods.web import WebDriver
-from mudrika.identity.resolution import CONTENT_TYPE, MethodDriver, ResolutionResult, result
+from mudrika.identity.resolution import (
+    CONTENT_TYPE,
+    LocalDriver,
+    MethodDriver,
+    ResolutionResult,
+    check_document_id,
+    parse_document,
+    result,
+)
 from mudrika.identity.resolver._didkit import DidkitDriver
 from mudrika.net.egress import EgressPolicy
 from mudrika.net.logs import log_value
@@ -90,7 +98,7 @@ class _Windows:
         return True
 
 
-class SnapshotDriver:
+class SnapshotDriver(LocalDriver):
     """Resolves from a fixed mapping DID → document (or DID → ``{"didDocument", "didDocumentMetadata"}``).
 
     Used as the fallback of an offline resolver: it never touches the network.  Each entry is
@@ -99,14 +107,6 @@ class SnapshotDriver:
 
     def __init__(self, snapshot: Mapping[str, Any]) -> None:
         self._snapshot = dict(snapshot)
-
-    @property
-    def methods(self) -> frozenset[str]:
-        return frozenset()
-
-    @property
-    def uses_network(self) -> bool:
-        return False
 
     def document_for(self, did: str) -> Mapping[str, Any] | None:
         """The raw document of ``did`` in the snapshot (without its metadata envelope), if any."""
@@ -125,25 +125,11 @@ class SnapshotDriver:
         if raw is None:
             raise ResolutionError("snapshot entry is not a DID document", code="invalidDidDocument")
         metadata = entry.get("didDocumentMetadata") if "didDocument" in entry else None
-        try:
-            doc = DIDDocument.from_json(raw)
-        except InvalidInput as exc:
-            raise ResolutionError(
-                "snapshot entry is not a valid DID document", code="invalidDidDocument", reason=exc.code
-            ) from None
-        if doc.id != text:
-            raise BindingError(
-                "snapshot document id does not match the DID",
-                code="document_id_mismatch",
-                expected=text[:200],
-                got=doc.id[:200],
-            )
+        doc = parse_document(raw, message="snapshot entry is not a valid DID document")
+        check_document_id(doc, text, message="snapshot document id does not match the DID")
         return result(
             doc, driver="snapshot", document_metadata=metadata if isinstance(metadata, Mapping) else None
         )
-
-    async def aresolve(self, did: DID) -> ResolutionResult:
-        return self.resolve(did)
 
 
 class DIDResolver:
@@ -255,10 +241,8 @@ class DIDResolver:
         self._admit(parsed, driver)
         try:
             resolved = driver.resolve(parsed)
-        except MudrikaError as exc:
-            raise self._failed(did, driver, self._translate(exc)) from None
         except Exception as exc:
-            raise self._failed(did, driver, self._internal(did, exc)) from None
+            raise self._failed(did, driver, exc) from None
         return self._store(did, resolved)
 
     async def aresolve(self, did: str, accept: str = CONTENT_TYPE) -> ResolutionResult:
@@ -276,10 +260,8 @@ class DIDResolver:
                 resolved = driver.resolve(parsed)
             else:
                 resolved = await driver.aresolve(parsed)
-        except MudrikaError as exc:
-            raise self._failed(did, driver, self._translate(exc)) from None
         except Exception as exc:
-            raise self._failed(did, driver, self._internal(did, exc)) from None
+            raise self._failed(did, driver, exc) from None
         return self._store(did, resolved)
 
     @overload
@@ -365,38 +347,34 @@ class DIDResolver:
             _log.warning("DID resolution rate-limited for %s", log_value(text, limit=128))
             raise ResolutionError("DID resolution rate-limited", code="internalError", reason="rate_limited")
 
-    def _failed(self, did: str, driver: MethodDriver, exc: MudrikaError) -> MudrikaError:
-        """Remember a network driver's failure for ``negative_ttl`` seconds (a malformed DID is not
-        remembered: refusing it again costs less than the lookup)."""
-        if driver.uses_network and self._negative_ttl and type(exc) is not InvalidInput:
-            self._negative[did] = (exc, self._clock() + self._negative_ttl)
+    def _failed(self, did: str, driver: MethodDriver, exc: Exception) -> MudrikaError:
+        """What a driver's exception becomes (:meth:`_classify`), remembered for ``negative_ttl``
+        seconds when the driver uses the network (a malformed DID is not remembered: refusing it
+        again costs less than the lookup)."""
+        error = self._classify(did, exc)
+        if driver.uses_network and self._negative_ttl and type(error) is not InvalidInput:
+            self._negative[did] = (error, self._clock() + self._negative_ttl)
             self._negative.move_to_end(did)
             while len(self._negative) > _MAX_TRACKED:
                 self._negative.popitem(last=False)
-        return exc
+        return error
 
     @staticmethod
-    def _translate(exc: MudrikaError) -> MudrikaError:
-        # A driver's syntax complaint about the DID is the resolver's ``invalidDid``; all else passes.
-        if type(exc) is InvalidInput and exc.code != "invalidDid":
-            return InvalidInput(f"invalid DID: {exc.message}", code="invalidDid", reason=exc.code)
-        return exc
-
-    @staticmethod
-    def _internal(did: str, exc: Exception) -> ResolutionError:
+    def _classify(did: str, exc: Exception) -> MudrikaError:
+        """A driver's syntax complaint about the DID is the resolver's ``invalidDid``; any other
+        mudrika error passes as it is; anything else (a bug, a library's own exception) is logged
+        by type only and answered ``internalError``, so no driver's internals reach the caller."""
+        if isinstance(exc, MudrikaError):
+            if type(exc) is InvalidInput and exc.code != "invalidDid":
+                return InvalidInput(f"invalid DID: {exc.message}", code="invalidDid", reason=exc.code)
+            return exc
         _log.warning(
             "DID resolution of %s failed unexpectedly: %s", log_value(did, limit=128), type(exc).__name__
         )
         return ResolutionError("DID resolution failed", code="internalError", error=type(exc).__name__)
 
     def _store(self, did: str, resolved: ResolutionResult) -> ResolutionResult:
-        if resolved.document.id != did:
-            raise BindingError(
-                "resolved document id does not match the DID",
-                code="document_id_mismatch",
-                expected=did[:200],
-                got=resolved.document.id[:200],
-            )
+        check_document_id(resolved.document, did, message="resolved document id does not match the DID")
         if self._cache_size and self._ttl:
             cache = self._cache
             cache[did] = (resolved, self._clock() + self._ttl)

@@ -22,11 +22,12 @@ chain that fails elsewhere cannot burn a merchant's ``jti``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from decimal import Decimal
+from typing import Any, Final, Literal, NamedTuple
 
 from mudrika.crypto._b64 import b64url_encode
 from mudrika.errors import InvalidInput, UntrustedKeyError
@@ -34,20 +35,25 @@ from mudrika.identity.did import parse_did_url
 from mudrika.payments.chain._common import (
     MAX_CART_LIFETIME,
     Recorder,
+    Texts,
     Time,
-    check_leeway,
+    check_mandate_expiry,
+    check_signed_hash,
     check_time_claims,
     epoch,
+    found,
     iso,
     numeric_date,
+    same_text,
 )
-from mudrika.payments.chain._hashes import cart_hashes
 from mudrika.payments.chain._jws import JWS_PHASES, check_jws
-from mudrika.payments.chain._keys import Anchors, KeySource, ResolvedKey
+from mudrika.payments.chain._keys import Anchors, KeySource, ResolvedKey, StageRules
+from mudrika.payments.chain._trust import Trust
 from mudrika.payments.chain.report import VerificationReport
 from mudrika.payments.models import (
     CartMandate,
     Received,
+    cart_contents_hash,
     receive_cart,
     sum_amounts,
 )
@@ -67,10 +73,10 @@ __all__ = [
 _PARTY: Final = "merchant"
 _MAX_JTI: Final = 256
 _CART_MEMBERS: Final = frozenset({"contents", "merchant_authorization"})
+_LIFETIME_RULE: Final = f"0 < exp - iat <= {MAX_CART_LIFETIME} s"
 
 
-@dataclass(frozen=True, slots=True)
-class CartFacts:
+class CartFacts(NamedTuple):
     """What the cart stage established."""
 
     merchant_did: str
@@ -94,34 +100,22 @@ MERCHANT_CLAIM_CHECKS: Final = (
 )
 
 
+_MERCHANT_JWS_CHECKS: Final = (*(f"merchant.jws.{name}" for name in JWS_PHASES), *MERCHANT_CLAIM_CHECKS)
+
+
 def unsigned_members(raw: Mapping[str, Any], covered: frozenset[str]) -> list[str]:
     """Top-level members of a mandate that no signature covers (sorted, cut to 64 characters)."""
+    if raw.keys() <= covered:
+        return []
     return sorted(str(name)[:64] for name in raw if name not in covered)
-
-
-def _claim_binds(rec: Recorder, check_id: str, value: Any, expected: str, *, code: str, key: str) -> None:
-    """Record a claim that must equal ``expected`` exactly (a binding check of the merchant JWT)."""
-    rec.check(
-        check_id,
-        _PARTY,
-        value == expected,
-        error="binding",
-        code=code,
-        expected=expected,
-        got=str(value),
-        key=key,
-    )
 
 
 def check_cart(
     rec: Recorder,
     cart: Received[CartMandate],
     *,
-    keys: Anchors,
+    rules: StageRules,
     audience: str,
-    algorithms: frozenset[str],
-    now: float,
-    leeway: float,
     contents_hash: str,
 ) -> CartFacts | None:
     """The cart stage: no unsigned member, ``merchant_authorization`` (signature and every claim),
@@ -129,7 +123,7 @@ def check_cart(
 
     Returns the facts when every check of the stage passed, else ``None``.
     """
-    start = len(rec.checks)
+    start = len(rec)
     extra = unsigned_members(cart.raw, _CART_MEMBERS)
     rec.check(
         "cart.unsigned_members",
@@ -141,7 +135,6 @@ def check_cart(
         got=("not covered by the merchant's signature: " + ", ".join(extra)) if extra else "none",
     )
     token = cart.model.merchant_authorization
-    jws_checks = (*(f"merchant.jws.{name}" for name in JWS_PHASES), *MERCHANT_CLAIM_CHECKS)
     facts: CartFacts | None = None
     if not rec.check(
         "merchant.jws.present",
@@ -152,48 +145,45 @@ def check_cart(
         expected="merchant_authorization (compact JWS)",
         got="present" if token else "missing",
     ):
-        rec.skip(((name, _PARTY) for name in jws_checks), because="the cart is not signed")
+        rec.skip(((name, _PARTY) for name in _MERCHANT_JWS_CHECKS), because="the cart is not signed")
     else:
         assert token is not None
         facts = _check_merchant_jwt(
             rec,
             cart,
             token,
-            keys=keys,
+            rules=rules,
             audience=audience,
-            algorithms=algorithms,
-            now=now,
-            leeway=leeway,
             contents_hash=contents_hash,
         )
     contents = cart.model.contents
-    expiry = contents.cart_expiry_at.timestamp()
-    rec.check(
+    check_mandate_expiry(
+        rec,
         "cart.expiry",
         _PARTY,
-        now < expiry + leeway,
-        error="expired",
+        contents.cart_expiry,
+        contents.cart_expiry_at.timestamp(),
+        now=rules.now,
+        leeway=rules.leeway,
         code="cart_expired",
-        expected=f"evaluated before {contents.cart_expiry}",
-        got=f"evaluated at {iso(now)}",
     )
     details = contents.payment_request.details
     total = details.total.amount
     try:
-        items_sum = sum_amounts(details.display_items, total.currency)
-        ok = items_sum == total.value
-        got = f"{total.currency} {items_sum} (sum of {len(details.display_items)} display items)"
+        items_sum: Decimal | None = sum_amounts(details.display_items, total.currency)
     except InvalidInput:
-        ok = False
-        got = "display items in another currency than the total"
-    rec.check(
+        items_sum = None
+    rec.check_later(
         "cart.total",
         _PARTY,
-        ok,
+        items_sum is not None and items_sum == total.value,
+        _total_texts,
+        total.currency,
+        total.value,
+        items_sum,
+        len(details.display_items),
         error="binding",
         code="cart_total_mismatch",
-        expected=f"{total.currency} {total.value}",
-        got=got,
     )
     if not rec.all_passed_since(start):
         return None
@@ -205,21 +195,18 @@ def _check_merchant_jwt(
     cart: Received[CartMandate],
     token: str,
     *,
-    keys: Anchors,
+    rules: StageRules,
     audience: str,
-    algorithms: frozenset[str],
-    now: float,
-    leeway: float,
     contents_hash: str,
 ) -> CartFacts | None:
     def resolve(header: Mapping[str, Any]) -> ResolvedKey:
         kid = header.get("kid")
         if not isinstance(kid, str) or not kid.startswith("did:"):
             raise UntrustedKeyError("merchant_authorization must name the key by DID URL", code="no_kid")
-        return keys.merchant_key(kid, owner=parse_did_url(kid).did_str)
+        return rules.keys.merchant_key(kid, owner=_did_of(kid))
 
     checked = check_jws(
-        rec, "merchant.jws", _PARTY, token, resolve=resolve, algorithms=algorithms, expected_typ=None
+        rec, "merchant.jws", _PARTY, token, resolve=resolve, algorithms=rules.algorithms, expected_typ=None
     )
     if checked is None:
         rec.skip(
@@ -229,49 +216,68 @@ def _check_merchant_jwt(
     claims = checked.claims
     kid = checked.key.kid
     owner = checked.key.owner
-    start = len(rec.checks)
+    start = len(rec)
     # The profile names the type: RFC 7515 §4.1.9 / RFC 8725 §3.11.
     typ = checked.header.get("typ")
-    rec.check(
+    rec.check_later(
         "merchant.jwt.typ",
         _PARTY,
         typ == MERCHANT_JWT_TYP,
+        found,
+        MERCHANT_JWT_TYP,
+        typ,
+        32,
         error="verification",
         code="wrong_typ",
-        expected=MERCHANT_JWT_TYP,
-        got=str(typ)[:32],
         key=kid,
     )
     # RFC 7519 §4.1.1: the issuer is the merchant whose key signed (the kid's DID).
-    _claim_binds(rec, "merchant.jwt.iss", claims.get("iss"), owner, code="merchant_iss_mismatch", key=kid)
-    # §4.1.2: the subject is this cart.
-    cart_id = cart.model.contents.id
-    _claim_binds(rec, "merchant.jwt.sub", claims.get("sub"), cart_id, code="cart_id_mismatch", key=kid)
-    aud = claims.get("aud")
-    aud_ok = isinstance(aud, str) and hmac.compare_digest(aud.encode(), audience.encode())
-    rec.check(
-        "merchant.jwt.aud",
+    iss = claims.get("iss")
+    rec.check_later(
+        "merchant.jwt.iss",
         _PARTY,
-        aud_ok,
+        iss == owner,
+        found,
+        owner,
+        iss,
         error="binding",
-        code="wrong_aud",
-        expected=audience,
-        got=str(aud),
+        code="merchant_iss_mismatch",
         key=kid,
     )
+    # §4.1.2: the subject is this cart.
+    cart_id = cart.model.contents.id
+    sub = claims.get("sub")
+    rec.check_later(
+        "merchant.jwt.sub",
+        _PARTY,
+        sub == cart_id,
+        found,
+        cart_id,
+        sub,
+        error="binding",
+        code="cart_id_mismatch",
+        key=kid,
+    )
+    aud = claims.get("aud")
+    aud_ok = same_text(aud, audience)
+    rec.check_later(
+        "merchant.jwt.aud", _PARTY, aud_ok, found, audience, aud, error="binding", code="wrong_aud", key=kid
+    )
     # §4.1.4-6: the shared time rule (iat not in the future, nbf and exp honoured; exp required).
-    check_time_claims(rec, "merchant.jwt", _PARTY, claims, now=now, leeway=leeway, key=kid, require_exp=True)
+    check_time_claims(
+        rec, "merchant.jwt", _PARTY, claims, now=rules.now, leeway=rules.leeway, key=kid, require_exp=True
+    )
     iat = numeric_date(claims.get("iat"))
     exp = numeric_date(claims.get("exp"))
     lifetime = exp - iat if exp is not None and iat is not None else None
-    rec.check(
+    rec.check_later(
         "merchant.jwt.lifetime",
         _PARTY,
         lifetime is not None and 0 < lifetime <= MAX_CART_LIFETIME,
+        _lifetime_texts,
+        lifetime,
         error="policy",
         code="lifetime_too_long",
-        expected=f"0 < exp - iat <= {MAX_CART_LIFETIME} s",
-        got=f"{lifetime:g} s" if lifetime is not None else "iat or exp missing",
         key=kid,
     )
     jti = claims.get("jti")
@@ -288,21 +294,31 @@ def _check_merchant_jwt(
     )
     expected_hash = contents_hash
     got_hash = claims.get("cart_hash")
-    rec.check(
-        "merchant.jwt.cart_hash",
-        _PARTY,
-        isinstance(got_hash, str) and hmac.compare_digest(got_hash.encode(), expected_hash.encode()),
-        error="binding",
-        code="cart_hash_mismatch",
-        expected=expected_hash,
-        got=str(got_hash)[:64],
-        key=kid,
+    check_signed_hash(
+        rec, "merchant.jwt.cart_hash", _PARTY, got_hash, expected_hash, code="cart_hash_mismatch", key=kid
     )
     if not rec.all_passed_since(start):
         return None
     assert isinstance(jti, str)
     assert exp is not None
     return CartFacts(merchant_did=owner, key=checked.key, claims=claims, jti=jti, exp=exp)
+
+
+@functools.lru_cache(maxsize=1024)
+def _did_of(kid: str) -> str:
+    """The DID of a DID-URL ``kid``, remembered: a merchant signs every cart with the same few keys,
+    and parsing a DID URL costs as much as several checks (a refusal raises and is not remembered)."""
+    return parse_did_url(kid).did_str
+
+
+def _lifetime_texts(lifetime: float | None) -> Texts:
+    return _LIFETIME_RULE, f"{lifetime:g} s" if lifetime is not None else "iat or exp missing"
+
+
+def _total_texts(currency: str, total: Decimal, items_sum: Decimal | None, count: int) -> Texts:
+    if items_sum is None:
+        return f"{currency} {total}", "display items in another currency than the total"
+    return f"{currency} {total}", f"{currency} {items_sum} (sum of {count} display items)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,30 +361,35 @@ def verify_cart(
     ``BindingError``, ``UntrustedKeyError`` — also ``unanchored`` for an unpinned merchant —,
     ``ReplayError`` …).
     """
+    if not isinstance(trust_root, TrustRoot):
+        raise InvalidInput(
+            "verify_cart needs a TrustRoot: an unanchored cart never verifies", code="bad_policy"
+        )
     received = cart if isinstance(cart, Received) else receive_cart(cart)
     at = epoch(now)
     rec = Recorder()
+    trust = Trust.of(trust_root)
     facts = check_cart(
         rec,
         received,
-        keys=Anchors(trust_root, keys),
+        rules=StageRules(
+            keys=Anchors(trust_root, keys), algorithms=trust.algorithms, now=at, leeway=trust.leeway
+        ),
         audience=audience,
-        algorithms=trust_root.algorithm_set,
-        now=at,
-        leeway=check_leeway(trust_root.leeway_seconds),
-        contents_hash=cart_hashes(received)[0],
+        contents_hash=cart_contents_hash(received),
     )
-    mode: Literal["online", "offline"] = "offline" if keys.offline else "online"
-    anchored = facts is not None and facts.key.anchored
-    VerificationReport(
-        tuple(rec.checks),
-        iso(at),
-        mode,
-        anchored=anchored,
-        unanchored_because=() if anchored else ("the merchant's key is not pinned in the trust root",),
-    ).raise_for_failure()
-    if facts is None:  # not reached: a stage without facts recorded a failed check
-        raise UntrustedKeyError("the cart was not verified", code="chain_incomplete")
+    if facts is None or not facts.key.anchored:
+        # Facts come back only when every check of the stage passed, so the report (and its typed
+        # error) is built only for a cart that is refused.
+        mode: Literal["online", "offline"] = "offline" if keys.offline else "online"
+        VerificationReport(
+            tuple(rec.checks),
+            iso(at),
+            mode,
+            anchored=False,
+            unanchored_because=("the merchant's key is not pinned in the trust root",),
+        ).raise_for_failure()
+        raise UntrustedKeyError("the cart was not verified", code="chain_incomplete")  # not reached
     claim_or_raise(replay_store, merchant_jti_key(facts.merchant_did, facts.jti), facts.exp)
     return VerifiedCart(
         cart=received, merchant_did=facts.merchant_did, kid=facts.key.kid, claims=facts.claims

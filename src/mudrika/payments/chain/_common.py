@@ -6,15 +6,19 @@ raise on a failed one, yet the code that runs a check should read like straight-
 ``run`` (call a function, turn a :class:`~mudrika.errors.MudrikaError` into a failed check) — so a
 stage is a list of checks in the order they depend on each other.  The AP2 v0.2 verifier uses the
 same recorder (``Recorder(validate=True)``, :meth:`Recorder.run_or_stop`, :meth:`Recorder.skip_each`):
-its stages stop at the first failed step instead of carrying on with ``None``.
+its stages stop at the first failed step instead of carrying on with ``None``.  The v0.1 stages
+record a passed check's texts with ``passed_later`` / ``check_later``: formatted only when a report
+is drawn, since ``verify_cart`` and ``verify_chain`` return without one on the pass path.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import hmac
 import math
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 from mudrika.crypto._b64 import b64url_encode
 from mudrika.errors import InvalidInput, MudrikaError
@@ -30,13 +34,18 @@ __all__ = [
     "TIME_CLAIMS",
     "Recorder",
     "StepFailed",
+    "Texts",
     "Time",
     "check_leeway",
+    "check_mandate_expiry",
+    "check_signed_hash",
     "check_time_claims",
     "epoch",
     "fingerprint",
+    "found",
     "iso",
     "numeric_date",
+    "same_text",
 ]
 
 T = TypeVar("T")
@@ -60,20 +69,71 @@ class StepFailed(Exception):
     """Raised by :meth:`Recorder.run_or_stop` after it recorded a failure: the stage stops there."""
 
 
+#: What a check expected and what it got, as the report shows them.
+Texts = tuple[str | None, str | None]
+
+
+#: A passed check not formatted yet: ``(id, party, key, texts, values)``; a plain tuple is the
+#: cheapest record Python builds (a :class:`Check` is a ``NamedTuple``, never a plain tuple).
+_Deferred = tuple[str, str, str | None, Callable[..., Texts], tuple[Any, ...]]
+
+
+def _given(expected: str | None, got: str | None) -> Texts:
+    return expected, got
+
+
+def _formatted(entry: _Deferred) -> Check:
+    check_id, party, key, texts, values = entry
+    expected, got = texts(*values)
+    return Check(check_id, "passed", party, expected, got, key)
+
+
 class Recorder:
     """Collects :class:`Check` results in evaluation order.
 
     ``validate`` builds every check with :meth:`Check.make` (status and error kind validated, long
     texts shortened), as the v0.2 report promises; the v0.1 report keeps its texts whole.
+
+    Why :meth:`passed_later` and :meth:`check_later`: on the pass path most of the cost of a check is
+    formatting what it expected and got, and :func:`~mudrika.payments.chain.verify_cart` /
+    ``verify_chain`` return without drawing a report.  Those two record the values and a function
+    that formats them; :attr:`checks` formats them when it is read.  A failed check is formatted at
+    once.
     """
 
-    __slots__ = ("_validate", "checks")
+    __slots__ = ("_entries", "_last_not_passed", "_pending", "_validate")
 
     def __init__(self, *, validate: bool = False) -> None:
-        self.checks: list[Check] = []
+        self._entries: list[Check | _Deferred] = []
         self._validate = validate
+        self._pending = False
+        # Index of the latest check that did not pass (-1: none), so that "did every check of this
+        # stage pass?" is one comparison instead of a walk over the stage's checks.
+        self._last_not_passed = -1
+
+    def __len__(self) -> int:
+        """How many checks were recorded (a stage's first index, for :meth:`all_passed_since`)."""
+        return len(self._entries)
+
+    @property
+    def checks(self) -> list[Check]:
+        """Every check in evaluation order, deferred texts formatted now."""
+        entries = self._entries
+        if self._pending:
+            for index, entry in enumerate(entries):
+                if not isinstance(entry, Check):
+                    entries[index] = _formatted(entry)
+            self._pending = False
+        return cast(list[Check], entries)
+
+    @property
+    def all_passed(self) -> bool:
+        """True when at least one check was recorded and every one passed."""
+        return bool(self._entries) and self._last_not_passed < 0
 
     def _add(self, check: Check) -> None:
+        if check.status != "passed":
+            self._last_not_passed = len(self._entries)
         if self._validate:
             check = Check.make(
                 check.id,
@@ -86,7 +146,41 @@ class Recorder:
                 error=check.error,
                 code=check.code,
             )
-        self.checks.append(check)
+        self._entries.append(check)
+
+    def passed_later(
+        self, check_id: str, party: str, texts: Callable[..., Texts], *values: Any, key: str | None = None
+    ) -> None:
+        """Record a passed check whose texts are ``texts(*values)``, formatted when the report is drawn."""
+        if self._validate:
+            expected, got = texts(*values)
+            self._add(Check(check_id, "passed", party, expected, got, key))
+        else:
+            self._entries.append((check_id, party, key, texts, values))
+            self._pending = True
+
+    def check_later(
+        self,
+        check_id: str,
+        party: str,
+        ok: bool,
+        texts: Callable[..., Texts],
+        *values: Any,
+        error: ErrorKind,
+        code: str,
+        key: str | None = None,
+    ) -> bool:
+        """:meth:`check` with its texts made by ``texts(*values)``: later when ``ok``, now when not."""
+        if ok and not self._validate:
+            self._entries.append((check_id, party, key, texts, values))
+            self._pending = True
+            return ok
+        expected, got = texts(*values)
+        if ok:
+            self._add(Check(check_id, "passed", party, expected, got, key))
+        else:
+            self._add(Check(check_id, "failed", party, expected, got, key, None, error, code))
+        return ok
 
     def passed(
         self,
@@ -98,7 +192,12 @@ class Recorder:
         key: str | None = None,
         detail: str | None = None,
     ) -> None:
-        self._add(Check(check_id, "passed", party, expected, got, key, detail))
+        if detail is None and not self._validate:
+            # Texts already made: only the Check itself is left for when the report is drawn.
+            self._entries.append((check_id, party, key, _given, (expected, got)))
+            self._pending = True
+        else:
+            self._add(Check(check_id, "passed", party, expected, got, key, detail))
 
     def failed(
         self,
@@ -128,7 +227,11 @@ class Recorder:
         detail: str | None = None,
     ) -> bool:
         """Record a comparison: passed when ``ok``, else failed with ``error``/``code``."""
-        if ok:
+        if ok and detail is None and not self._validate:
+            # What :meth:`passed` records, without a second call on the pass path.
+            self._entries.append((check_id, party, key, _given, (expected, got)))
+            self._pending = True
+        elif ok:
             self.passed(check_id, party, expected=expected, got=got, key=key, detail=detail)
         else:
             self.failed(
@@ -212,7 +315,67 @@ class Recorder:
         return result
 
     def all_passed_since(self, start: int) -> bool:
-        return all(check.passed for check in self.checks[start:])
+        """True when every check recorded from index ``start`` on passed (none failed or skipped)."""
+        return self._last_not_passed < start
+
+
+def same_text(got: Any, expected: str) -> bool:
+    """``got`` is the text ``expected``, compared in constant time (hashes, audiences, nonces)."""
+    return isinstance(got, str) and hmac.compare_digest(got.encode(), expected.encode())
+
+
+def check_signed_hash(
+    rec: Recorder, check_id: str, party: str, signed: Any, recomputed: str, *, code: str, key: str
+) -> bool:
+    """Record a hash a party signed against the one recomputed from the bytes received (a binding
+    check; the report shows the signed value cut to 64 characters)."""
+    return rec.check_later(
+        check_id,
+        party,
+        same_text(signed, recomputed),
+        found,
+        recomputed,
+        signed,
+        64,
+        error="binding",
+        code=code,
+        key=key,
+    )
+
+
+def found(expected: str | None, value: Any, limit: int | None = None) -> Texts:
+    """The texts of a comparison: what was expected, and the value found as text (cut to ``limit``)."""
+    return expected, str(value)[:limit]
+
+
+def _evaluated_before(deadline: str, now: float) -> Texts:
+    """The texts of an expiry check: the deadline as the mandate wrote it, and the evaluation time."""
+    return f"evaluated before {deadline}", f"evaluated at {iso(now)}"
+
+
+def check_mandate_expiry(
+    rec: Recorder,
+    check_id: str,
+    party: str,
+    deadline: str,
+    expires_at: float,
+    *,
+    now: float,
+    leeway: float,
+    code: str,
+) -> bool:
+    """Record a mandate's own expiry (``intent_expiry``, ``cart_expiry``): valid strictly before
+    ``expires_at + leeway``, the same rule as a JWT's ``exp``."""
+    return rec.check_later(
+        check_id,
+        party,
+        now < expires_at + leeway,
+        _evaluated_before,
+        deadline,
+        now,
+        error="expired",
+        code=code,
+    )
 
 
 def numeric_date(value: Any) -> float | None:
@@ -247,51 +410,88 @@ def check_time_claims(
 
     Returns ``iat`` when all three passed, else ``None``.
     """
-    start = len(rec.checks)
-    iat = numeric_date(claims.get("iat"))
+    start = len(rec)
+    iat_id, nbf_id, exp_id = _time_ids(prefix)
+    raw_iat = claims.get("iat")
+    iat = numeric_date(raw_iat)
     newest = now + leeway
     oldest = now - max_age - leeway if max_age is not None else None
-    iat_ok = iat is not None and iat <= newest and (oldest is None or oldest <= iat)
-    window = f"[{iso(oldest)}, {iso(newest)}]" if oldest is not None else f"not after {iso(newest)}"
-    rec.check(
-        f"{prefix}.iat",
+    rec.check_later(
+        iat_id,
         party,
-        iat_ok,
+        iat is not None and iat <= newest and (oldest is None or oldest <= iat),
+        _iat_texts,
+        iat,
+        raw_iat,
+        oldest,
+        newest,
         error="expired" if iat is not None and oldest is not None and iat < oldest else "verification",
         code="iat_invalid" if iat is None or iat > newest else "too_old",
-        expected=f"iat a NumericDate {window}",
-        got=iso(iat) if iat is not None else str(claims.get("iat"))[:32],
         key=key,
     )
     if "nbf" in claims:
-        nbf = numeric_date(claims["nbf"])
-        rec.check(
-            f"{prefix}.nbf",
+        raw_nbf = claims["nbf"]
+        nbf = numeric_date(raw_nbf)
+        rec.check_later(
+            nbf_id,
             party,
             nbf is not None and now >= nbf - leeway,
+            _nbf_texts,
+            nbf,
+            raw_nbf,
+            leeway,
+            now,
             error="expired",
             code="not_yet_valid",
-            expected=f"evaluated at or after nbf - leeway = {iso(nbf - leeway) if nbf is not None else '?'}",
-            got=f"nbf={iso(nbf) if nbf is not None else str(claims['nbf'])[:32]}, evaluated at {iso(now)}",
             key=key,
         )
     else:
-        rec.passed(f"{prefix}.nbf", party, expected="nbf honoured when present", got="no nbf", key=key)
+        rec.passed(nbf_id, party, expected="nbf honoured when present", got="no nbf", key=key)
     if "exp" in claims or require_exp:
-        exp = numeric_date(claims.get("exp"))
-        rec.check(
-            f"{prefix}.exp",
+        raw_exp = claims.get("exp")
+        exp = numeric_date(raw_exp)
+        rec.check_later(
+            exp_id,
             party,
             exp is not None and now < exp + leeway,
+            _exp_texts,
+            exp,
+            raw_exp,
+            leeway,
+            now,
             error="expired",
             code="expired" if exp is not None else "exp_missing",
-            expected=f"evaluated before exp + leeway = {iso(exp + leeway) if exp is not None else '?'}",
-            got=f"exp={iso(exp) if exp is not None else str(claims.get('exp'))[:32]}, evaluated at {iso(now)}",
             key=key,
         )
     else:
-        rec.passed(f"{prefix}.exp", party, expected="exp honoured when present", got="no exp", key=key)
+        rec.passed(exp_id, party, expected="exp honoured when present", got="no exp", key=key)
     if not rec.all_passed_since(start):
         return None
     assert iat is not None
     return iat
+
+
+@functools.lru_cache(maxsize=16)
+def _time_ids(prefix: str) -> tuple[str, str, str]:
+    """``{prefix}.iat|nbf|exp``: the same four prefixes recur, so their ids are built once."""
+    iat_id, nbf_id, exp_id = (f"{prefix}.{claim}" for claim in TIME_CLAIMS)
+    return iat_id, nbf_id, exp_id
+
+
+def _iat_texts(iat: float | None, raw: Any, oldest: float | None, newest: float) -> Texts:
+    window = f"[{iso(oldest)}, {iso(newest)}]" if oldest is not None else f"not after {iso(newest)}"
+    return f"iat a NumericDate {window}", iso(iat) if iat is not None else str(raw)[:32]
+
+
+def _nbf_texts(nbf: float | None, raw: Any, leeway: float, now: float) -> Texts:
+    return (
+        f"evaluated at or after nbf - leeway = {iso(nbf - leeway) if nbf is not None else '?'}",
+        f"nbf={iso(nbf) if nbf is not None else str(raw)[:32]}, evaluated at {iso(now)}",
+    )
+
+
+def _exp_texts(exp: float | None, raw: Any, leeway: float, now: float) -> Texts:
+    return (
+        f"evaluated before exp + leeway = {iso(exp + leeway) if exp is not None else '?'}",
+        f"exp={iso(exp) if exp is not None else str(raw)[:32]}, evaluated at {iso(now)}",
+    )

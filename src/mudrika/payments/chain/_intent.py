@@ -13,15 +13,20 @@ The user's key is evidence (a did:key names a key, not a person): it is anchored
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from mudrika.errors import UntrustedKeyError
-from mudrika.payments.chain._common import TIME_CLAIMS, Recorder, check_time_claims, iso
+from mudrika.payments.chain._common import (
+    TIME_CLAIMS,
+    Recorder,
+    check_mandate_expiry,
+    check_signed_hash,
+    check_time_claims,
+    found,
+)
 from mudrika.payments.chain._jws import JWS_PHASES, check_jws
-from mudrika.payments.chain._keys import Anchors, ResolvedKey
+from mudrika.payments.chain._keys import ResolvedKey, StageRules
 from mudrika.payments.models import IntentMandate, Received
 from mudrika.payments.profile import INTENT_JWS_TYP, did_of_kid
 
@@ -30,8 +35,7 @@ __all__ = ["INTENT_JWS_CHECKS", "IntentFacts", "check_intent"]
 _PARTY: Final = "user"
 
 
-@dataclass(frozen=True, slots=True)
-class IntentFacts:
+class IntentFacts(NamedTuple):
     """What the intent stage established: who signed it (``None`` for an unsigned intent)."""
 
     signer: ResolvedKey | None
@@ -51,10 +55,7 @@ def check_intent(
     rec: Recorder,
     intent: Received[IntentMandate],
     *,
-    keys: Anchors,
-    algorithms: frozenset[str],
-    now: float,
-    leeway: float,
+    rules: StageRules,
     expected_hash: str,
     max_age: float | None,
 ) -> IntentFacts | None:
@@ -62,7 +63,7 @@ def check_intent(
 
     Returns the facts when every check of the stage passed, else ``None`` (the chain stops here).
     """
-    start = len(rec.checks)
+    start = len(rec)
     model = intent.model
     # Deny by default: a constraint we do not understand cannot be enforced, so it fails the intent.
     unknown = sorted((model.model_extra or {}).keys())
@@ -94,24 +95,21 @@ def check_intent(
         facts = _check_intent_jws(
             rec,
             token,
-            keys=keys,
-            algorithms=algorithms,
-            now=now,
-            leeway=leeway,
+            rules=rules,
             expected_hash=expected_hash,
             max_age=max_age,
         )
         if facts is not None:
             signer, user_did, signed_at = facts
-    expiry = model.intent_expiry_at.timestamp()
-    rec.check(
+    check_mandate_expiry(
+        rec,
         "intent.expiry",
         _PARTY,
-        now < expiry + leeway,
-        error="expired",
+        model.intent_expiry,
+        model.intent_expiry_at.timestamp(),
+        now=rules.now,
+        leeway=rules.leeway,
         code="intent_expired",
-        expected=f"evaluated before {model.intent_expiry}",
-        got=f"evaluated at {iso(now)}",
     )
     if not rec.all_passed_since(start):
         return None
@@ -122,10 +120,7 @@ def _check_intent_jws(
     rec: Recorder,
     token: str,
     *,
-    keys: Anchors,
-    algorithms: frozenset[str],
-    now: float,
-    leeway: float,
+    rules: StageRules,
     expected_hash: str,
     max_age: float | None,
 ) -> tuple[ResolvedKey, str, float] | None:
@@ -133,10 +128,16 @@ def _check_intent_jws(
         kid = header.get("kid")
         if not isinstance(kid, str) or not kid.startswith("did:"):
             raise UntrustedKeyError("the intent JWS must name the user's key by DID URL", code="no_kid")
-        return keys.user_key(kid, owner=did_of_kid(kid))
+        return rules.keys.user_key(kid, owner=did_of_kid(kid))
 
     checked = check_jws(
-        rec, "intent.jws", _PARTY, token, resolve=resolve, algorithms=algorithms, expected_typ=INTENT_JWS_TYP
+        rec,
+        "intent.jws",
+        _PARTY,
+        token,
+        resolve=resolve,
+        algorithms=rules.algorithms,
+        expected_typ=INTENT_JWS_TYP,
     )
     if checked is None:
         rec.skip(((name, _PARTY) for name in INTENT_JWS_CHECKS[4:]), because="intent signature not verified")
@@ -145,31 +146,33 @@ def _check_intent_jws(
     kid = checked.key.kid
     owner = checked.key.owner
     iss = claims.get("iss")
-    rec.check(
+    rec.check_later(
         "intent.jws.iss",
         _PARTY,
         iss == owner,
+        found,
+        owner,
+        iss,
         error="binding",
         code="intent_iss_mismatch",
-        expected=owner,
-        got=str(iss),
         key=kid,
     )
     # RFC 7519 §4.1.4-6: iat (not in the future; not older than the trust root's intent max age),
     # and nbf / exp when the user wrote them into the intent JWS.
     iat = check_time_claims(
-        rec, "intent.jws", _PARTY, claims, now=now, leeway=leeway, key=kid, require_exp=False, max_age=max_age
+        rec,
+        "intent.jws",
+        _PARTY,
+        claims,
+        now=rules.now,
+        leeway=rules.leeway,
+        key=kid,
+        require_exp=False,
+        max_age=max_age,
     )
     got_hash = claims.get("intent_hash")
-    rec.check(
-        "intent.jws.intent_hash",
-        _PARTY,
-        isinstance(got_hash, str) and hmac.compare_digest(got_hash.encode(), expected_hash.encode()),
-        error="binding",
-        code="intent_hash_mismatch",
-        expected=expected_hash,
-        got=str(got_hash)[:64],
-        key=kid,
+    check_signed_hash(
+        rec, "intent.jws.intent_hash", _PARTY, got_hash, expected_hash, code="intent_hash_mismatch", key=kid
     )
     if iss != owner or iat is None or got_hash != expected_hash:
         return None

@@ -29,16 +29,24 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal, Protocol, runtime_checkable
+from typing import Any, Final, Literal, NamedTuple, Protocol, runtime_checkable
 
 from mudrika.crypto.jose import TrustedKey
 from mudrika.crypto.keys import ALGORITHMS_BY_KEY_TYPE, PublicKey
 from mudrika.errors import InvalidInput, ResolutionError, UntrustedKeyError
 from mudrika.identity.did import DIDURL, parse_did_url
 from mudrika.identity.resolver import DIDResolver
-from mudrika.payments.trustroot import AnchorKey, TrustRoot
+from mudrika.payments.trustroot import TrustRoot
 
-__all__ = ["PROVENANCE_CLASSES", "Anchors", "KeyMaterial", "KeySource", "Provenance", "ResolvedKey"]
+__all__ = [
+    "PROVENANCE_CLASSES",
+    "Anchors",
+    "KeyMaterial",
+    "KeySource",
+    "Provenance",
+    "ResolvedKey",
+    "StageRules",
+]
 
 Provenance = Literal[
     "trust-root",
@@ -98,12 +106,22 @@ class ResolvedKey:
 
     def trusted(self, policy: frozenset[str]) -> TrustedKey | None:
         """A :class:`TrustedKey` allowed ``policy`` ∩ key type (∩ JWK alg); ``None`` if that is empty."""
-        allowed = policy & self.key.algorithms
-        if self.algorithms is not None:
-            allowed &= self.algorithms
-        if not allowed:
-            return None
-        return TrustedKey(key=self.key, algorithms=allowed, kid=None, owner=self.owner)
+        return _trusted_key(self.key, self.algorithms, policy, self.owner)
+
+
+@functools.lru_cache(maxsize=1024)
+def _trusted_key(
+    key: PublicKey, narrowed: frozenset[str] | None, policy: frozenset[str], owner: str
+) -> TrustedKey | None:
+    """The answer of :meth:`ResolvedKey.trusted`, remembered: every JWS of every chain asks it for
+    the same few keys and policies, and a :class:`TrustedKey` re-validates its allow-list when built
+    (all four arguments are immutable, and so is the answer)."""
+    allowed = policy & key.algorithms
+    if narrowed is not None:
+        allowed &= narrowed
+    if not allowed:
+        return None
+    return TrustedKey(key=key, algorithms=allowed, kid=None, owner=owner)
 
 
 @runtime_checkable
@@ -307,44 +325,105 @@ class Anchors:
         root = self._root
         if root is None or not root.pins_merchant(owner):
             return self._evidence.assertion_key(kid, owner=owner)
-        return self._anchored(root.merchant_key(owner, kid), kid)
+        return self._anchored(root, "merchant", owner, kid)
 
     def issuer_key(self, kid: str, *, owner: str) -> ResolvedKey:
         root = self._root
         if root is None:
             return self._evidence.assertion_key(kid, owner=owner)
-        return self._anchored(root.issuer_key(owner, kid), kid)
+        return self._anchored(root, "issuer", owner, kid)
 
     def user_key(self, kid: str, *, owner: str) -> ResolvedKey:
         """The user's key names no trusted party: it is anchored only through the credential's cnf."""
         return self._evidence.assertion_key(kid, owner=owner)
 
-    def _anchored(self, anchor: AnchorKey, kid: str) -> ResolvedKey:
+    def _anchored(
+        self, root: TrustRoot, section: Literal["merchant", "issuer"], owner: str, kid: str
+    ) -> ResolvedKey:
+        evidence = self._evidence
+        if type(evidence) is not KeyMaterial or not evidence.offline:
+            return self._cross_checked(root, section, owner, kid)
+        # Both sides are fixed snapshots (a trust root is immutable once built, and an offline
+        # KeyMaterial answers from what it was given), so an admitted key is admitted again: the
+        # outcome is remembered per (root, evidence) pair, kept in the entry so that neither id can be
+        # reused while remembered.  A refusal is not remembered (it raises every time).
+        memo_key = (id(root), id(evidence), section, owner, kid)
+        entry = _CROSS_CHECKED.get(memo_key)
+        if entry is not None and entry[0] is root and entry[1] is evidence:
+            return entry[2]
+        resolved = self._cross_checked(root, section, owner, kid)
+        if len(_CROSS_CHECKED) >= _MAX_CACHE:
+            _CROSS_CHECKED.clear()
+        _CROSS_CHECKED[memo_key] = (root, evidence, resolved)
+        return resolved
+
+    def _cross_checked(
+        self, root: TrustRoot, section: Literal["merchant", "issuer"], owner: str, kid: str
+    ) -> ResolvedKey:
+        """The key the root pins, refused when the offline evidence carries another one under its kid."""
+        pinned = _root_key(root, section, owner, kid)
         if self._evidence.offline:
             try:
-                carried = self._evidence.assertion_key(kid, owner=anchor.owner)
+                carried = self._evidence.assertion_key(kid, owner=pinned.owner)
             except UntrustedKeyError:
                 carried = None
             except InvalidInput:
                 carried = None
             except ResolutionError:
                 carried = None
-            if carried is not None and carried.key != anchor.key:
+            if carried is not None and carried.key != pinned.key:
                 raise UntrustedKeyError(
                     "the evidence carries another key under this kid than the trust root pins",
                     code="evidence_key_mismatch",
                     kid=kid[:200],
-                    owner=anchor.owner[:200],
+                    owner=pinned.owner[:200],
                     evidence_thumbprint=carried.key.thumbprint(),
-                    pinned_thumbprint=anchor.key.thumbprint(),
+                    pinned_thumbprint=pinned.key.thumbprint(),
                 )
-        return ResolvedKey(
-            key=anchor.key,
-            kid=anchor.kid,
-            owner=anchor.owner,
-            source="trust-root",
-            algorithms=anchor.algorithms,
-            provenance="trust-root",
-            anchored=True,
-            note=anchor.source,
-        )
+        return pinned
+
+
+class StageRules(NamedTuple):
+    """What every signed stage (intent, cart, payment) checks against: the keys (the trust root
+    first, the evidence second), the algorithms the trust root allows, the evaluation time and the
+    leeway.  One object, so that a stage and the checks it delegates to take the same four facts."""
+
+    keys: Anchors
+    algorithms: frozenset[str]
+    now: float
+    leeway: float
+
+
+#: The trust root's answers, remembered per root object: a root is immutable once built and answers
+#: from its own tables and DID documents only, so an answer never changes, while finding it (DID URL
+#: parsing, a DID-document lookup) costs a tenth of a cart verification.  The root itself is kept
+#: in the entry, so an ``id`` can never be reused for another root while its answers are remembered.
+_ROOT_KEYS: dict[tuple[int, str, str, str], tuple[TrustRoot, ResolvedKey]] = {}
+
+
+#: :meth:`Anchors._anchored` outcomes for an offline :class:`KeyMaterial` (see there).
+_CROSS_CHECKED: dict[tuple[int, int, str, str, str], tuple[TrustRoot, KeyMaterial, ResolvedKey]] = {}
+
+
+def _root_key(root: TrustRoot, section: Literal["merchant", "issuer"], owner: str, kid: str) -> ResolvedKey:
+    """The key the trust root pins under ``kid`` for ``owner``, as an anchored :class:`ResolvedKey`
+    (``UntrustedKeyError`` when it pins none; a refusal is not remembered)."""
+    cache_key = (id(root), section, owner, kid)
+    entry = _ROOT_KEYS.get(cache_key)
+    if entry is not None and entry[0] is root:
+        return entry[1]
+    anchor = root.merchant_key(owner, kid) if section == "merchant" else root.issuer_key(owner, kid)
+    resolved = ResolvedKey(
+        key=anchor.key,
+        kid=anchor.kid,
+        owner=anchor.owner,
+        source="trust-root",
+        algorithms=anchor.algorithms,
+        provenance="trust-root",
+        anchored=True,
+        note=anchor.source,
+    )
+    if len(_ROOT_KEYS) >= _MAX_CACHE:
+        _ROOT_KEYS.clear()
+    _ROOT_KEYS[cache_key] = (root, resolved)
+    return resolved

@@ -18,10 +18,11 @@ How the merchant's identity is bound (``docs/payments.md`` "Checks"):
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Final
 
 from mudrika.payments.chain._cart import CartFacts
-from mudrika.payments.chain._common import Recorder
+from mudrika.payments.chain._common import Recorder, Texts
 from mudrika.payments.chain._intent import IntentFacts
 from mudrika.payments.chain._payment import PaymentFacts
 from mudrika.payments.models import (
@@ -63,7 +64,7 @@ def check_links(
     leeway: float,
 ) -> bool:
     """Record every cross-object check; True when all passed."""
-    start = len(rec.checks)
+    start = len(rec)
     intent_model = intent.model
     contents = cart.model.contents
     details = contents.payment_request.details
@@ -91,53 +92,61 @@ def check_links(
     )
     cart_total = details.total.amount
     paid_total = paid.payment_details_total.amount
-    rec.check(
+    rec.check_later(
         "chain.total",
         "user",
         money_equal(paid_total, cart_total),
+        _amounts_texts,
+        cart_total.currency,
+        cart_total.value,
+        paid_total.currency,
+        paid_total.value,
         error="binding",
         code="total_mismatch",
-        expected=f"{cart_total.currency} {cart_total.value}",
-        got=f"{paid_total.currency} {paid_total.value}",
     )
-    accepted = [method.supported_methods for method in contents.payment_request.method_data]
-    rec.check(
+    accepted = tuple(method.supported_methods for method in contents.payment_request.method_data)
+    rec.check_later(
         "chain.method",
         "user",
         paid.payment_response.method_name in accepted,
+        _one_of_texts,
+        accepted,
+        paid.payment_response.method_name,
         error="policy",
         code="method_not_accepted",
-        expected="one of: " + ", ".join(accepted),
-        got=paid.payment_response.method_name,
     )
-    rec.check(
+    rec.check_later(
         "chain.merchant_agent",
         "user",
         paid.merchant_agent in (merchant_did, contents.merchant_name),
+        _merchant_agent_texts,
+        merchant_did,
+        contents.merchant_name,
+        paid.merchant_agent,
         error="binding",
         code="merchant_mismatch",
-        expected=f"{merchant_did} or {contents.merchant_name}",
-        got=paid.merchant_agent,
     )
     # Timestamps: the payment was made while the cart and the intent were valid.
     paid_at = paid.timestamp_at.timestamp()
-    rec.check(
+    rec.check_later(
         "chain.timestamp.cart",
         "user",
         paid_at <= contents.cart_expiry_at.timestamp() + leeway,
+        _not_after_texts,
+        contents.cart_expiry,
+        paid.timestamp,
         error="expired",
         code="paid_after_cart_expiry",
-        expected=f"not after {contents.cart_expiry}",
-        got=paid.timestamp,
     )
-    rec.check(
+    rec.check_later(
         "chain.timestamp.intent",
         "user",
         paid_at <= intent_model.intent_expiry_at.timestamp() + leeway,
+        _not_after_texts,
+        intent_model.intent_expiry,
+        paid.timestamp,
         error="expired",
         code="paid_after_intent_expiry",
-        expected=f"not after {intent_model.intent_expiry}",
-        got=paid.timestamp,
     )
 
     # Intent -> cart: the merchant, the items and the terms the user allowed.
@@ -146,30 +155,33 @@ def check_links(
         rec.passed("intent.merchants", "merchant", expected="any merchant (no restriction)", got=merchant_did)
     else:
         by = "DID" if merchant_did in merchants else "name" if contents.merchant_name in merchants else None
-        rec.check(
+        rec.check_later(
             "intent.merchants",
             "merchant",
             by is not None,
+            _merchants_texts,
+            merchants,
+            merchant_did,
+            contents.merchant_name,
+            by,
             error="policy",
             code="merchant_not_allowed",
-            expected="one of: " + ", ".join(merchants),
-            got=f"{merchant_did} ({contents.merchant_name})" + (f", matched by {by}" if by else ""),
         )
     skus = intent_model.skus
     if skus is None:
         rec.passed("intent.skus", "merchant", expected="any SKU (no restriction)")
     else:
         outside = [item.sku or "(no sku)" for item in details.display_items if item.sku not in skus]
-        rec.check(
+        rec.check_later(
             "intent.skus",
             "merchant",
             not outside,
+            _skus_texts,
+            skus,
+            outside,
+            len(details.display_items),
             error="policy",
             code="sku_not_allowed",
-            expected="every item in: " + ", ".join(skus),
-            got=("not allowed: " + ", ".join(outside))
-            if outside
-            else f"{len(details.display_items)} items allowed",
         )
     if intent_model.requires_refundability:
         not_refundable = [item.label for item in details.display_items if item.refund_period <= 0]
@@ -185,14 +197,15 @@ def check_links(
     else:
         rec.passed("intent.refundability", "merchant", expected="refundability not required")
     confirmation = intent_model.user_cart_confirmation_required
-    rec.check(
+    rec.check_later(
         "intent.cart_confirmation",
         "merchant",
         not confirmation or contents.user_cart_confirmation_required,
+        _confirmation_texts,
+        confirmation,
+        contents.user_cart_confirmation_required,
         error="policy",
         code="confirmation_waived",
-        expected="cart keeps user_cart_confirmation_required=true" if confirmation else "not required",
-        got=f"cart user_cart_confirmation_required={str(contents.user_cart_confirmation_required).lower()}",
     )
     # The person who signed the intent is the person who authorised the payment.
     signer = intent_facts.signer
@@ -236,3 +249,39 @@ def check_links(
         else "unsigned intent in a legacy chain: no signature covers any of its members",
     )
     return rec.all_passed_since(start)
+
+
+# The texts of the link checks, formatted only when a report is drawn (or the check failed).
+def _amounts_texts(currency: str, value: Decimal, paid_currency: str, paid_value: Decimal) -> Texts:
+    return f"{currency} {value}", f"{paid_currency} {paid_value}"
+
+
+def _one_of_texts(accepted: tuple[str, ...], got: str) -> Texts:
+    return "one of: " + ", ".join(accepted), got
+
+
+def _merchant_agent_texts(merchant_did: str, merchant_name: str, got: str) -> Texts:
+    return f"{merchant_did} or {merchant_name}", got
+
+
+def _merchants_texts(merchants: list[str], merchant_did: str, merchant_name: str, by: str | None) -> Texts:
+    return "one of: " + ", ".join(merchants), f"{merchant_did} ({merchant_name})" + (
+        f", matched by {by}" if by else ""
+    )
+
+
+def _skus_texts(skus: list[str], outside: list[str], items: int) -> Texts:
+    return "every item in: " + ", ".join(skus), (
+        ("not allowed: " + ", ".join(outside)) if outside else f"{items} items allowed"
+    )
+
+
+def _confirmation_texts(intent_requires: bool, cart_requires: bool) -> Texts:
+    return (
+        "cart keeps user_cart_confirmation_required=true" if intent_requires else "not required",
+        f"cart user_cart_confirmation_required={str(cart_requires).lower()}",
+    )
+
+
+def _not_after_texts(deadline: str, got: str) -> Texts:
+    return f"not after {deadline}", got

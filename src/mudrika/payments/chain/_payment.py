@@ -22,15 +22,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import hmac
 import json
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from mudrika.crypto import sdjwt
-from mudrika.crypto._b64 import b64url_decode, b64url_encode
-from mudrika.crypto.jcs import canonicalize, loads_strict
+from mudrika.crypto._b64 import b64url_encode
+from mudrika.crypto.jcs import canonicalize
 from mudrika.crypto.jose import KeyResolver, TrustedKey
 from mudrika.crypto.keys import PublicKey
 from mudrika.errors import InvalidInput, MudrikaError, UntrustedKeyError
@@ -38,14 +36,17 @@ from mudrika.identity.methods import jwk as did_jwk
 from mudrika.identity.methods import key as did_key
 from mudrika.payments.chain._cart import unsigned_members
 from mudrika.payments.chain._common import (
-    MAX_TOKEN_BYTES,
     TIME_CLAIMS,
     Recorder,
+    Texts,
+    check_signed_hash,
     check_time_claims,
     fingerprint,
+    found,
+    same_text,
 )
 from mudrika.payments.chain._jws import JWS_PHASES, check_jws, run_jws_phases
-from mudrika.payments.chain._keys import Anchors, ResolvedKey
+from mudrika.payments.chain._keys import ResolvedKey, StageRules
 from mudrika.payments.models import (
     CartMandate,
     PaymentMandate,
@@ -72,8 +73,7 @@ def kb_nonce_key(audience: str, nonce: str) -> str:
     return "ap2:kb-nonce:" + b64url_encode(hashlib.sha256(data).digest())
 
 
-@dataclass(frozen=True, slots=True)
-class PaymentFacts:
+class PaymentFacts(NamedTuple):
     """What the payment stage established."""
 
     issuer: str
@@ -117,26 +117,16 @@ def _parties(ids: Collection[str]) -> list[tuple[str, str]]:
     return [(name, _ISSUER_PARTY if name.startswith("issuer.") else _USER_PARTY) for name in ids]
 
 
-def _unverified_iss(issuer_jwt: str) -> str | None:
-    """``iss`` of the issuer JWT *before* its signature is checked: only to choose the key."""
-    payload = loads_strict(b64url_decode(issuer_jwt.split(".")[1], max_len=MAX_TOKEN_BYTES), max_depth=32)
-    iss = payload.get("iss") if isinstance(payload, dict) else None
-    return iss if isinstance(iss, str) else None
-
-
 def check_payment(
     rec: Recorder,
     payment: Received[PaymentMandate],
     cart: Received[CartMandate],
     *,
-    keys: Anchors,
+    rules: StageRules,
     trusted_issuers: Callable[[str], bool],
     accepted_vct: Callable[[str], frozenset[str]],
     kb_audience: str,
     kb_nonce: str,
-    algorithms: frozenset[str],
-    now: float,
-    leeway: float,
     kb_max_age: float,
     payment_hash: str,
     cart_hash: str,
@@ -147,7 +137,7 @@ def check_payment(
     """The payment stage: no unsigned member, the SD-JWT VC (issuer trusted, signature, disclosures,
     time claims, vct, cnf, sub) and the key-binding JWT (every §7.3 step 5 claim, then
     ``transaction_data`` and the intent binding)."""
-    start = len(rec.checks)
+    start = len(rec)
     extra = unsigned_members(payment.raw, _PAYMENT_MEMBERS)
     rec.check(
         "payment.unsigned_members",
@@ -176,26 +166,24 @@ def check_payment(
     # §7.1 step 1 / §7.3 step 3: split into the issuer JWT, the Disclosures and the KB-JWT.
     try:
         parsed = sdjwt.parse(token)
-        claimed_iss = _unverified_iss(parsed.issuer_jwt)
+        # ``iss`` before the signature is checked: only to choose the key.  The parse is reused by
+        # sdjwt.verify_issuer_jwt once the signature over these very bytes verified.
+        unverified = sdjwt.read_issuer_payload(parsed)
+        claimed_iss = unverified.iss
     except MudrikaError as exc:
         rec.from_error("issuer.sdjwt.format", _ISSUER_PARTY, exc)
         rec.skip(_parties((*ISSUER_CHECKS, *KB_CHECKS)), because="the SD-JWT did not parse")
         return None
-    rec.passed(
-        "issuer.sdjwt.format",
-        _ISSUER_PARTY,
-        got=f"{parsed.disclosure_count} disclosures, key binding {'present' if parsed.has_key_binding else 'absent'}",
+    rec.passed_later(
+        "issuer.sdjwt.format", _ISSUER_PARTY, _format_texts, parsed.disclosure_count, parsed.has_key_binding
     )
     issuer = _check_issuer(
         rec,
         parsed,
-        claimed_iss,
-        keys=keys,
+        unverified,
+        rules=rules,
         trusted_issuers=trusted_issuers,
         accepted_vct=accepted_vct,
-        algorithms=algorithms,
-        now=now,
-        leeway=leeway,
         intent_signer_did=intent_signer_did,
     )
     if issuer is None:
@@ -209,9 +197,7 @@ def check_payment(
         holder,
         kb_audience=kb_audience,
         kb_nonce=kb_nonce,
-        algorithms=algorithms,
-        now=now,
-        leeway=leeway,
+        rules=rules,
         kb_max_age=kb_max_age,
         transaction_data=[cart_hash, payment_hash],
         intent_mandate_hash=intent_mandate_hash,
@@ -240,24 +226,23 @@ def _after(name: str) -> list[tuple[str, str]]:
 def _check_issuer(
     rec: Recorder,
     parsed: sdjwt.ParsedSdJwt,
-    claimed_iss: str | None,
+    unverified: sdjwt.UnverifiedIssuerPayload,
     *,
-    keys: Anchors,
+    rules: StageRules,
     trusted_issuers: Callable[[str], bool],
     accepted_vct: Callable[[str], frozenset[str]],
-    algorithms: frozenset[str],
-    now: float,
-    leeway: float,
     intent_signer_did: str | None,
 ) -> tuple[ResolvedKey, sdjwt.ProcessedPayload, ResolvedKey] | None:
-    if not rec.check(
+    claimed_iss = unverified.iss
+    if not rec.check_later(
         "issuer.trusted",
         _ISSUER_PARTY,
         claimed_iss is not None and trusted_issuers(claimed_iss),
+        found,
+        "an issuer of the trust root",
+        claimed_iss,
         error="untrusted_key",
         code="untrusted_issuer",
-        expected="an issuer of the trust root",
-        got=str(claimed_iss),
     ):
         rec.skip(_after("issuer.trusted"), because="the credential issuer is not trusted")
         return None
@@ -267,13 +252,17 @@ def _check_issuer(
         kid = header.get("kid")
         if not isinstance(kid, str) or not kid:
             raise UntrustedKeyError("the credential names no issuer key (kid)", code="no_kid")
-        return keys.issuer_key(kid, owner=claimed_iss)
+        return rules.keys.issuer_key(kid, owner=claimed_iss)
 
     def verify(key_for: KeyResolver) -> sdjwt.VerifiedIssuerJwt:
         # §7.1 step 2: signature (alg allowed for the key, never 'none'), typ, _sd_alg.
-        return sdjwt.verify_issuer_jwt(parsed, issuer_key=key_for, expected_typ=sdjwt.DEFAULT_TYP)
+        return sdjwt.verify_issuer_jwt(
+            parsed, issuer_key=key_for, expected_typ=sdjwt.DEFAULT_TYP, unverified=unverified
+        )
 
-    outcome = run_jws_phases(rec, "issuer.jwt", _ISSUER_PARTY, verify, resolve=resolve, algorithms=algorithms)
+    outcome = run_jws_phases(
+        rec, "issuer.jwt", _ISSUER_PARTY, verify, resolve=resolve, algorithms=rules.algorithms
+    )
     if outcome is None:
         rec.skip(_after("issuer.jwt.signature"), because="the credential signature did not verify")
         return None
@@ -291,33 +280,43 @@ def _check_issuer(
         rec.skip(_after("issuer.sdjwt.disclosures"), because="the disclosures did not verify")
         return None
     payload = processed.payload
-    start = len(rec.checks)
+    start = len(rec)
     # §7.1 step 6 on the processed payload: iss (the issuer whose key signed), then the shared time rule.
     iss = payload.get("iss")
-    rec.check(
+    rec.check_later(
         "issuer.jwt.iss",
         _ISSUER_PARTY,
         iss == claimed_iss,
+        found,
+        claimed_iss,
+        iss,
+        200,
         error="binding",
         code="issuer_mismatch",
-        expected=claimed_iss,
-        got=str(iss)[:200],
         key=kid,
     )
     check_time_claims(
-        rec, "issuer.jwt", _ISSUER_PARTY, payload, now=now, leeway=leeway, key=kid, require_exp=True
+        rec,
+        "issuer.jwt",
+        _ISSUER_PARTY,
+        payload,
+        now=rules.now,
+        leeway=rules.leeway,
+        key=kid,
+        require_exp=True,
     )
     # SD-JWT VC §3.2.2.1.1: the credential type must be one the trust root accepts from this issuer.
     vct = payload.get("vct")
     accepted = accepted_vct(claimed_iss)
-    rec.check(
+    rec.check_later(
         "issuer.jwt.vct",
         _ISSUER_PARTY,
         isinstance(vct, str) and vct in accepted,
+        _vct_texts,
+        accepted,
+        vct,
         error="policy",
         code="vct_not_accepted",
-        expected="one of: " + ", ".join(sorted(accepted)) if accepted else "(the trust root accepts none)",
-        got=str(vct)[:200],
         key=kid,
     )
     # §4.1.2: the user's key, from cnf.jwk, with the algorithms our policy allows for its type.
@@ -336,14 +335,14 @@ def _check_issuer(
         provenance="credential-cnf",
         anchored=issuer_key.anchored,
     )
-    rec.check(
+    rec.check_later(
         "issuer.jwt.cnf",
         _ISSUER_PARTY,
-        holder.trusted(algorithms) is not None,
+        holder.trusted(rules.algorithms) is not None,
+        _cnf_texts,
+        cnf.key,
         error="policy",
         code="holder_alg_not_allowed",
-        expected="cnf.jwk usable with the allowed algorithms",
-        got=f"{cnf.key.key_type.value} key",
         key=holder.kid,
     )
     _check_subject(rec, payload.get("sub"), "sub" in payload, cnf.key, intent_signer_did, key=kid)
@@ -399,14 +398,15 @@ def _check_subject(
             if ok
             else "a DID that did not sign the intent with the cnf key"
         )
-    rec.check(
+    rec.check_later(
         "issuer.jwt.sub",
         _ISSUER_PARTY,
         ok,
+        _subject_texts,
+        sub,
+        how,
         error="binding",
         code="sub_contradicts_cnf",
-        expected="absent, or the DID of the cnf key's holder",
-        got=f"{str(sub)[:120]} ({how})",
         key=key,
     )
 
@@ -421,6 +421,10 @@ def _holder_key(payload: Mapping[str, Any]) -> tuple[TrustedKey, str]:
     cnf = payload.get("cnf")
     jwk = cnf.get("jwk") if isinstance(cnf, dict) else None
     if isinstance(jwk, dict) and len(jwk) <= _MAX_JWK_MEMBERS:
+        if all(isinstance(value, str) for value in jwk.values()):
+            # An EC / OKP / RSA public JWK has only string members: its sorted members name it
+            # exactly, without canonicalising it on every payment.
+            return _holder_key_by_members(tuple(sorted(jwk.items())))
         return _holder_key_cached(canonicalize(jwk).decode("utf-8"))
     # Not a JWK object: let the SD-JWT module raise its precise error.
     trusted = sdjwt.holder_key_from_cnf(payload)
@@ -429,17 +433,22 @@ def _holder_key(payload: Mapping[str, Any]) -> tuple[TrustedKey, str]:
 
 @functools.lru_cache(maxsize=1024)
 def _holder_key_cached(canonical_jwk: str) -> tuple[TrustedKey, str]:
-    trusted = sdjwt.holder_key_from_cnf({"cnf": {"jwk": json.loads(canonical_jwk)}})
+    return _holder_key_of(json.loads(canonical_jwk))
+
+
+@functools.lru_cache(maxsize=1024)
+def _holder_key_by_members(members: tuple[tuple[str, str], ...]) -> tuple[TrustedKey, str]:
+    return _holder_key_of(dict(members))
+
+
+def _holder_key_of(jwk: dict[str, Any]) -> tuple[TrustedKey, str]:
+    trusted = sdjwt.holder_key_from_cnf({"cnf": {"jwk": jwk}})
     return trusted, trusted.key.thumbprint()
 
 
 def _sd_hash(sd_jwt: str) -> str:
     # RFC 9901 §4.3.1: base64url(SHA-256(US-ASCII of <issuer-jwt>~<d1>~...~<dN>~)).
     return b64url_encode(hashlib.sha256(sd_jwt.encode("ascii")).digest())
-
-
-def _equal(got: Any, expected: str) -> bool:
-    return isinstance(got, str) and hmac.compare_digest(got.encode(), expected.encode())
 
 
 def _check_key_binding(
@@ -449,9 +458,7 @@ def _check_key_binding(
     *,
     kb_audience: str,
     kb_nonce: str,
-    algorithms: frozenset[str],
-    now: float,
-    leeway: float,
+    rules: StageRules,
     kb_max_age: float,
     transaction_data: list[str],
     intent_mandate_hash: str,
@@ -478,7 +485,7 @@ def _check_key_binding(
         _USER_PARTY,
         kb_jwt,
         resolve=lambda _header: holder,
-        algorithms=algorithms,
+        algorithms=rules.algorithms,
         expected_typ=None,
     )
     if checked is None:
@@ -486,17 +493,19 @@ def _check_key_binding(
         return None
     claims = checked.claims
     key = holder.kid
-    start = len(rec.checks)
+    start = len(rec)
     # 5.4: typ is exactly kb+jwt.
     typ = checked.header.get("typ")
-    rec.check(
+    rec.check_later(
         "user.kb.typ",
         _USER_PARTY,
         typ == sdjwt.KB_JWT_TYP,
+        found,
+        sdjwt.KB_JWT_TYP,
+        typ,
+        32,
         error="verification",
         code="kb_wrong_typ",
-        expected=sdjwt.KB_JWT_TYP,
-        got=str(typ)[:32],
         key=key,
     )
     # 5.5 and 5.8: the shared time rule; iat also within the trust root's key-binding max age.
@@ -505,45 +514,47 @@ def _check_key_binding(
         "user.kb",
         _USER_PARTY,
         claims,
-        now=now,
-        leeway=leeway,
+        now=rules.now,
+        leeway=rules.leeway,
         key=key,
         require_exp=False,
         max_age=kb_max_age,
     )
     # 5.6: bound to this verifier (aud, one string) and this transaction (nonce).
     aud = claims.get("aud")
-    rec.check(
+    rec.check_later(
         "user.kb.aud",
         _USER_PARTY,
-        _equal(aud, kb_audience),
+        same_text(aud, kb_audience),
+        found,
+        kb_audience,
+        aud,
+        200,
         error="binding",
         code="kb_wrong_aud",
-        expected=kb_audience,
-        got=str(aud)[:200],
         key=key,
     )
     nonce = claims.get("nonce")
-    rec.check(
+    rec.check_later(
         "user.kb.nonce",
         _USER_PARTY,
-        _equal(nonce, kb_nonce),
+        same_text(nonce, kb_nonce),
+        _nonce_texts,
+        kb_nonce,
+        nonce,
         error="binding",
         code="kb_wrong_nonce",
-        expected=fingerprint(kb_nonce),
-        got=fingerprint(nonce) if isinstance(nonce, str) else "missing",
         key=key,
     )
     # 5.7: sd_hash over exactly the issuer JWT and the Disclosures presented with it.
     expected_sd_hash = _sd_hash(parsed.sd_jwt)
-    rec.check(
+    check_signed_hash(
+        rec,
         "user.kb.sd_hash",
         _USER_PARTY,
-        _equal(claims.get("sd_hash"), expected_sd_hash),
-        error="binding",
+        claims.get("sd_hash"),
+        expected_sd_hash,
         code="sd_hash_mismatch",
-        expected=expected_sd_hash,
-        got=str(claims.get("sd_hash"))[:64],
         key=key,
     )
     # AP2 profile: the user authorised exactly this cart and these payment contents ...
@@ -552,31 +563,35 @@ def _check_key_binding(
     td_ok = (
         items is not None
         and len(items) in (2, 3)
-        and all(_equal(g, e) for g, e in zip(items[:2], transaction_data, strict=True))
+        and all(same_text(g, e) for g, e in zip(items[:2], transaction_data, strict=True))
     )
-    rec.check(
-        "user.kb.transaction_data",
-        _USER_PARTY,
-        td_ok,
-        error="binding",
-        code="transaction_data_mismatch",
-        expected="[H(CartMandate), H(PaymentMandateContents), H(IntentMandate)] = "
-        + ", ".join([*transaction_data, intent_mandate_hash]),
-        got=", ".join(str(item)[:64] for item in items[:4]) if items is not None else "missing",
-        key=key,
-        detail=_transaction_data_difference(items, transaction_data),
-    )
-    # ... and this intent: H(IntentMandate) is the third element (profile change: see docs/payments.md).
-    bound = items is not None and len(items) == 3 and _equal(items[2], intent_mandate_hash)
-    legacy = items is not None and len(items) == 2
-    if bound:
-        rec.passed(
-            "user.kb.intent_binding",
+    if td_ok:
+        rec.passed_later(
+            "user.kb.transaction_data",
             _USER_PARTY,
-            expected=f"H(IntentMandate) = {intent_mandate_hash}",
-            got="bound: the user's key-binding JWT covers this intent",
+            _transaction_texts,
+            transaction_data,
+            intent_mandate_hash,
+            items,
             key=key,
         )
+    else:
+        expected_td, got_td_text = _transaction_texts(transaction_data, intent_mandate_hash, items)
+        rec.failed(
+            "user.kb.transaction_data",
+            _USER_PARTY,
+            error="binding",
+            code="transaction_data_mismatch",
+            expected=expected_td,
+            got=got_td_text,
+            key=key,
+            detail=_transaction_data_difference(items, transaction_data),
+        )
+    # ... and this intent: H(IntentMandate) is the third element (profile change: see docs/payments.md).
+    bound = items is not None and len(items) == 3 and same_text(items[2], intent_mandate_hash)
+    legacy = items is not None and len(items) == 2
+    if bound:
+        rec.passed_later("user.kb.intent_binding", _USER_PARTY, _bound_texts, intent_mandate_hash, key=key)
     elif legacy and accept_legacy:
         rec.passed(
             "user.kb.intent_binding",
@@ -609,6 +624,42 @@ def _transaction_data_difference(items: list[Any] | None, transaction_data: list
         return None
     names = ("H(CartMandate)", "H(PaymentMandateContents)")
     differing = [
-        name for name, g, e in zip(names, items[:2], transaction_data, strict=True) if not _equal(g, e)
+        name for name, g, e in zip(names, items[:2], transaction_data, strict=True) if not same_text(g, e)
     ]
     return ("differs: " + ", ".join(differing)) if differing else None
+
+
+# The texts of the stage's checks, formatted only when a report is drawn (or the check failed).
+def _format_texts(disclosures: int, has_key_binding: bool) -> Texts:
+    return None, f"{disclosures} disclosures, key binding {'present' if has_key_binding else 'absent'}"
+
+
+def _vct_texts(accepted: frozenset[str], vct: Any) -> Texts:
+    expected = "one of: " + ", ".join(sorted(accepted)) if accepted else "(the trust root accepts none)"
+    return expected, str(vct)[:200]
+
+
+def _cnf_texts(key: PublicKey) -> Texts:
+    return "cnf.jwk usable with the allowed algorithms", f"{key.key_type.value} key"
+
+
+def _subject_texts(sub: Any, how: str) -> Texts:
+    return "absent, or the DID of the cnf key's holder", f"{str(sub)[:120]} ({how})"
+
+
+def _nonce_texts(expected: str, nonce: Any) -> Texts:
+    # Never the nonce itself: a fingerprint of each (a nonce is a single-use secret of the session).
+    return fingerprint(expected), fingerprint(nonce) if isinstance(nonce, str) else "missing"
+
+
+def _transaction_texts(
+    transaction_data: list[str], intent_mandate_hash: str, items: list[Any] | None
+) -> Texts:
+    expected = "[H(CartMandate), H(PaymentMandateContents), H(IntentMandate)] = " + ", ".join(
+        [*transaction_data, intent_mandate_hash]
+    )
+    return expected, ", ".join(str(item)[:64] for item in items[:4]) if items is not None else "missing"
+
+
+def _bound_texts(intent_mandate_hash: str) -> Texts:
+    return f"H(IntentMandate) = {intent_mandate_hash}", "bound: the user's key-binding JWT covers this intent"

@@ -34,6 +34,7 @@ rests on with its RFC 7638 thumbprint and provenance, and says why a verdict is 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
@@ -46,7 +47,6 @@ from mudrika.payments.chain._common import (
     DEFAULT_ALGORITHMS,
     Recorder,
     Time,
-    check_leeway,
     epoch,
     fingerprint,
     iso,
@@ -61,6 +61,7 @@ from mudrika.payments.chain._keys import (
     KeyMaterial,
     KeySource,
     ResolvedKey,
+    StageRules,
 )
 from mudrika.payments.chain._links import LINK_CHECKS, check_links
 from mudrika.payments.chain._payment import (
@@ -71,6 +72,7 @@ from mudrika.payments.chain._payment import (
     check_payment,
     kb_nonce_key,
 )
+from mudrika.payments.chain._trust import Trust
 from mudrika.payments.chain.report import KeyEvidence, VerificationReport
 from mudrika.payments.models import (
     CartMandate,
@@ -81,7 +83,6 @@ from mudrika.payments.models import (
     receive_intent,
     receive_payment,
 )
-from mudrika.payments.profile import KB_MAX_AGE, PAYMENT_CREDENTIAL_VCT
 from mudrika.payments.trustroot import TrustRoot, UnsafeNoTrustRoot
 from mudrika.stores.replay import ReplayStore
 
@@ -100,6 +101,7 @@ MandateInput = Received[Any] | bytes | str | Mapping[str, Any]
 
 #: The per-case expectations; each comes from the analyst (or the trust root) or, flagged, the evidence.
 EXPECTATIONS: Final = ("merchant_audience", "kb_audience", "kb_nonce")
+_EXPECTATION_NAMES: Final = frozenset(EXPECTATIONS)
 
 # Every check id of stages (2)-(6), with its party, for reporting skipped stages.
 _INTENT_STAGE: Final = (
@@ -126,9 +128,14 @@ _PAYMENT_STAGE: Final = (
 _REPLAY_STAGE: Final = (("replay.merchant_jti", "merchant"), ("replay.kb_nonce", "user"))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class VerifiedChain:
-    """A chain that passed every check, anchored in the trust root: the mandates and the facts."""
+    """A chain that passed every check, anchored in the trust root: the mandates and the facts.
+
+    :attr:`report` is drawn on first use: a caller that only needs the verdict never pays for the
+    texts of ~60 checks.  Everything it is drawn from (the parsed mandates and tokens, the keys, the
+    values each check saw) is immutable, so it is the report an eager verifier would have returned.
+    """
 
     intent: Received[IntentMandate]
     cart: Received[CartMandate]
@@ -144,70 +151,25 @@ class VerifiedChain:
     merchant_claims: Mapping[str, Any] = field(repr=False)
     credential: Mapping[str, Any] = field(repr=False)
     kb_claims: Mapping[str, Any] = field(repr=False)
-    report: VerificationReport = field(repr=False)
+    draw_report: Callable[[], VerificationReport] = field(repr=False, compare=False)
+    """Builds :attr:`report`; called once, on first use."""
 
-
-@dataclass(frozen=True, slots=True)
-class _Trust:
-    """What the verifier takes from the trust root (or, unsafely, from the evidence's word)."""
-
-    root: TrustRoot | None
-    trusts_issuer: Callable[[str], bool]
-    accepted_vct: Callable[[str], frozenset[str]]
-    algorithms: frozenset[str]
-    leeway: float
-    kb_max_age: float
-    intent_max_age: float | None
-    accept_legacy: bool
-
-    @classmethod
-    def of(cls, trust_root: TrustRoot | UnsafeNoTrustRoot) -> _Trust:
-        if isinstance(trust_root, TrustRoot):
-            ages = trust_root.max_age_seconds
-            return cls(
-                root=trust_root,
-                trusts_issuer=trust_root.trusts_issuer,
-                accepted_vct=trust_root.accepted_vct_of,
-                algorithms=trust_root.algorithm_set,
-                leeway=check_leeway(trust_root.leeway_seconds),
-                kb_max_age=ages.key_binding,
-                intent_max_age=ages.intent,
-                accept_legacy=trust_root.accept_legacy_unbound_intent,
-            )
-        if isinstance(trust_root, UnsafeNoTrustRoot):
-            asserted = trust_root.asserted_issuers
-            return cls(
-                root=None,
-                trusts_issuer=asserted.__contains__,
-                accepted_vct=lambda _iss: frozenset({PAYMENT_CREDENTIAL_VCT}),
-                algorithms=DEFAULT_ALGORITHMS,
-                leeway=0.0,
-                kb_max_age=KB_MAX_AGE,
-                intent_max_age=None,
-                accept_legacy=False,
-            )
-        raise InvalidInput("trust_root must be a TrustRoot (or UnsafeNoTrustRoot)", code="bad_policy")
+    @functools.cached_property
+    def report(self) -> VerificationReport:
+        """Every check of the verification, with the verdict (OK) and the keys it rests on."""
+        return self.draw_report()
 
 
 @dataclass(frozen=True, slots=True)
 class _Policy:
-    trust: _Trust
-    anchors: Anchors
+    trust: Trust
+    rules: StageRules
+    """What every signed stage (intent, cart, payment) checks against."""
     merchant_audience: str
     kb_audience: str
-    kb_nonce: str
+    kb_nonce: str = field(repr=False)  # the processor's challenge: never in a repr or a log
     asserted_by_evidence: frozenset[str]
-    now: float
     max_bytes: int
-
-    def signed(self) -> dict[str, Any]:
-        """The expectations every signed stage (intent, cart, payment) checks against."""
-        return {
-            "keys": self.anchors,
-            "algorithms": self.trust.algorithms,
-            "now": self.now,
-            "leeway": self.trust.leeway,
-        }
 
     def expectation_sources(self) -> dict[str, dict[str, str]]:
         values = {
@@ -238,7 +200,7 @@ def _policy(
         getattr(keys, "offline", None), bool
     ):
         raise InvalidInput("keys must be a KeySource (e.g. KeyMaterial)", code="bad_policy")
-    trust = _Trust.of(trust_root)
+    trust = Trust.of(trust_root)
     for name, value in (
         ("merchant_audience", merchant_audience),
         ("kb_audience", kb_audience),
@@ -247,7 +209,7 @@ def _policy(
         if not isinstance(value, str) or not value:
             raise InvalidInput(f"{name} must be a non-empty string", code="bad_policy", expectation=name)
     asserted = frozenset(asserted_by_evidence)
-    if isinstance(asserted_by_evidence, str) or not asserted <= set(EXPECTATIONS):
+    if isinstance(asserted_by_evidence, str) or not asserted <= _EXPECTATION_NAMES:
         raise InvalidInput(
             "asserted_by_evidence names expectations: " + ", ".join(EXPECTATIONS), code="bad_policy"
         )
@@ -255,12 +217,13 @@ def _policy(
         raise InvalidInput("max_bytes must be a positive integer", code="bad_policy")
     return _Policy(
         trust=trust,
-        anchors=Anchors(trust.root, keys),
+        rules=StageRules(
+            keys=Anchors(trust.root, keys), algorithms=trust.algorithms, now=epoch(now), leeway=trust.leeway
+        ),
         merchant_audience=merchant_audience,
         kb_audience=kb_audience,
         kb_nonce=kb_nonce,
         asserted_by_evidence=asserted,
-        now=epoch(now),
         max_bytes=max_bytes,
     )
 
@@ -330,7 +293,7 @@ class _TrustedChain:
             self.intent,
             expected_hash=self.hashes["intent"],
             max_age=self.policy.trust.intent_max_age,
-            **self.policy.signed(),
+            rules=self.policy.rules,
         )
         return self.intent_facts is not None
 
@@ -343,7 +306,7 @@ class _TrustedChain:
             self.cart,
             audience=self.policy.merchant_audience,
             contents_hash=self.hashes["cart_contents"],
-            **self.policy.signed(),
+            rules=self.policy.rules,
         )
         return self.cart_facts is not None
 
@@ -368,7 +331,7 @@ class _TrustedChain:
             intent_mandate_hash=self.hashes["intent_mandate"],
             accept_legacy=p.trust.accept_legacy,
             intent_signer_did=self.intent_facts.user_did,
-            **p.signed(),
+            rules=p.rules,
         )
         return self.payment_facts is not None
 
@@ -511,10 +474,10 @@ class _TrustedChain:
             keys.append(("user (cnf)", holder))
         return keys
 
-    def report(self) -> VerificationReport:
+    def unanchored_because(self, keys: list[tuple[str, ResolvedKey]]) -> list[str]:
+        """Why the verdict is not anchored (empty when it is): a missing trust root, a key the root
+        does not anchor, an expectation the evidence asserted."""
         p = self.policy
-        mode: Literal["online", "offline"] = "offline" if p.anchors.offline else "online"
-        keys = self.key_evidence()
         because: list[str] = []
         if p.trust.root is None:
             because.append("no trust root was given: every key and issuer is the evidence's own word")
@@ -526,6 +489,13 @@ class _TrustedChain:
         for name in EXPECTATIONS:
             if name in p.asserted_by_evidence:
                 because.append(f"{name} was asserted by the evidence, not by the analyst or the trust root")
+        return because
+
+    def report(self) -> VerificationReport:
+        p = self.policy
+        mode: Literal["online", "offline"] = "offline" if p.rules.keys.offline else "online"
+        keys = self.key_evidence()
+        because = self.unanchored_because(keys)
         complete = self.single_use
         anchored = complete and not because
         statements: list[str] = []
@@ -533,7 +503,7 @@ class _TrustedChain:
             statements.append(LEGACY_STATEMENT)
         return VerificationReport(
             checks=tuple(self.rec.checks),
-            evaluated_at=iso(p.now),
+            evaluated_at=iso(p.rules.now),
             mode=mode,
             hashes=self.hashes,
             anchored=anchored,
@@ -661,8 +631,11 @@ def verify_chain(
         now=now,
         max_bytes=max_bytes,
     )
-    report = chain.report()
-    report.raise_for_failure()
+    if not (chain.single_use and chain.rec.all_passed and not chain.unanchored_because(chain.key_evidence())):
+        # Refused: the report (drawn now) raises the first failed check's typed error, or
+        # ``unanchored``.  A report that raised nothing here could not have been complete.
+        chain.report().raise_for_failure()
+        raise VerificationError("the chain was not fully verified", code="chain_incomplete")
     intent_facts, cart_facts, payment_facts = chain.intent_facts, chain.cart_facts, chain.payment_facts
     # Explicit, not ``assert`` (stripped under ``python -O``): a report without failures must also have
     # admitted every link and claimed every single-use value, or nothing is returned.
@@ -689,5 +662,5 @@ def verify_chain(
         merchant_claims=cart_facts.claims,
         credential=payment_facts.credential,
         kb_claims=payment_facts.kb_claims,
-        report=report,
+        draw_report=chain.report,
     )

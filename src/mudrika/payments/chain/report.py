@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, Final, Literal, NamedTuple
 
 from mudrika.errors import (
@@ -102,6 +103,8 @@ ERROR_KINDS: Final[Mapping[str, type[MudrikaError]]] = {
 }
 
 _MAX_TEXT: Final = 200
+_STATUS_OF: Final = attrgetter("status")
+_ALL_PASSED: Final = frozenset({"passed"})
 
 
 def _short(value: str | None) -> str | None:
@@ -392,7 +395,8 @@ class VerificationReport:
 
     @property
     def checks_passed(self) -> bool:
-        return bool(self.checks) and all(check.passed for check in self.checks)
+        # One pass in C over the statuses: every verdict (and raise_for_failure) asks this.
+        return set(map(_STATUS_OF, self.checks)) == _ALL_PASSED
 
     @property
     def verdict(self) -> Verdict:

@@ -27,8 +27,9 @@ from mudrika.crypto.keys import KeyPair
 from mudrika.errors import InvalidInput
 from mudrika.identity.did import parse_did, parse_did_url
 from mudrika.payments._time import Time, epoch
-from mudrika.payments.models import CartContents, CartMandate, Received, receive, receive_cart
+from mudrika.payments.models import CartContents, CartMandate, Received, receive_cart
 from mudrika.payments.profile import MAX_CART_LIFETIME, MERCHANT_ALGORITHMS, MERCHANT_JWT_TYP
+from mudrika.payments.signing._contents import contents_to_sign
 
 __all__ = ["sign_cart"]
 
@@ -54,14 +55,9 @@ def sign_cart(
     (``"EdDSA"`` for Ed25519, ``"ES256K"`` for secp256k1).  A mapping is received strictly as
     already-parsed JSON first; a model goes on the wire as ``to_wire()``.
     """
-    if isinstance(cart_contents, Received):
-        contents = cart_contents
-    elif isinstance(cart_contents, CartContents):
-        contents = receive(CartContents, cart_contents.to_wire())
-    else:
-        contents = receive(CartContents, cart_contents)
-    if not isinstance(contents.model, CartContents):
-        raise InvalidInput("sign_cart needs CartContents", code="not_cart_contents")
+    contents = contents_to_sign(
+        CartContents, cart_contents, message="sign_cart needs CartContents", code="not_cart_contents"
+    )
     parse_did(merchant_did)
     url = parse_did_url(kid)
     if url.did_str != merchant_did or not url.fragment:

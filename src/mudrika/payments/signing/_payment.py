@@ -13,9 +13,8 @@ AP2 v0.1 profile (docs/payments.md, "What is signed"):
   and H(IntentMandate) (the whole intent as sent, ``user_authorization`` included) binds the intent
   the cart is judged against, so nobody can swap in another intent afterwards.
 
-Verification follows RFC 9901 §7.1 (issuer-signed JWT, disclosures, validity) with the steps of
-:mod:`mudrika.crypto.sdjwt`, and §7.3 step 5 (key binding) check by check so that a report shows
-every KB claim separately (``user.kb.aud`` *and* ``user.kb.nonce`` can both be wrong).
+How the verifier checks all of this (RFC 9901 §7.1 and §7.3 step 5, claim by claim) is explained
+where it is done: :mod:`mudrika.payments.chain._payment`.
 """
 
 from __future__ import annotations
@@ -36,10 +35,10 @@ from mudrika.payments.models import (
     PaymentMandateContents,
     Received,
     cart_mandate_hash,
-    receive,
     receive_payment,
 )
 from mudrika.payments.profile import PAYMENT_CREDENTIAL_VCT
+from mudrika.payments.signing._contents import contents_to_sign
 
 __all__ = ["issue_user_credential", "sign_payment"]
 
@@ -114,14 +113,12 @@ def sign_payment(
     minimisation).  ``credential`` given as text is read structurally (its issuer signature is the
     verifier's business, and ours in :func:`mudrika.crypto.sdjwt.verify` when you hold the issuer key).
     """
-    if isinstance(payment_contents, Received):
-        contents = payment_contents
-    elif isinstance(payment_contents, PaymentMandateContents):
-        contents = receive(PaymentMandateContents, payment_contents.to_wire())
-    else:
-        contents = receive(PaymentMandateContents, payment_contents)
-    if not isinstance(contents.model, PaymentMandateContents):
-        raise InvalidInput("sign_payment needs PaymentMandateContents", code="not_payment_contents")
+    contents = contents_to_sign(
+        PaymentMandateContents,
+        payment_contents,
+        message="sign_payment needs PaymentMandateContents",
+        code="not_payment_contents",
+    )
     if not isinstance(cart.model, CartMandate) or cart.model.merchant_authorization is None:
         raise InvalidInput("the cart must be a CartMandate signed by the merchant", code="unsigned_cart")
     if not isinstance(intent, Received) or not isinstance(intent.model, IntentMandate):

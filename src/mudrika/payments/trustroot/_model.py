@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from cryptography import x509
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from mudrika.crypto._b64 import b64url_encode
 from mudrika.crypto.jcs import canonicalize, loads_strict
@@ -34,7 +34,7 @@ from mudrika.crypto.keys import ALGORITHMS_BY_KEY_TYPE, PublicKey
 from mudrika.errors import InvalidInput, MudrikaError, UntrustedKeyError
 from mudrika.identity.did import DIDURL, parse_did, parse_did_url
 from mudrika.identity.resolver import DIDResolver
-from mudrika.payments._load import read_capped, validation_errors
+from mudrika.payments._load import read_capped, validate_document
 
 TRUST_ROOT_FORMAT: Final = "mudrika.trust-root/v1"
 MAX_TRUST_ROOT_BYTES: Final = 4 * 1024 * 1024
@@ -359,15 +359,7 @@ def parse_trust_root(
     value = raw if isinstance(raw, Mapping) else loads_strict(raw, max_bytes=max_bytes, max_depth=64)
     if not isinstance(value, Mapping) or value.get("format") != TRUST_ROOT_FORMAT:
         raise InvalidInput(f"not a {TRUST_ROOT_FORMAT} trust root", code="not_a_trust_root")
-    try:
-        return TrustRoot.model_validate(dict(value))
-    except ValidationError as exc:
-        errors = validation_errors(exc, top_level="(top level)")
-        raise InvalidInput(
-            f"malformed trust root: {errors[0]['loc']}: {errors[0]['msg']}",
-            code="bad_trust_root",
-            errors=errors,
-        ) from None
+    return validate_document(TrustRoot, dict(value), document="trust root", code="bad_trust_root")
 
 
 def load_trust_root(path: str | Path, *, max_bytes: int = MAX_TRUST_ROOT_BYTES) -> TrustRoot:

@@ -11,7 +11,12 @@ transaction id, pre-set values), :mod:`.constraints` (every constraint type), :m
 
 from __future__ import annotations
 
-from mudrika.payments.v02.constraints import MandateUsage, line_items_satisfied, major_to_minor
+from mudrika.payments.v02.constraints import (
+    MandateUsage,
+    line_items_satisfied,
+    major_to_minor,
+    usage_from_value,
+)
 from mudrika.payments.v02.hops import HopExpectation, VerifiedToken
 from mudrika.payments.v02.models import (
     Amount,
@@ -77,5 +82,6 @@ __all__ = [
     "sd_digest",
     "sign_checkout_jwt",
     "sign_receipt",
+    "usage_from_value",
     "verify_v02",
 ]

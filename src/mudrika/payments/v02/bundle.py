@@ -38,6 +38,7 @@ from mudrika.payments._time import Time
 from mudrika.payments.chain.report import VerificationReport
 from mudrika.payments.models import parse_timestamp
 from mudrika.payments.trustroot import TrustRoot
+from mudrika.payments.v02.constraints import MandateUsage
 from mudrika.payments.v02.hops import HopExpectation
 from mudrika.payments.v02.verifier import V02Evidence, inspect_v02
 
@@ -172,19 +173,30 @@ def inspect_v02_case(
     kb_nonce: str | None,
     merchant_audience: str | None,
     kb_audience: str | None,
+    checkout_hops: Sequence[HopExpectation] | None = None,
+    payment_hops: Sequence[HopExpectation] | None = None,
+    usage: MandateUsage | None = None,
 ) -> VerificationReport:
     """The dispute batch's entry point (``mudrika dispute verify``): a parsed v0.2 bundle under the
-    analyst's trust root.  A v0.1 case's ``kb_nonce`` / audiences name no v0.2 hop, so a case that
-    gives them is refused (``v01_case_for_v02_bundle``) rather than silently ignored."""
+    analyst's trust root, with the case's hop expectations and usage record.  A v0.1 case's
+    ``kb_nonce`` / audiences name no v0.2 hop, so a case that gives them is refused
+    (``v01_case_for_v02_bundle``) rather than silently ignored."""
     if kb_nonce is not None or merchant_audience is not None or kb_audience is not None:
         raise InvalidInput(
-            "--kb-nonce, --kb-aud and --merchant-aud apply to v0.1 bundles; give v0.2 hop expectations "
-            "with `mudrika mandate v02 verify BUNDLE`",
+            "--kb-nonce, --kb-aud and --merchant-aud apply to v0.1 bundles; give a v0.2 bundle's hop "
+            "expectations as checkout_hops/payment_hops in --cases, or with `mudrika mandate v02 verify`",
             code="v01_case_for_v02_bundle",
         )
     if trust_root is None:
         raise InvalidInput("a v0.2 bundle is verified against a trust root", code="trust_root_required")
-    return inspect_v02_bundle(v02_bundle_from_value(document), trust_root=trust_root, at=at)
+    return inspect_v02_bundle(
+        v02_bundle_from_value(document),
+        trust_root=trust_root,
+        at=at,
+        checkout_hops=checkout_hops,
+        payment_hops=payment_hops,
+        usage=usage,
+    )
 
 
 def inspect_v02_bundle(
@@ -194,11 +206,14 @@ def inspect_v02_bundle(
     at: Time | None = None,
     checkout_hops: Sequence[HopExpectation] | None = None,
     payment_hops: Sequence[HopExpectation] | None = None,
+    usage: MandateUsage | None = None,
 ) -> VerificationReport:
     """Verify a v0.2 bundle offline at ``at`` (default: its evidence time); never raises on a failed
     check.  Hop expectations come from the arguments (the analyst's), else from the bundle (then the
     verdict is UNANCHORED); the trust root's ``verifier.merchant_audience`` / ``kb_audience`` replace
-    the recorded audience of the closing checkout / payment hop.  Nothing is consumed."""
+    the recorded audience of the closing checkout / payment hop.  ``usage`` is the analyst's record
+    of earlier payments under the open payment mandate (without it ``payment.budget`` and
+    ``payment.agent_recurrence`` fail: nothing shows they held).  Nothing is consumed."""
     if not isinstance(trust_root, TrustRoot):
         raise InvalidInput("a v0.2 bundle is verified against a trust root", code="trust_root_required")
     identity = trust_root.verifier
@@ -210,6 +225,6 @@ def inspect_v02_bundle(
         if bundle.payment_chain is not None
         else (),
         now=parse_timestamp(bundle.evidence_time) if at is None else at,
-        usage=None,
+        usage=usage,
         replay_store=None,
     )

@@ -34,6 +34,7 @@ from mudrika.crypto.jcs import MAX_SAFE_INTEGER
 from mudrika.errors import BindingError, InvalidInput, PolicyDenied
 from mudrika.payments._values import parse_timestamp
 from mudrika.payments.v02.models import (
+    Amount,
     Checkout,
     LineItemRequirement,
     Merchant,
@@ -54,6 +55,7 @@ __all__ = [
     "evaluate_payment_constraint",
     "line_items_satisfied",
     "major_to_minor",
+    "usage_from_value",
 ]
 
 #: ISO 4217 minor-unit exponents of the currencies a budget may be stated in.  A currency missing
@@ -318,16 +320,17 @@ def _allowed_payees(raw: Mapping[str, Any], scope: PaymentScope) -> None:
         )
 
 
+def _require_currency(amount: Amount, currency: str, *, message: str) -> None:
+    """Amounts are compared only within one currency: a payment in another one is denied, never
+    converted (``currency_mismatch``, with ``message`` naming the constraint that asked)."""
+    if amount.currency != currency:
+        raise PolicyDenied(message, code="currency_mismatch", expected=currency, got=amount.currency)
+
+
 def _amount_range(raw: Mapping[str, Any], scope: PaymentScope) -> None:
     constraint = parse_model(AmountRange, raw, what="payment.amount_range")
     amount = scope.payment.payment_amount
-    if amount.currency != constraint.currency:
-        raise PolicyDenied(
-            "currency outside the mandate",
-            code="currency_mismatch",
-            expected=constraint.currency,
-            got=amount.currency,
-        )
+    _require_currency(amount, constraint.currency, message="currency outside the mandate")
     low = constraint.min if constraint.min is not None else None
     if amount.amount > constraint.max or (low is not None and amount.amount < low):
         raise PolicyDenied(
@@ -441,13 +444,7 @@ def _budget(raw: Mapping[str, Any], scope: PaymentScope) -> None:
         raise InvalidInput("budget max must be a JSON number", code="bad_amount")
     limit = major_to_minor(constraint.max, constraint.currency)
     amount = scope.payment.payment_amount
-    if amount.currency != constraint.currency:
-        raise PolicyDenied(
-            "budget currency differs",
-            code="currency_mismatch",
-            expected=constraint.currency,
-            got=amount.currency,
-        )
+    _require_currency(amount, constraint.currency, message="budget currency differs")
     usage = scope.usage
     if usage is None:
         raise PolicyDenied("a budget needs this mandate's usage history", code="usage_history_required")
@@ -523,3 +520,33 @@ def evaluate_payment_constraint(raw: Mapping[str, Any], scope: PaymentScope) -> 
     if evaluator is None:
         raise _unknown(raw.get("type"))
     evaluator(raw, scope)
+
+
+_USAGE_MEMBERS: Final = frozenset({"occurrences", "spent_minor", "currency", "last_used_at"})
+
+
+def usage_from_value(value: object) -> MandateUsage:
+    """The verifier's usage record from parsed JSON (a ``--usage`` file or a dispute case's ``usage``).
+
+    ``{"occurrences": int, "spent_minor": int, "currency": "EUR", "last_used_at": seconds | null}``;
+    unknown members are refused (``bad_usage``), so a typo cannot make an exhausted budget look fresh.
+    """
+    if not isinstance(value, Mapping):
+        raise InvalidInput("usage is a JSON object", code="bad_usage")
+    unknown = set(value) - _USAGE_MEMBERS
+    if unknown:
+        raise InvalidInput(
+            "unknown member in the usage record", code="bad_usage", members=sorted(unknown)[:8]
+        )
+    last = value.get("last_used_at")
+    if last is not None and (isinstance(last, bool) or not isinstance(last, int | float)):
+        raise InvalidInput("last_used_at must be UNIX seconds or null", code="bad_usage")
+    currency = value.get("currency")
+    if not isinstance(currency, str):
+        raise InvalidInput("currency must be an ISO 4217 code", code="bad_usage")
+    return MandateUsage(
+        occurrences=value.get("occurrences", 0),
+        spent_minor=value.get("spent_minor", 0),
+        currency=currency,
+        last_used_at=None if last is None else float(last),
+    )

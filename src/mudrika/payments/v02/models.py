@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from mudrika.crypto.jcs import MAX_SAFE_INTEGER
 from mudrika.errors import InvalidInput
+from mudrika.payments._load import validation_errors
 
 __all__ = [
     "Amount",
@@ -339,10 +340,7 @@ def parse_model(model: type[_Model], value: Mapping[str, Any] | object, *, what:
     try:
         return model.model_validate(dict(value))
     except ValidationError as exc:
-        errors = [
-            {"loc": ".".join(str(part) for part in err["loc"]) or "(top level)", "msg": err["msg"]}
-            for err in exc.errors(include_url=False, include_input=False, include_context=False)
-        ][:16]
+        errors = validation_errors(exc, top_level="(top level)")[:16]
         raise InvalidInput(
             f"{what} does not match its schema: {errors[0]['loc']}: {errors[0]['msg']}",
             code="malformed_mandate",

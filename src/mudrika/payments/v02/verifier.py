@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from mudrika.errors import InvalidInput, MudrikaError
 from mudrika.payments._time import Time, epoch, iso
@@ -173,24 +173,59 @@ def _constraints(
             )
 
 
+def _admitted(
+    state: _State,
+    text: str,
+    kind: Literal["checkout", "payment"],
+    trust_root: TrustRoot,
+    hops: Sequence[HopExpectation],
+    now: float,
+    later: Sequence[str],
+    party: str,
+) -> tuple[VerifiedToken, ...] | None:
+    """The chain's verified tokens, or ``None`` after marking the stage's ``later`` checks not run:
+    nothing is judged about mandates whose chain was not admitted."""
+    tokens = _chain(state, text, kind=kind, trust_root=trust_root, hops=hops, now=now)
+    if tokens is None:
+        _skip(state, [f"v02.{kind}.{name}" for name in later], party, f"the {kind} chain was not admitted")
+    return tokens
+
+
+def _open_mandates(
+    state: _State,
+    prefix: str,
+    tokens: tuple[VerifiedToken, ...],
+    required: str,
+    evaluate: Callable[[Mapping[str, Any]], None] | None,
+    not_run: tuple[str, str] = ("", ""),
+) -> None:
+    """What the open mandates demand of the closed one: its pre-set values repeated, the
+    ``required`` constraint present, then every constraint evaluated by ``evaluate`` -- or, with no
+    verified counterpart to evaluate against (``evaluate`` is ``None``), each hop's constraints
+    marked not run, by ``not_run`` (party, why)."""
+    closed, opens = tokens[-1], tokens[:-1]
+    _check(state, f"{prefix}.preset", closed.party, lambda: check_preset_values(opens, closed))
+    _check(
+        state,
+        f"{prefix}.{required.rsplit('.', maxsplit=1)[-1]}_required",
+        opens[0].party,
+        lambda: check_reference_present(opens, required),
+    )
+    if evaluate is None:
+        _skip(state, [f"{prefix}.hop{t.index}.constraints" for t in opens], *not_run)
+        return
+    _constraints(state, prefix, opens, evaluate)
+
+
 def _checkout_stage(
     state: _State, evidence: V02Evidence, trust_root: TrustRoot, hops: Sequence[HopExpectation], now: float
 ) -> None:
-    tokens = _chain(
-        state, evidence.checkout_chain, kind="checkout", trust_root=trust_root, hops=hops, now=now
-    )
+    later = ["checkout_hash", "merchant_signature", "preset", "line_items_required"]
+    tokens = _admitted(state, evidence.checkout_chain, "checkout", trust_root, hops, now, later, "merchant")
     state.checkout_tokens = tokens
-    later = [
-        "v02.checkout.checkout_hash",
-        "v02.checkout.merchant_signature",
-        "v02.checkout.preset",
-        "v02.checkout.line_items_required",
-    ]
     if tokens is None:
-        _skip(state, later, "merchant", "the checkout chain was not admitted")
         return
     closed = tokens[-1]
-    opens = tokens[:-1]
     assert isinstance(closed.mandate, CheckoutMandate)
     mandate = closed.mandate
     computed = _check(state, "v02.checkout.checkout_hash", closed.party, lambda: check_checkout_hash(mandate))
@@ -203,23 +238,19 @@ def _checkout_stage(
         lambda: verify_checkout_jwt(mandate.checkout_jwt, trust_root=trust_root, closed_at=closed.iat),
     )
     state.checkout_jwt = merchant
-    _check(state, "v02.checkout.preset", closed.party, lambda: check_preset_values(opens, closed))
-    _check(
-        state,
-        "v02.checkout.line_items_required",
-        opens[0].party,
-        lambda: check_reference_present(opens, "checkout.line_items"),
-    )
     if merchant is None or computed is None:
-        _skip(
-            state,
-            [f"v02.checkout.hop{t.index}.constraints" for t in opens],
-            "merchant",
-            "no verified checkout",
+        _open_mandates(
+            state, "v02.checkout", tokens, "checkout.line_items", None, ("merchant", "no verified checkout")
         )
         return
     scope = CheckoutScope(checkout=merchant.checkout)
-    _constraints(state, "v02.checkout", opens, lambda raw: evaluate_checkout_constraint(raw, scope))
+    _open_mandates(
+        state,
+        "v02.checkout",
+        tokens,
+        "checkout.line_items",
+        lambda raw: evaluate_checkout_constraint(raw, scope),
+    )
 
 
 def _payment_stage(
@@ -230,26 +261,23 @@ def _payment_stage(
     now: float,
     usage: MandateUsage | None,
 ) -> None:
-    tokens = _chain(state, text, kind="payment", trust_root=trust_root, hops=hops, now=now)
+    later = ["transaction_id", "payee", "amount", "preset", "reference_required"]
+    tokens = _admitted(state, text, "payment", trust_root, hops, now, later, "payer")
     state.payment_tokens = tokens
-    later = [
-        "v02.payment.transaction_id",
-        "v02.payment.payee",
-        "v02.payment.amount",
-        "v02.payment.preset",
-        "v02.payment.reference_required",
-    ]
     if tokens is None:
-        _skip(state, later, "payer", "the payment chain was not admitted")
         return
     closed = tokens[-1]
-    opens = tokens[:-1]
     assert isinstance(closed.mandate, PaymentMandate)
     payment = closed.mandate
     checkout = state.checkout_jwt
     checkout_tokens = state.checkout_tokens
     if checkout is None or checkout_tokens is None:
-        _skip(state, later[:3], closed.party, "the checkout was not verified")
+        _skip(
+            state,
+            [f"v02.payment.{name}" for name in later[:3]],
+            closed.party,
+            "the checkout was not verified",
+        )
     else:
         _check(
             state,
@@ -266,25 +294,22 @@ def _payment_stage(
             closed.party,
             lambda: check_payment_amount(payment, checkout.checkout),
         )
-    _check(state, "v02.payment.preset", closed.party, lambda: check_preset_values(opens, closed))
-    _check(
-        state,
-        "v02.payment.reference_required",
-        opens[0].party,
-        lambda: check_reference_present(opens, "payment.reference"),
-    )
     if checkout_tokens is None or closed.iat is None:
-        _skip(
+        _open_mandates(
             state,
-            [f"v02.payment.hop{t.index}.constraints" for t in opens],
-            "payer",
-            "the checkout was not verified",
+            "v02.payment",
+            tokens,
+            "payment.reference",
+            None,
+            ("payer", "the checkout was not verified"),
         )
         return
     scope = PaymentScope(
         payment=payment, open_checkout_hash=checkout_tokens[0].sd_hash, closed_at=closed.iat, usage=usage
     )
-    _constraints(state, "v02.payment", opens, lambda raw: evaluate_payment_constraint(raw, scope))
+    _open_mandates(
+        state, "v02.payment", tokens, "payment.reference", lambda raw: evaluate_payment_constraint(raw, scope)
+    )
 
 
 def _receipt_stage(state: _State, evidence: V02Evidence, trust_root: TrustRoot, now: float) -> None:

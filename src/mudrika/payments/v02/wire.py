@@ -14,6 +14,7 @@ import base64
 import hashlib
 from dataclasses import dataclass, field
 
+from mudrika.crypto._compact import compact_text
 from mudrika.crypto.sdjwt import ParsedSdJwt, SdJwtLimits, parse
 from mudrika.errors import InvalidInput
 from mudrika.payments.v02.profile import CHAIN_SEPARATOR, MAX_CHAIN_BYTES, MAX_HOPS
@@ -49,18 +50,7 @@ def parse_chain(
 ) -> ParsedChain:
     """Split a chain into root and hops (``InvalidInput`` codes: ``too_large``, ``malformed_chain``,
     ``too_many_hops`` and those of :func:`mudrika.crypto.sdjwt.parse`)."""
-    if isinstance(text, bytes):
-        if len(text) > max_bytes:
-            raise InvalidInput("chain too large", code="too_large", limit=max_bytes)
-        try:
-            text = text.decode("ascii")
-        except UnicodeDecodeError:
-            raise InvalidInput("chain is not ASCII", code="malformed_chain") from None
-    if not isinstance(text, str):
-        raise InvalidInput("chain must be a string", code="malformed_chain")
-    if len(text) > max_bytes:
-        raise InvalidInput("chain too large", code="too_large", limit=max_bytes)
-    text = text.strip()
+    text = compact_text(text, name="chain", malformed_code="malformed_chain", max_bytes=max_bytes).strip()
     segments = text.split(CHAIN_SEPARATOR)
     if len(segments) < 2:
         raise InvalidInput("not a delegation chain (no '~~' between tokens)", code="malformed_chain")

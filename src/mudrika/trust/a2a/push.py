@@ -34,7 +34,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Collection, MutableMapping
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any, Final
 
 import httpcore
@@ -47,6 +47,7 @@ from mudrika.errors import InvalidInput, MudrikaError, UnavailableError, Verific
 from mudrika.identity.resolver import DIDResolver
 from mudrika.net.egress import EgressPolicy
 from mudrika.stores.replay import ReplayStore
+from mudrika.trust._asgi import ASGIApp, BodyTooLarge, Receive, Scope, Send, collect_body, replay
 from mudrika.trust.a2a._didkeys import ASYMMETRIC_ALGORITHMS, DidKeyTrust, check_kid
 
 __all__ = [
@@ -77,12 +78,6 @@ _SIGNATURE_FIELD: Final = PUSH_SIGNATURE_HEADER.lower().encode("ascii")
 _MAX_URL: Final = 2048
 
 _log = logging.getLogger(__name__)
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def body_digest(body: bytes) -> str:
@@ -278,9 +273,12 @@ class PushNotificationGuard:
             await self._refuse(send, getattr(exc, "code", "bad_signature"))
             return
         # 4. The body, capped, against the signed digest.
-        body = await self._read_body(receive)
-        if body is None:
+        try:
+            body = await collect_body(receive, self._max_body)
+        except BodyTooLarge:
             await _answer(send, 413, "too_large")
+            return
+        if body is None:  # the client left: nobody to answer, nothing to deliver
             return
         if not hmac.compare_digest(body_digest(body).encode(), str(claims.get("bodySha256")).encode()):
             await self._refuse(send, "body_mismatch")
@@ -298,7 +296,7 @@ class PushNotificationGuard:
             await self._refuse(send, "replay")
             return
         scope[PUSH_SCOPE_KEY] = {"iss": claims["iss"], "jti": claims["jti"], "iat": claims["iat"]}
-        await self._app(scope, _replay(body, receive), send)
+        await self._app(scope, replay(body, receive), send)
 
     async def _verify(self, token: str) -> dict[str, Any]:
         header = parse_unverified_header(token, max_bytes=_MAX_SIGNATURE_BYTES)
@@ -320,36 +318,6 @@ class PushNotificationGuard:
             raise VerificationError("jti or exp malformed", code="malformed_claim")
         return claims
 
-    async def _read_body(self, receive: Receive) -> bytes | None:
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return b"".join(chunks)
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self._max_body:
-                return None
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
-
     async def _refuse(self, send: Send, code: str) -> None:
         _log.info("push notification refused (%s)", json.dumps(code[:64]))
         await _answer(send, 401, "unauthorized")
-
-
-def _replay(body: bytes, upstream: Receive) -> Receive:
-    # The body was consumed for the digest: hand it to the app once, then wait on the real channel
-    # (so a disconnect is still seen when it happens, not invented).
-    sent = False
-
-    async def receive() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await upstream()
-
-    return receive

@@ -96,12 +96,20 @@ _MAX_ROLE_CHARS: Final = 256
 _B64TOKEN: Final = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
 _SUMMARY_CLAIMS: Final = ("iss", "sub", "azp", "client_id", "exp", "iat")
 _MAX_HEADERS: Final = 64
+# One shared empty set: every cached principal keeps its sets alive, and a fresh empty frozenset per
+# token would be one more object for the garbage collector to walk on every cache miss.
+_NONE: Final[frozenset[str]] = frozenset()
 
 
 def token_id(token: str | bytes) -> str:
     """A short, non-reversible label for logs: the first 12 hex digits of SHA-256(token)."""
     raw = token.encode("utf-8", "surrogatepass") if isinstance(token, str) else token
     return hashlib.sha256(raw).hexdigest()[:12]
+
+
+def _log_rejection(digest: bytes, exc: A2AAuthError) -> None:
+    # The hash label, never the token; the code says which check refused it.
+    _log.info("credential sha256:%s rejected: %s", digest.hex()[:12], exc.code)
 
 
 class Introspector(Protocol):
@@ -136,8 +144,9 @@ class _Entry:
 
 
 class _Plan(NamedTuple):
-    """What the cheap checks decided (a tuple: two are built per cache miss, a frozen dataclass
-    costs three times as much to build)."""
+    """What the cheap checks decided (a tuple: one is built per cache miss, a frozen dataclass
+    costs three times as much to build).  ``generation`` is the key set an introspection result
+    belongs to; a JWT's result belongs to the key set its key came from."""
 
     digest: bytes
     generation: int
@@ -209,8 +218,8 @@ def _principal(claims: Mapping[str, Any]) -> Principal:
     return Principal(
         subject=sub,
         roles=_roles(claims),
-        groups=frozenset(groups),
-        permissions=frozenset(scope.split()) if scope else frozenset(),
+        groups=frozenset(groups) if groups else _NONE,
+        permissions=frozenset(scope.split()) if scope else _NONE,
         identity_provider="keycloak",
         token_claims=MappingProxyType(summary),
     )
@@ -290,41 +299,32 @@ class AccessTokenVerifier:
 
     def verify(self, token: str) -> VerifiedToken:
         """Verify ``token`` (the Bearer credential, without the scheme); return it or raise."""
-        digest = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
-        hit = self._hit(digest)
-        if hit is not None:
-            return hit
+        found = self._cached_or_plan(token)
+        if isinstance(found, VerifiedToken):
+            return found
         try:
-            plan = self._plan(token, digest)
-            if plan.kid is not None:
-                key = self._jwks.key_for(plan.kid)
-                # The entry belongs to the key set the key came from (read after a possible refresh).
-                plan = _Plan(plan.digest, self._jwks.generation, plan.kid)
-                result = self._finish_jwt(token, key, plan)
+            if found.kid is not None:
+                result = self._finish_jwt(token, self._jwks.key_for(found.kid), found.digest)
                 if result is not None:
                     return result
-            return self._finish_introspection(token, plan, self._introspect(token))
+            return self._finish_introspection(token, found, self._introspect(token))
         except A2AAuthError as exc:
-            _log.info("credential sha256:%s rejected: %s", digest.hex()[:12], exc.code)
+            _log_rejection(found.digest, exc)
             raise
 
     async def a_verify(self, token: str) -> VerifiedToken:
         """Async :meth:`verify` (JWKS refresh and introspection without blocking the event loop)."""
-        digest = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
-        hit = self._hit(digest)
-        if hit is not None:
-            return hit
+        found = self._cached_or_plan(token)
+        if isinstance(found, VerifiedToken):
+            return found
         try:
-            plan = self._plan(token, digest)
-            if plan.kid is not None:
-                key = await self._jwks.a_key_for(plan.kid)
-                plan = _Plan(plan.digest, self._jwks.generation, plan.kid)
-                result = self._finish_jwt(token, key, plan)
+            if found.kid is not None:
+                result = self._finish_jwt(token, await self._jwks.a_key_for(found.kid), found.digest)
                 if result is not None:
                     return result
-            return self._finish_introspection(token, plan, await self._a_introspect(token))
+            return self._finish_introspection(token, found, await self._a_introspect(token))
         except A2AAuthError as exc:
-            _log.info("credential sha256:%s rejected: %s", digest.hex()[:12], exc.code)
+            _log_rejection(found.digest, exc)
             raise
 
     @property
@@ -379,6 +379,22 @@ class AccessTokenVerifier:
 
     # -- steps --------------------------------------------------------------------------------------
 
+    def _cached_or_plan(self, token: str) -> VerifiedToken | _Plan:
+        """The cached result for ``token``, or what the cheap checks decided about verifying it.
+
+        The token is hashed once: the digest is the cache key, the log label and, through the plan,
+        the key the result is stored under.
+        """
+        digest = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+        hit = self._hit(digest)
+        if hit is not None:
+            return hit
+        try:
+            return self._plan(token, digest)
+        except A2AAuthError as exc:
+            _log_rejection(digest, exc)
+            raise
+
     def _plan(self, token: str, digest: bytes) -> _Plan:
         # Step 1: presence, size, syntax.
         if not isinstance(token, str) or not token:
@@ -419,8 +435,10 @@ class AccessTokenVerifier:
             raise InvalidToken("token has no kid", code="missing_kid")
         return kid
 
-    def _finish_jwt(self, token: str, key: TrustedKey, plan: _Plan) -> VerifiedToken | None:
+    def _finish_jwt(self, token: str, key: TrustedKey, digest: bytes) -> VerifiedToken | None:
         """Steps 3-4.  None means "signed by the IdP but lightweight": introspect it."""
+        # The entry belongs to the key set ``key`` came from (read after a possible refresh).
+        generation = self._jwks.generation
         now = self._clock()
         try:
             claims = verify_jwt(
@@ -450,7 +468,7 @@ class AccessTokenVerifier:
         if typ is None:
             raise InvalidToken("not an access token", code="wrong_typ")
         self._check_audience(claims)
-        return self._result(claims, plan, now, "jwt", kid=key.kid, ttl=self._cache_ttl)
+        return self._result(claims, digest, generation, now, "jwt", kid=key.kid, ttl=self._cache_ttl)
 
     def _check_audience(self, claims: Mapping[str, Any]) -> None:
         if self.audience is not None:
@@ -473,7 +491,8 @@ class AccessTokenVerifier:
     def _result(
         self,
         claims: Mapping[str, Any],
-        plan: _Plan,
+        digest: bytes,
+        generation: int,
         now: float,
         source: Literal["jwt", "introspection"],
         *,
@@ -484,12 +503,12 @@ class AccessTokenVerifier:
         result = VerifiedToken(
             principal=_principal(claims),
             claims=MappingProxyType(claims),
-            token_id=plan.digest[:6].hex(),  # the 12-hex-digit label of token_id()
+            token_id=digest[:6].hex(),  # the 12-hex-digit label of token_id()
             expires_at=exp,
             source=source,
             kid=kid,
         )
-        self._store(plan.digest, result, plan.generation, min(exp, now + ttl))
+        self._store(digest, result, generation, min(exp, now + ttl))
         return result
 
     def _introspect(self, token: str) -> Mapping[str, Any]:
@@ -541,4 +560,6 @@ class AccessTokenVerifier:
         if isinstance(nbf, int | float) and not isinstance(nbf, bool) and now < nbf - self.leeway:
             raise InvalidToken("token not yet valid", code="not_yet_valid")
         self._check_audience(claims)
-        return self._result(claims, plan, now, "introspection", kid=None, ttl=self._introspection_ttl)
+        return self._result(
+            claims, plan.digest, plan.generation, now, "introspection", kid=None, ttl=self._introspection_ttl
+        )

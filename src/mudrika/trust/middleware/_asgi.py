@@ -137,6 +137,7 @@ DEFAULT_PUBLIC_PATHS: Final = frozenset(
 #: The extension header names as ASGI presents them (lower-case bytes), derived once from the constants.
 _EXTENSIONS_FIELD: Final = EXTENSIONS_HEADER.lower().encode("ascii")
 _LEGACY_EXTENSIONS_FIELD: Final = LEGACY_EXTENSIONS_HEADER.lower().encode("ascii")
+_NO_EXTENSIONS: Final[frozenset[str]] = frozenset()
 DEFAULT_MAX_BODY_BYTES: Final = 1024 * 1024
 DEFAULT_MAX_BATCH: Final = 64
 DEFAULT_BODY_TIMEOUT: Final = 10.0
@@ -219,8 +220,12 @@ class Credentials(Principal):
 
     @classmethod
     def of(cls, principal: Principal) -> Credentials:
-        values = {item.name: getattr(principal, item.name) for item in fields(Principal) if item.init}
+        values = {name: getattr(principal, name) for name in _PRINCIPAL_FIELDS}
         return cls(**values, scopes=sorted(principal.permissions))
+
+
+#: The fields a :class:`Principal` is built from, listed once (``fields()`` is dear per request).
+_PRINCIPAL_FIELDS: Final = tuple(item.name for item in fields(Principal) if item.init)
 
 
 @dataclass(frozen=True, slots=True)
@@ -510,7 +515,10 @@ class A2AAuthMiddleware:
         self.realm = realm
         self._retry_after = str(retry_after).encode()
         self._read_slots: anyio.CapacityLimiter | None = None
-        self._credential_headers = _declared_credential_headers(self.authenticators)
+        self._declared_headers = tuple(
+            (authenticator, _declared_headers(authenticator)) for authenticator in self.authenticators
+        )
+        self._credential_headers = _credential_header_union(self._declared_headers)
         self.error_profile = error_profile
         self._fixed_profile = None if error_profile == "auto" else ErrorProfile(error_profile)
         self._grants_memo: dict[int, tuple[Authenticated, Authenticated]] = {}
@@ -530,10 +538,10 @@ class A2AAuthMiddleware:
             return
         is_rpc = method == "POST" and path in self.jsonrpc_paths
         how = _Answering(self._profile(scope), rest=not is_rpc)
+        headers: Sequence[tuple[bytes, bytes]] = scope["headers"]
+        present = {key for key, _ in headers}
         # Step 2: cheap rejections before any body byte is read.
-        if self._credential_headers is not None and not any(
-            key in self._credential_headers for key, _ in scope["headers"]
-        ):
+        if self._credential_headers is not None and self._credential_headers.isdisjoint(present):
             _log.info("no credentials for %s %s", log_value(method, limit=16), log_value(path))
             # Connection: close -- the unread body is the client's problem, not a buffer of ours.
             failure = _Failed(None, AuthenticationRequired("no credentials", code="no_credentials"))
@@ -543,7 +551,7 @@ class A2AAuthMiddleware:
             method=method,
             path=path,
             query_string=scope.get("query_string", b""),
-            headers=scope["headers"],
+            headers=headers,
             body=b"",
             raw_path=scope.get("raw_path"),
             defer_claims=True,
@@ -553,22 +561,18 @@ class A2AAuthMiddleware:
         # that needs it (RFC 9421) first has its headers checked, if it offers a ``precheck``.
         auth: Authenticated | None = None
         prechecked: object = None
-        deciding = self._deciding_scheme(scope["headers"])
+        deciding = self._deciding_scheme(present)
         try:
             if deciding is not None and getattr(deciding, "needs_body", True) is False:
                 auth = await deciding.authenticate(request)
             elif deciding is not None and hasattr(deciding, "precheck"):
                 prechecked = await deciding.precheck(request)
         except Exception as exc:
-            failure = _Failed(_scheme_of(deciding, scope["headers"]), exc)
+            failure = _Failed(_scheme_of(deciding, headers), exc)
             await self._refuse(send, failure, how, method=method, path=path, close=True)
             return
         slots = self._slots()
-        acquired = False
-        with anyio.move_on_after(self.read_slot_wait):
-            await slots.acquire()
-            acquired = True
-        if not acquired:
+        if not await self._take_read_slot(slots):
             _log.warning("pre-auth read limit (%d) reached; refusing", self.max_concurrent_reads)
             await self._send_refusal(send, UNAVAILABLE, how, close=True)
             return
@@ -594,25 +598,42 @@ class A2AAuthMiddleware:
                 return
         auth = self._with_policy_grants(auth)
         # Step 3 (cont.): the extensions this request activates (A2A-Extensions, §14.2.2).
-        try:
-            extensions = requested_extensions(
-                header_values(scope["headers"], _EXTENSIONS_FIELD)
-                + header_values(scope["headers"], _LEGACY_EXTENSIONS_FIELD)
-            )
-        except InvalidInput as exc:
-            _log.info("bad A2A-Extensions from %s: %s", log_value(auth.principal.subject), exc.code)
-            await send_json(send, 400, _rpc_error(INVALID_REQUEST, None))
-            return
-        missing = self.required_extensions - extensions
-        if missing:
-            await self._extension_required(send, how, sorted(missing), body if is_rpc else b"")
-            return
-        how = replace(how, extensions=extensions)
+        extensions = _NO_EXTENSIONS
+        if _EXTENSIONS_FIELD in present or _LEGACY_EXTENSIONS_FIELD in present:
+            try:
+                extensions = requested_extensions(
+                    header_values(headers, _EXTENSIONS_FIELD)
+                    + header_values(headers, _LEGACY_EXTENSIONS_FIELD)
+                )
+            except InvalidInput as exc:
+                _log.info("bad A2A-Extensions from %s: %s", log_value(auth.principal.subject), exc.code)
+                await send_json(send, 400, _rpc_error(INVALID_REQUEST, None))
+                return
+        if self.required_extensions:
+            missing = self.required_extensions - extensions
+            if missing:
+                await self._extension_required(send, how, sorted(missing), body if is_rpc else b"")
+                return
+        if extensions:
+            how = _Answering(how.profile, how.rest, extensions)
         # Steps 4-6.
         if is_rpc:
             await self._jsonrpc(scope, receive, send, auth, body, how)
         else:
             await self._rest(scope, receive, send, auth, how, body=body, method=method, path=path)
+
+    async def _take_read_slot(self, slots: anyio.CapacityLimiter) -> bool:
+        """A body-read slot: at once when one is free and nobody queues (no cancel scope, no trip
+        through the event loop: that is every request below the limit), else waiting in line for at
+        most ``read_slot_wait``.  False when none came free in time."""
+        try:
+            slots.acquire_nowait()
+        except anyio.WouldBlock:
+            with anyio.move_on_after(self.read_slot_wait):
+                await slots.acquire()
+                return True
+            return False
+        return True
 
     def _profile(self, scope: Scope) -> ErrorProfile:
         """The error profile of this request: fixed by configuration, else from its ``A2A-Version``
@@ -746,15 +767,13 @@ class A2AAuthMiddleware:
                 payload = refusal.response(how.profile, ids[0] if len(ids) == 1 else None)
         await send_json(send, refusal.status, payload, headers)
 
-    def _deciding_scheme(self, headers: Sequence[tuple[bytes, bytes]]) -> Any:
+    def _deciding_scheme(self, present: Collection[bytes]) -> Any:
         """The authenticator that will decide this request, when the headers alone tell (every
         authenticator before it declares ``credential_headers`` and none of them is present)."""
-        present = {key for key, _ in headers}
-        for authenticator in self.authenticators:
-            declared = getattr(authenticator, "credential_headers", None)
+        for authenticator, declared in self._declared_headers:
             if declared is None:
                 return None
-            if any(name.encode("latin-1") in present for name in declared):
+            if not declared.isdisjoint(present):
                 return authenticator
         return None
 
@@ -830,15 +849,9 @@ class A2AAuthMiddleware:
             await send_json(send, 404, _rpc_error(METHOD_NOT_FOUND, None))
             return
         tenant = a2a_methods.tenant_for_route(method, path, prefix=self.rest_prefix)
-        decision = self.policy.decide(auth.principal, operation, tenant=tenant)
-        if not decision.allowed:
-            self._deny_log(auth, operation, decision)
-            await self._send_refusal(send, refusal_for_denial(decision.reason, scheme=auth.scheme), how)
-            return
-        if not await self._commit(send, auth, how, b""):
-            return
-        downstream = _annotate(scope, auth, (decision,), (tenant,), how.extensions)
-        await self.app(downstream, replay(body, receive), send)
+        await self._decide_and_forward(
+            scope, receive, send, auth, how, operation, tenant, body=body, echo=b""
+        )
 
     async def _jsonrpc(
         self, scope: Scope, receive: Receive, send: Send, auth: Authenticated, body: bytes, how: _Answering
@@ -878,14 +891,33 @@ class A2AAuthMiddleware:
             _log.info("unknown JSON-RPC method from %s", log_value(auth.principal.subject))
             await send_json(send, 404, _rpc_error(METHOD_NOT_FOUND, request_id))
             return
-        # Step 5: the policy (per tenant, when the call names one).
+        await self._decide_and_forward(
+            scope, receive, send, auth, how, operation, tenant, body=body, echo=body
+        )
+
+    async def _decide_and_forward(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        auth: Authenticated,
+        how: _Answering,
+        operation: str,
+        tenant: str | None,
+        *,
+        body: bytes,
+        echo: bytes,
+    ) -> None:
+        """Step 5 for one call (a REST request or a single JSON-RPC call): the policy, per tenant when
+        the call names one; then the pending claims; then the app, replaying ``body``.  ``echo`` is
+        the body whose request id a refusal echoes (empty for REST)."""
         decision = self.policy.decide(auth.principal, operation, tenant=tenant)
         if not decision.allowed:
             self._deny_log(auth, operation, decision)
             refusal = refusal_for_denial(decision.reason, scheme=auth.scheme)
-            await self._send_refusal(send, refusal, how, body=body)
+            await self._send_refusal(send, refusal, how, body=echo)
             return
-        if not await self._commit(send, auth, how, body):
+        if not await self._commit(send, auth, how, echo):
             return
         downstream = _annotate(scope, auth, (decision,), (tenant,), how.extensions)
         await self.app(downstream, replay(body, receive), send)
@@ -975,15 +1007,25 @@ async def _merge(send: Send, captured: ResponseCapture, errors: list[dict[str, A
         await captured.forward(send)
 
 
-def _declared_credential_headers(authenticators: Sequence[Authenticator]) -> frozenset[bytes] | None:
-    """The union of the authenticators' ``credential_headers``; None when one does not declare them
+def _declared_headers(authenticator: Authenticator) -> frozenset[bytes] | None:
+    """An authenticator's ``credential_headers`` as ASGI spells header names (lower-case bytes); None
+    when it does not declare them (then only its ``authenticate`` can tell "no credentials")."""
+    declared = getattr(authenticator, "credential_headers", None)
+    if declared is None:
+        return None
+    return frozenset(name.lower().encode("latin-1") for name in declared)
+
+
+def _credential_header_union(
+    declared: Sequence[tuple[Authenticator, frozenset[bytes] | None]],
+) -> frozenset[bytes] | None:
+    """The union of the authenticators' credential headers; None when one does not declare them
     (then only reading the body and asking every authenticator can tell "no credentials")."""
     names: set[bytes] = set()
-    for authenticator in authenticators:
-        declared = getattr(authenticator, "credential_headers", None)
-        if declared is None:
+    for _, headers in declared:
+        if headers is None:
             return None
-        names.update(name.lower().encode("latin-1") for name in declared)
+        names.update(headers)
     return frozenset(names)
 
 

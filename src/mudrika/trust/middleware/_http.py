@@ -7,8 +7,10 @@ steps; nothing here decides anything.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
+
+from mudrika.trust._asgi import ASGIApp, BodyTooLarge, Message, Receive, Scope, Send, collect_body, replay
 
 __all__ = [
     "ASGIApp",
@@ -25,12 +27,6 @@ __all__ = [
     "send_json",
 ]
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
 _TOO_LARGE: Final = json.dumps(
     {"jsonrpc": "2.0", "error": {"code": -32600, "message": "Request too large"}, "id": None}
 ).encode()
@@ -45,34 +41,7 @@ async def send_json(
     send: Send, status: int, payload: Any, headers: Sequence[tuple[bytes, bytes]] = ()
 ) -> None:
     body = json.dumps(payload, separators=(",", ":")).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"cache-control", b"no-store"),
-                *headers,
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
-
-
-async def body_too_large(send: Send) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 413,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(_TOO_LARGE)).encode()),
-                (b"connection", b"close"),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": _TOO_LARGE})
+    await _send_json_bytes(send, status, body, [(b"cache-control", b"no-store"), *headers])
 
 
 _TIMED_OUT: Final = json.dumps(
@@ -80,21 +49,39 @@ _TIMED_OUT: Final = json.dumps(
 ).encode()
 
 
+async def body_too_large(send: Send) -> None:
+    """HTTP 413 (RFC 9110 §15.5.14) for a body over the cap; the connection is closed so the rest of
+    the upload is never read."""
+    await _send_and_close(send, 413, _TOO_LARGE)
+
+
 async def body_timed_out(send: Send) -> None:
     """HTTP 408 (RFC 9110 §15.5.9) when the body did not arrive within the deadline; the connection
     is closed so a slow sender cannot keep it."""
+    await _send_and_close(send, 408, _TIMED_OUT)
+
+
+async def _send_and_close(send: Send, status: int, body: bytes) -> None:
+    """A fixed JSON answer with ``Connection: close``: the request body was not read to its end."""
+    await _send_json_bytes(send, status, body, [(b"connection", b"close")])
+
+
+async def _send_json_bytes(
+    send: Send, status: int, body: bytes, headers: Sequence[tuple[bytes, bytes]]
+) -> None:
+    """The one place a JSON answer is framed: its type and length first, then ``headers``."""
     await send(
         {
             "type": "http.response.start",
-            "status": 408,
+            "status": status,
             "headers": [
                 (b"content-type", b"application/json"),
-                (b"content-length", str(len(_TIMED_OUT)).encode()),
-                (b"connection", b"close"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
             ],
         }
     )
-    await send({"type": "http.response.body", "body": _TIMED_OUT})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def read_body(scope: Scope, receive: Receive, send: Send, limit: int) -> bytes | None:
@@ -108,39 +95,11 @@ async def read_body(scope: Scope, receive: Receive, send: Send, limit: int) -> b
         if key == b"content-length" and (not value.isdigit() or int(value) > limit):
             await body_too_large(send)
             return None
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        kind = message["type"]
-        if kind == "http.disconnect":
-            return None
-        if kind != "http.request":
-            continue
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            await body_too_large(send)
-            return None
-        if chunk:
-            chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks) if len(chunks) != 1 else chunks[0]
-
-
-def replay(body: bytes, receive: Receive) -> Receive:
-    """A ``receive`` that hands the app the buffered body once, then defers to the real one
-    (which then reports ``http.disconnect`` when the client goes away)."""
-    sent = False
-
-    async def _receive() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return _receive
+    try:
+        return await collect_body(receive, limit)
+    except BodyTooLarge:
+        await body_too_large(send)
+        return None
 
 
 class ResponseCapture:
