@@ -168,6 +168,19 @@ def verify_chain_like_the_sdk(
     return mandates
 
 
+def _mandate_pair(
+    chain: str, kind: str, expected: tuple[str | None, str | None], context: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``CheckoutMandateChain.parse`` / ``PaymentMandateChain.parse`` over ``verify_chain``: exactly
+    an open and a closed mandate."""
+    mandates = verify_chain_like_the_sdk(
+        chain, expected_aud=expected[0], expected_nonce=expected[1], **context
+    )
+    if len(mandates) != 2:
+        raise SdkRefusal(f"a {kind} mandate chain has exactly 2 payloads")
+    return mandates[0], mandates[1]
+
+
 def verify_like_the_sdk(
     evidence: V02Evidence,
     *,
@@ -178,40 +191,23 @@ def verify_like_the_sdk(
 ) -> dict[str, Any]:
     """The SDK's checkout and payment verification: returns the closed mandates it accepts."""
     expect = expectations or SdkExpectations()
-    checkout = verify_chain_like_the_sdk(
-        evidence.checkout_chain,
-        root_key=root_key,
-        now=now,
-        expected_aud=expect.checkout_aud,
-        expected_nonce=expect.checkout_nonce,
-        trusted_roots=trusted_roots,
+    context: dict[str, Any] = {"root_key": root_key, "now": now, "trusted_roots": trusted_roots}
+    _, closed_checkout = _mandate_pair(
+        evidence.checkout_chain, "checkout", (expect.checkout_aud, expect.checkout_nonce), context
     )
-    if len(checkout) != 2:
-        raise SdkRefusal("a checkout mandate chain has exactly 2 payloads")
-    closed_checkout = checkout[1]
     _b64_json(closed_checkout["checkout_jwt"].split(".")[1])  # read, never verified
-    if (
-        expect.expected_checkout_hash is not None
-        and expect.expected_checkout_hash != closed_checkout["checkout_hash"]
-    ):
+    wanted_hash = expect.expected_checkout_hash
+    if wanted_hash is not None and wanted_hash != closed_checkout["checkout_hash"]:
         raise SdkRefusal("checkout_hash mismatch")
     accepted = {"checkout": closed_checkout}
     if evidence.payment_chain is not None:
-        payment = verify_chain_like_the_sdk(
-            evidence.payment_chain,
-            root_key=root_key,
-            now=now,
-            expected_aud=expect.payment_aud,
-            expected_nonce=expect.payment_nonce,
-            trusted_roots=trusted_roots,
+        open_payment, closed_payment = _mandate_pair(
+            evidence.payment_chain, "payment", (expect.payment_aud, expect.payment_nonce), context
         )
-        if len(payment) != 2:
-            raise SdkRefusal("a payment mandate chain has exactly 2 payloads")
-        closed_payment = payment[1]
         wanted = expect.expected_transaction_id
         if wanted is not None and wanted != closed_payment["transaction_id"]:
             raise SdkRefusal("transaction_id mismatch")
-        for constraint in payment[0].get("constraints", []):
+        for constraint in open_payment.get("constraints", []):
             reference = expect.expected_open_checkout_hash
             is_reference = constraint.get("type") == "payment.reference" and reference is not None
             if is_reference and constraint.get("conditional_transaction_id") != reference:

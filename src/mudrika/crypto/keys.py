@@ -110,6 +110,9 @@ _RSA_PARAMS: Final[Mapping[str, tuple[padding.AsymmetricPadding, hashes.HashAlgo
     },
 }
 _ECDSA_SHA256: Final = ec.ECDSA(hashes.SHA256())
+_ED25519: Final = KeyType.ED25519
+_RSA: Final = KeyType.RSA
+_EC_SIGNATURE_SIZE: Final = 2 * _EC_SIZE
 
 _PublicCrypto = ed25519.Ed25519PublicKey | ec.EllipticCurvePublicKey | rsa.RSAPublicKey
 _PrivateCrypto = ed25519.Ed25519PrivateKey | ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey
@@ -358,24 +361,27 @@ class PublicKey:
 
         The algorithm must belong to this key type; anything else is refused before any crypto runs.
         """
-        if algorithm not in ALGORITHMS_BY_KEY_TYPE[self._key_type]:
+        key_type = self._key_type
+        if algorithm not in ALGORITHMS_BY_KEY_TYPE[key_type]:
             raise SignatureError(
                 "algorithm not valid for this key type",
                 code="alg_key_mismatch",
                 alg=algorithm,
-                key_type=self._key_type.value,
+                key_type=key_type.value,
             )
         key = self._crypto
         try:
-            if self._key_type is KeyType.ED25519:
+            # Module-level members: on Python 3.11 reading ``KeyType.ED25519`` goes through the enum
+            # class's attribute machinery on every verification.
+            if key_type is _ED25519:
                 cast(ed25519.Ed25519PublicKey, key).verify(signature, data)
-            elif self._key_type is KeyType.RSA:
+            elif key_type is _RSA:
                 if len(signature) != self._rsa_bytes:
                     raise SignatureError("RSA signature has the wrong length", code="bad_signature")
                 pad, hash_alg = _RSA_PARAMS[algorithm]
                 cast(rsa.RSAPublicKey, key).verify(signature, data, pad, hash_alg)
             else:
-                if len(signature) != 2 * _EC_SIZE:
+                if len(signature) != _EC_SIGNATURE_SIZE:
                     raise SignatureError("ECDSA signature must be raw r||s", code="bad_signature_encoding")
                 r = int.from_bytes(signature[:_EC_SIZE], "big")
                 s = int.from_bytes(signature[_EC_SIZE:], "big")

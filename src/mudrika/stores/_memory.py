@@ -58,7 +58,8 @@ class MemoryReplayStore(ReplayStoreBase):
         now = self._clock()
         deadline = self._deadline(expires_at, now)
         with self._lock:
-            self._check_open()
+            if self._closed:  # what _check_open() tests, without a call on every claim
+                self._check_open()
             heap = self._expiries
             if heap and heap[0][0] <= now:  # the purge's own first test, without a call when idle
                 self._purge_locked(now)

@@ -49,6 +49,10 @@ MAX_BATCH: Final = 10_000
 
 def check_key(key: str) -> None:
     """Refuse keys that are not non-empty text of at most :data:`MAX_KEY_BYTES` UTF-8 bytes."""
+    if type(key) is str and key.isascii() and 0 < len(key) <= MAX_KEY_BYTES:
+        # ASCII text is its own UTF-8 encoding, so its length is its size: no copy to measure it.
+        # Every key the verifiers build (a prefix and a base64url digest) takes this path.
+        return
     if not isinstance(key, str):
         raise InvalidInput("replay key must be a string", code="replay_key_invalid")
     if not key:
@@ -109,6 +113,11 @@ class ReplayStoreBase:
 
     def _deadline(self, expires_at: float, now: float) -> float:
         """The UNIX time until which a claim made at ``now`` is held."""
+        if type(expires_at) is float and math.isfinite(expires_at) and expires_at - now <= self._max_ttl:
+            # The common case (a verifier's float deadline) passes every check below: decided in one
+            # line.  Anything else (an int, a bool, NaN, infinity, too far ahead) takes the full path.
+            held_at_least = now + self._min_retention
+            return held_at_least if held_at_least > expires_at else expires_at  # max(), without the call
         if isinstance(expires_at, bool) or not isinstance(expires_at, int | float):
             raise InvalidInput("expires_at must be a UNIX timestamp", code="replay_expiry_invalid")
         if not math.isfinite(expires_at):

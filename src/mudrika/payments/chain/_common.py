@@ -32,6 +32,7 @@ __all__ = [
     "MAX_LEEWAY",
     "MAX_TOKEN_BYTES",
     "TIME_CLAIMS",
+    "Deferred",
     "Recorder",
     "StepFailed",
     "Texts",
@@ -44,8 +45,10 @@ __all__ = [
     "fingerprint",
     "found",
     "iso",
+    "no_texts",
     "numeric_date",
     "same_text",
+    "single_use_key",
 ]
 
 T = TypeVar("T")
@@ -65,6 +68,16 @@ def fingerprint(text: str) -> str:
     return "sha256:" + b64url_encode(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())[:16]
 
 
+def single_use_key(namespace: str, first: str, second: str) -> str:
+    """A replay-store key: ``namespace`` + base64url(SHA-256 over ``first`` NUL ``second`` in UTF-8).
+
+    A digest, so the key has a fixed length whatever the claims hold and no raw claim text (a nonce)
+    reaches a store, a log or an error; the format is documented (docs/payments.md), and stores that
+    persist claims across an upgrade depend on it staying the same."""
+    data = f"{first}\x00{second}".encode("utf-8", "surrogatepass")
+    return namespace + b64url_encode(hashlib.sha256(data).digest())
+
+
 class StepFailed(Exception):
     """Raised by :meth:`Recorder.run_or_stop` after it recorded a failure: the stage stops there."""
 
@@ -75,14 +88,19 @@ Texts = tuple[str | None, str | None]
 
 #: A passed check not formatted yet: ``(id, party, key, texts, values)``; a plain tuple is the
 #: cheapest record Python builds (a :class:`Check` is a ``NamedTuple``, never a plain tuple).
-_Deferred = tuple[str, str, str | None, Callable[..., Texts], tuple[Any, ...]]
+Deferred = tuple[str, str, str | None, Callable[..., Texts], tuple[Any, ...]]
 
 
 def _given(expected: str | None, got: str | None) -> Texts:
     return expected, got
 
 
-def _formatted(entry: _Deferred) -> Check:
+def no_texts() -> Texts:
+    """The texts of a check that shows neither an expected nor a found value (a verified signature)."""
+    return None, None
+
+
+def _formatted(entry: Deferred) -> Check:
     check_id, party, key, texts, values = entry
     expected, got = texts(*values)
     return Check(check_id, "passed", party, expected, got, key)
@@ -101,15 +119,19 @@ class Recorder:
     once.
     """
 
-    __slots__ = ("_entries", "_last_not_passed", "_pending", "_validate")
+    __slots__ = ("_entries", "_pending", "_validate", "last_not_passed")
 
     def __init__(self, *, validate: bool = False) -> None:
-        self._entries: list[Check | _Deferred] = []
+        self._entries: list[Check | Deferred] = []
         self._validate = validate
         self._pending = False
-        # Index of the latest check that did not pass (-1: none), so that "did every check of this
-        # stage pass?" is one comparison instead of a walk over the stage's checks.
-        self._last_not_passed = -1
+        self.last_not_passed = -1
+        """Index of the latest check that did not pass (-1: none); read-only for callers.
+
+        "Did every check of this stage pass?" is then one comparison instead of a walk over the
+        stage's checks: a stage notes the value when it starts and compares at its end (equal means
+        nothing failed or was skipped in between; an attribute read, where :meth:`all_passed_since`
+        and ``len()`` are two calls per stage on the pass path)."""
 
     def __len__(self) -> int:
         """How many checks were recorded (a stage's first index, for :meth:`all_passed_since`)."""
@@ -129,11 +151,11 @@ class Recorder:
     @property
     def all_passed(self) -> bool:
         """True when at least one check was recorded and every one passed."""
-        return bool(self._entries) and self._last_not_passed < 0
+        return bool(self._entries) and self.last_not_passed < 0
 
     def _add(self, check: Check) -> None:
         if check.status != "passed":
-            self._last_not_passed = len(self._entries)
+            self.last_not_passed = len(self._entries)
         if self._validate:
             check = Check.make(
                 check.id,
@@ -157,6 +179,17 @@ class Recorder:
             self._add(Check(check_id, "passed", party, expected, got, key))
         else:
             self._entries.append((check_id, party, key, texts, values))
+            self._pending = True
+
+    def passed_later_all(self, deferred: tuple[Deferred, ...]) -> None:
+        """Record checks that passed together, each ``(id, party, key, texts, values)`` as
+        :meth:`passed_later` takes them: one call for a group that only passes as a whole (the four
+        phases of a verified JWS)."""
+        if self._validate:
+            for entry in deferred:
+                self._add(_formatted(entry))
+        else:
+            self._entries.extend(deferred)
             self._pending = True
 
     def check_later(
@@ -316,7 +349,7 @@ class Recorder:
 
     def all_passed_since(self, start: int) -> bool:
         """True when every check recorded from index ``start`` on passed (none failed or skipped)."""
-        return self._last_not_passed < start
+        return self.last_not_passed < start
 
 
 def same_text(got: Any, expected: str) -> bool:
@@ -380,6 +413,11 @@ def check_mandate_expiry(
 
 def numeric_date(value: Any) -> float | None:
     """A JWT NumericDate as seconds; ``None`` for anything else (``bool``, text, NaN, infinity)."""
+    kind = type(value)
+    if kind is int or kind is float:
+        # What the strict parser returns: one identity test instead of three isinstance() calls (a
+        # ``bool`` is an ``int`` subclass, so it never takes this path).
+        return float(value) if math.isfinite(value) else None
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return None
     return float(value)
@@ -410,7 +448,7 @@ def check_time_claims(
 
     Returns ``iat`` when all three passed, else ``None``.
     """
-    start = len(rec)
+    mark = rec.last_not_passed
     iat_id, nbf_id, exp_id = _time_ids(prefix)
     raw_iat = claims.get("iat")
     iat = numeric_date(raw_iat)
@@ -465,7 +503,7 @@ def check_time_claims(
         )
     else:
         rec.passed(exp_id, party, expected="exp honoured when present", got="no exp", key=key)
-    if not rec.all_passed_since(start):
+    if rec.last_not_passed != mark:
         return None
     assert iat is not None
     return iat

@@ -63,7 +63,7 @@ def check_intent(
 
     Returns the facts when every check of the stage passed, else ``None`` (the chain stops here).
     """
-    start = len(rec)
+    mark = rec.last_not_passed
     model = intent.model
     # Deny by default: a constraint we do not understand cannot be enforced, so it fails the intent.
     unknown = sorted((model.model_extra or {}).keys())
@@ -111,7 +111,7 @@ def check_intent(
         leeway=rules.leeway,
         code="intent_expired",
     )
-    if not rec.all_passed_since(start):
+    if rec.last_not_passed != mark:
         return None
     return IntentFacts(signer=signer, user_did=user_did, signed_at=signed_at)
 

@@ -16,7 +16,7 @@ from typing import Any, Final, NamedTuple, TypeVar
 from mudrika.crypto.jcs import loads_strict
 from mudrika.crypto.jose import KeyResolver, TrustedKey, open_compact, verify_opened
 from mudrika.errors import InvalidInput, MudrikaError, VerificationError
-from mudrika.payments.chain._common import MAX_TOKEN_BYTES, Recorder, Texts
+from mudrika.payments.chain._common import MAX_TOKEN_BYTES, Recorder, Texts, no_texts
 from mudrika.payments.chain._keys import ResolvedKey
 
 __all__ = ["JWS_PHASES", "CheckedJWS", "check_jws", "run_jws_phases"]
@@ -87,14 +87,18 @@ def _record_passed(
     resolved: ResolvedKey,
     algorithms: frozenset[str],
 ) -> None:
-    """The four phases passed (texts formatted when a report is drawn)."""
+    """The four phases passed: recorded in one call, texts formatted when a report is drawn."""
     header_id, key_id, alg_id, signature_id = _phase_ids(prefix)
     kid = resolved.kid
     alg = header.get("alg")
-    rec.passed_later(header_id, party, _header_texts, alg, header.get("typ", _NO_TYP))
-    rec.passed_later(key_id, party, _key_texts, resolved, key=kid)
-    rec.passed_later(alg_id, party, _alg_texts, algorithms, alg, key=kid)
-    rec.passed(signature_id, party, key=kid)
+    rec.passed_later_all(
+        (
+            (header_id, party, None, _header_texts, (alg, header.get("typ", _NO_TYP))),
+            (key_id, party, kid, _key_texts, (resolved,)),
+            (alg_id, party, kid, _alg_texts, (algorithms, alg)),
+            (signature_id, party, kid, no_texts, ()),
+        )
+    )
 
 
 def run_jws_phases(
@@ -193,4 +197,4 @@ def check_jws(
         _record_failure(rec, prefix, party, phase, exc, resolved)
         return None
     _record_passed(rec, prefix, party, header, key, algorithms)
-    return CheckedJWS(header=header, claims=claims, key=key)
+    return CheckedJWS(header, claims, key)

@@ -341,7 +341,7 @@ class Anchors:
         self, root: TrustRoot, section: Literal["merchant", "issuer"], owner: str, kid: str
     ) -> ResolvedKey:
         evidence = self._evidence
-        if type(evidence) is not KeyMaterial or not evidence.offline:
+        if type(evidence) is not KeyMaterial or not evidence._offline:  # the property, without a call
             return self._cross_checked(root, section, owner, kid)
         # Both sides are fixed snapshots (a trust root is immutable once built, and an offline
         # KeyMaterial answers from what it was given), so an admitted key is admitted again: the

@@ -64,7 +64,7 @@ def check_links(
     leeway: float,
 ) -> bool:
     """Record every cross-object check; True when all passed."""
-    start = len(rec)
+    mark = rec.last_not_passed
     intent_model = intent.model
     contents = cart.model.contents
     details = contents.payment_request.details
@@ -248,7 +248,7 @@ def check_links(
         if covered_by
         else "unsigned intent in a legacy chain: no signature covers any of its members",
     )
-    return rec.all_passed_since(start)
+    return rec.last_not_passed == mark
 
 
 # The texts of the link checks, formatted only when a report is drawn (or the check failed).

@@ -44,6 +44,7 @@ from mudrika.payments.chain._common import (
     fingerprint,
     found,
     same_text,
+    single_use_key,
 )
 from mudrika.payments.chain._jws import JWS_PHASES, check_jws, run_jws_phases
 from mudrika.payments.chain._keys import ResolvedKey, StageRules
@@ -69,8 +70,7 @@ LEGACY_STATEMENT: Final = (
 
 def kb_nonce_key(audience: str, nonce: str) -> str:
     """The replay-store key of a key-binding nonce (a digest: bounded length, no raw nonce text)."""
-    data = f"{audience}\x00{nonce}".encode("utf-8", "surrogatepass")
-    return "ap2:kb-nonce:" + b64url_encode(hashlib.sha256(data).digest())
+    return single_use_key("ap2:kb-nonce:", audience, nonce)
 
 
 class PaymentFacts(NamedTuple):
@@ -137,7 +137,7 @@ def check_payment(
     """The payment stage: no unsigned member, the SD-JWT VC (issuer trusted, signature, disclosures,
     time claims, vct, cnf, sub) and the key-binding JWT (every §7.3 step 5 claim, then
     ``transaction_data`` and the intent binding)."""
-    start = len(rec)
+    mark = rec.last_not_passed
     extra = unsigned_members(payment.raw, _PAYMENT_MEMBERS)
     rec.check(
         "payment.unsigned_members",
@@ -203,7 +203,7 @@ def check_payment(
         intent_mandate_hash=intent_mandate_hash,
         accept_legacy=accept_legacy,
     )
-    if kb is None or not rec.all_passed_since(start):
+    if kb is None or rec.last_not_passed != mark:
         return None
     claims, iat, intent_bound = kb
     return PaymentFacts(
@@ -280,7 +280,7 @@ def _check_issuer(
         rec.skip(_after("issuer.sdjwt.disclosures"), because="the disclosures did not verify")
         return None
     payload = processed.payload
-    start = len(rec)
+    mark = rec.last_not_passed
     # §7.1 step 6 on the processed payload: iss (the issuer whose key signed), then the shared time rule.
     iss = payload.get("iss")
     rec.check_later(
@@ -346,7 +346,7 @@ def _check_issuer(
         key=holder.kid,
     )
     _check_subject(rec, payload.get("sub"), "sub" in payload, cnf.key, intent_signer_did, key=kid)
-    if not rec.all_passed_since(start):
+    if rec.last_not_passed != mark:
         return None
     return issuer_key, processed, holder
 
@@ -493,7 +493,7 @@ def _check_key_binding(
         return None
     claims = checked.claims
     key = holder.kid
-    start = len(rec)
+    mark = rec.last_not_passed
     # 5.4: typ is exactly kb+jwt.
     typ = checked.header.get("typ")
     rec.check_later(
@@ -612,7 +612,7 @@ def _check_key_binding(
             else (str(items[2])[:64] if items is not None and len(items) > 2 else "missing"),
             key=key,
         )
-    if iat is None or not rec.all_passed_since(start):
+    if iat is None or rec.last_not_passed != mark:
         return None
     return claims, iat, bound
 
