@@ -217,7 +217,9 @@ def main() -> None:
         f"pool {POOL_SIZE:,} (every request a cache miss). Requests/s: median (min–max) of "
         f"{args.repetitions} repetitions, the four runs interleaved; ratio to unprotected per "
         "repetition. *floor* = the plain app behind a bare `verify_jwt` of each distinct token (no "
-        "cache, policy or middleware): the most any protected server can reach here.\n"
+        "cache, policy or middleware): the most any protected server can reach here, so a "
+        "connection count whose floor ratio is below 0.75 cannot meet the target with any middleware on "
+        "this machine.\n"
     )
     print(
         "| load (P7) | unprotected req/s | repeated token req/s | ratio | p99 ms (unprot. / rep. / dist.) "

@@ -147,10 +147,20 @@ def main(argv: list[str] | None = None) -> int:
         else:
             sections.append(proc.stdout.strip() + f"\n\n<sub>{name}: {elapsed:.0f} s wall</sub>\n")
     total = time.perf_counter() - started_all
+    produced = "\n".join(sections)
+    carried = _carried_over(produced) if args.write_docs else []
+    carried_note = (
+        " except the sections carried over from the previous document because this run did not "
+        "produce them ("
+        + ", ".join(f"“{body.splitlines()[0][3:].split(' (')[0]}”" for body in carried)
+        + "), which say how their own scripts measured them"
+        if carried
+        else ""
+    )
     header = (
         "# Performance\n\n"
         "Written by `bench/run_all.py --write-docs` from one run; every number below was measured in "
-        "that run, each anchor beside ours on the same machine, nothing typed in by hand.\n\n"
+        f"that run{carried_note}, each anchor beside ours on the same machine, nothing typed in by hand.\n\n"
         f"- when: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; whole run {total:.0f} s\n"
         f"- machine: {_machine()} — shared with other work, so single batches can be disturbed\n"
         "- method (bench/_timing.py): every figure is the **median (min–max)** of at least 5 "
@@ -160,9 +170,9 @@ def main(argv: list[str] | None = None) -> int:
         "says so; a row that fails says **not met**. Nothing is rounded in our favour: ratios are "
         "printed to two decimals and compared unrounded.\n\n"
     )
-    document = header + _summary(sections) + "\n" + "\n".join(sections)
+    document = header + _summary(sections) + "\n" + produced
     if args.write_docs:
-        document = "\n".join([document.rstrip() + "\n", *_carried_over(document)])
+        document = "\n".join([document.rstrip() + "\n", *carried])
         DOCS.write_text(document, encoding="utf-8")
         print(f"wrote {DOCS.relative_to(ROOT)}", file=sys.stderr)
     elif args.out is not None:
