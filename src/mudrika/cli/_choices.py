@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-__all__ = ["DID_METHODS", "IDENTITY_PROVIDERS", "KEY_TYPES", "key_type_options"]
+__all__ = ["DID_METHODS", "IDENTITY_PROVIDERS", "KEY_TYPES", "did_method_option", "key_type_options"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -25,6 +25,13 @@ DID_METHODS: tuple[str, ...] = ("key", "jwk", "web", "bindu")
 
 #: ``mudrika.trust.models.IdentityProvider``: where a caller's groups can come from.
 IDENTITY_PROVIDERS: tuple[str, ...] = ("keycloak", "azure_ad", "okta", "auth0", "custom")
+
+
+def did_method_option(help_text: str | None = None) -> Callable[[_F], _F]:
+    """``--method``: which DID method a key-creating command derives the agent's DID with (default did:key)."""
+    return click.option(
+        "--method", type=click.Choice(DID_METHODS), default="key", show_default=True, help=help_text
+    )
 
 
 def key_type_options(type_help: str) -> Callable[[_F], _F]:

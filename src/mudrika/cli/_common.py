@@ -3,8 +3,9 @@
 Why here: every command must map errors to the same exit codes, report them the same way (the code
 and the fields the exception carries, one JSON document with ``--json``, the cause chain with
 ``-v``), and read passwords the same safe way (an environment variable or file named by the user, a
-prompt only on a terminal, never a literal).  This module imports nothing heavy: it is loaded for
-every ``mudrika`` invocation, ``--help`` included.
+prompt only on a terminal, never a literal).  An option that means the same in several commands
+(``--json``, ``--force``, ``--trust-root``, ``--at``, …) is defined here once.  This module imports
+nothing heavy: it is loaded for every ``mudrika`` invocation, ``--help`` included.
 """
 
 from __future__ import annotations
@@ -229,19 +230,130 @@ def split_pairs(values: tuple[str, ...], *, option: str, form: str) -> list[tupl
     return pairs
 
 
+# -- options that mean the same in every command ------------------------------------------------------------
+#
+# Why factories: an option that means one thing (print JSON, replace outputs, a DID document file, the
+# evaluation time, …) is spelt, typed and named once, so no command can drift from the others; the
+# factories take only what truly differs between commands: the words of the help text and, where a
+# command needs it, whether the option is required.
+
+
+def json_option(what: str = "the result", *, help_text: str | None = None) -> Callable[[_F], _F]:
+    """``--json``: print ``what`` as one JSON document on stdout (``help_text`` says it differently).
+
+    The destination is always ``as_json``: :func:`adopt_error_contract` finds the flag by that name
+    to report a failure as a JSON document too, so a command that spelt it otherwise would fall back
+    to text errors.
+    """
+    text = help_text if help_text is not None else f"Print {what} as one JSON document on stdout."
+    return click.option("--json", "as_json", is_flag=True, help=text)
+
+
+def force_option(what: str) -> Callable[[_F], _F]:
+    """``--force``: replace ``what`` (every command refuses to overwrite a file without it)."""
+    return click.option("--force", is_flag=True, help=f"Replace {what}.")
+
+
+def out_file_option(help_text: str) -> Callable[[_F], _F]:
+    """``--out FILE``: write the command's output to this file (written with :func:`write_output`)."""
+    return click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), help=help_text)
+
+
 def output_file_options(what: str) -> Callable[[_F], _F]:
     """``--out FILE`` (default: stdout) and ``--force``, for a command that prints ``what`` or writes it."""
 
     def decorate(func: _F) -> _F:
-        func = click.option("--force", is_flag=True, help="Replace an existing --out file.")(func)
-        return click.option(
-            "--out",
-            "out_path",
-            type=click.Path(dir_okay=False, path_type=Path),
-            help=f"Write {what} here (default: stdout).",
-        )(func)
+        func = force_option("an existing --out file")(func)
+        return out_file_option(f"Write {what} here (default: stdout).")(func)
 
     return decorate
+
+
+def did_web_options(*, host: str, path: str) -> Callable[[_F], _F]:
+    """``--host``, ``--path`` and ``--port``: where a did:web document is served (``host`` and
+    ``path`` are the help texts of the first two)."""
+
+    def decorate(func: _F) -> _F:
+        func = click.option("--port", type=click.IntRange(1, 65535), help="did:web: optional port.")(func)
+        func = click.option("--path", "web_path", help=path)(func)
+        return click.option("--host", help=host)(func)
+
+    return decorate
+
+
+def dns_names_option(help_text: str) -> Callable[[_F], _F]:
+    """``--dns`` (repeatable): a DNS name for the CSR's subjectAltName, beside the DID."""
+    return click.option("--dns", "dns_names", multiple=True, help=help_text)
+
+
+def key_directory_option(help_text: str) -> Callable[[_F], _F]:
+    """``--out DIRECTORY`` (required): where a command creates the private key directory (0700)."""
+    return click.option(
+        "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True, help=help_text
+    )
+
+
+def private_key_option(help_text: str) -> Callable[[_F], _F]:
+    """``--key``: the signer's private key URI (its password comes from :func:`password_options`)."""
+    return click.option("--key", "key_uri", required=True, help=help_text)
+
+
+def did_documents_option(help_text: str) -> Callable[[_F], _F]:
+    """``--did-document FILE`` (repeatable): DID documents given as files instead of resolving the DIDs."""
+    return click.option("--did-document", "did_document_files", multiple=True, metavar="FILE", help=help_text)
+
+
+def trust_root_option(help_text: str, *, required: bool = False) -> Callable[[_F], _F]:
+    """``--trust-root FILE``: the analyst's trust root (mudrika.trust-root/v1) a verdict rests on."""
+    return click.option(
+        "--trust-root",
+        "trust_root_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        required=required,
+        help=help_text,
+    )
+
+
+def at_option(help_text: str) -> Callable[[_F], _F]:
+    """``--at TIME``: when a chain is evaluated (read with ``dispute.parse_time_option``)."""
+    return click.option("--at", "at_text", metavar="TIME", help=help_text)
+
+
+def now_option(help_text: str) -> Callable[[_F], _F]:
+    """``--now TIME``: the signing or issuance time (read with ``_mandates.signing_time``)."""
+    return click.option("--now", "now_text", metavar="TIME", help=help_text)
+
+
+def html_option(help_text: str) -> Callable[[_F], _F]:
+    """``--html FILE``: also write the verification report as a self-contained HTML page."""
+    return click.option(
+        "--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help=help_text
+    )
+
+
+def audience_options(*, merchant: str, kb: str, required: bool = False) -> Callable[[_F], _F]:
+    """``--merchant-aud`` and ``--kb-aud``: the audiences the merchant's cart JWT and the user's
+    key-binding JWT must carry (``merchant`` and ``kb`` are their help texts)."""
+
+    def decorate(func: _F) -> _F:
+        func = click.option("--kb-aud", required=required, help=kb)(func)
+        return click.option("--merchant-aud", required=required, help=merchant)(func)
+
+    return decorate
+
+
+def kb_nonce_option(help_text: str, *, required: bool = False) -> Callable[[_F], _F]:
+    """``--kb-nonce``: the nonce the verifier issued for one payment (its key-binding JWT must carry it)."""
+    return click.option("--kb-nonce", required=required, help=help_text)
+
+
+def report_verbose_option(help_text: str) -> Callable[[_F], _F]:
+    """``-v/--verbose`` of a verify command: more of the report, and (as everywhere) an error's causes.
+
+    Unlike :func:`verbose_option` the command receives the flag; the callback still records it for
+    the error contract.
+    """
+    return click.option("-v", "--verbose", is_flag=True, callback=remember_verbose, help=help_text)
 
 
 # -- the error contract, attached to every command ---------------------------------------------------------

@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from mudrika.cli._common import EXIT_FAILED, EXIT_OK, emit_json, read_input
+from mudrika.cli._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    emit_json,
+    html_option,
+    json_option,
+    private_key_option,
+    read_input,
+)
 from mudrika.cli.dispute import parse_time_option, print_report, write_html
 from mudrika.crypto.jcs import DEFAULT_MAX_BYTES
 
@@ -30,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "finish_report",
     "read_source",
+    "replay_db_option",
     "replay_store",
     "report_options",
     "signer_key_option",
@@ -51,19 +60,18 @@ def signing_time(text: str | None) -> datetime:
 
 def signer_key_option(func: _F) -> _F:
     """``--key``: where the signer's private key is (its password comes from ``password_options``)."""
-    return click.option(
-        "--key", "key_uri", required=True, help="Private key of the signer: a path, file:PATH or env:VAR."
-    )(func)
+    return private_key_option("Private key of the signer: a path, file:PATH or env:VAR.")(func)
 
 
 def report_options(func: _F) -> _F:
     """``--json`` and ``--html``: the two optional forms of a verify command's report."""
-    func = click.option(
-        "--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Write an HTML report."
-    )(func)
-    return click.option(
-        "--json", "as_json", is_flag=True, help="Print the report as one JSON document on stdout."
-    )(func)
+    func = html_option("Write an HTML report.")(func)
+    return json_option("the report")(func)
+
+
+def replay_db_option(help_text: str) -> Callable[[_F], _F]:
+    """``--replay-db FILE``: the SQLite store :func:`replay_store` opens (default: one for this run only)."""
+    return click.option("--replay-db", type=click.Path(dir_okay=False, path_type=Path), help=help_text)
 
 
 @contextmanager

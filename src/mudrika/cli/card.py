@@ -23,8 +23,10 @@ from mudrika.cli._common import (
     EXIT_OK,
     emit_json,
     err,
+    json_option,
     load_signing_key,
     password_options,
+    private_key_option,
     read_json_file,
     read_prefix,
 )
@@ -50,7 +52,7 @@ def card_group() -> None:
 
 @card_group.command(name="sign")
 @click.argument("source", metavar="CARD|-")
-@click.option("--key", "key_uri", required=True, help="The agent's private key file (PEM, encrypted).")
+@private_key_option("The agent's private key file (PEM, encrypted).")
 @click.option(
     "--kid",
     required=True,
@@ -106,7 +108,7 @@ def sign_command(
     help="A DID document (JSON) to resolve non-self-certifying DIDs offline (repeatable).",
 )
 @click.option("--accept-sdk-form", is_flag=True, help="Also accept a2a-sdk 1.3's canonical form.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON document on stdout.")
+@json_option("the report")
 def verify_command(
     source: str,
     trusted: tuple[str, ...],

@@ -17,9 +17,12 @@ import click
 
 from mudrika.cli._common import (
     emit_json,
+    json_option,
     load_signing_key,
+    now_option,
     output_file_options,
     password_options,
+    private_key_option,
     read_file,
     read_json_file,
     write_output,
@@ -41,9 +44,7 @@ def credential_group() -> None:
 
 
 @credential_group.command("issue")
-@click.option(
-    "--key", "key_uri", required=True, help="The issuer's private key: a path, file:PATH or env:VAR."
-)
+@private_key_option("The issuer's private key: a path, file:PATH or env:VAR.")
 @click.option("--issuer", required=True, help="The issuer identifier ('iss'): a DID or an https URL.")
 @click.option(
     "--kid",
@@ -81,9 +82,7 @@ def credential_group() -> None:
     show_default=True,
     help="Lifetime in seconds.",
 )
-@click.option(
-    "--now", "now_text", metavar="TIME", help="Issuance time (ISO 8601 or UNIX seconds). Default: now."
-)
+@now_option("Issuance time (ISO 8601 or UNIX seconds). Default: now.")
 @click.option(
     "--jwks",
     "jwks_file",
@@ -97,9 +96,7 @@ def credential_group() -> None:
     help="The DID issuer's DID document (not needed for did:key / did:jwk).",
 )
 @output_file_options("the credential")
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print {credential, issuer, holder_thumbprint, ...} as JSON."
-)
+@json_option(help_text="Print {credential, issuer, holder_thumbprint, ...} as JSON.")
 @password_options
 def issue_command(
     key_uri: str,

@@ -11,7 +11,18 @@ from typing import Any
 
 import click
 
-from mudrika.cli._common import emit_json, load_signing_key, password_options, read_json_file, write_output
+from mudrika.cli._common import (
+    dns_names_option,
+    emit_json,
+    force_option,
+    json_option,
+    load_signing_key,
+    out_file_option,
+    password_options,
+    private_key_option,
+    read_json_file,
+    write_output,
+)
 from mudrika.errors import InvalidInput
 
 __all__ = ["csr_group"]
@@ -39,21 +50,21 @@ def csr_group() -> None:
 
 
 @csr_group.command("create")
-@click.option("--key", "key_uri", required=True, help="Private key: a path, file:PATH or env:VAR.")
+@private_key_option("Private key: a path, file:PATH or env:VAR.")
 @click.option("--did", required=True, help="The agent's DID; it goes into the SAN as a URI.")
 @click.option(
     "--cn", help="Common name: the agent's name (≤ 64 characters). Defaults to did:bindu's name part."
 )
-@click.option("--dns", "dns_names", multiple=True, help="Add a DNS name to the SAN (repeatable).")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the CSR PEM here.")
+@dns_names_option("Add a DNS name to the SAN (repeatable).")
+@out_file_option("Write the CSR PEM here.")
 @click.option(
     "--self-signed-cert",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also write a self-signed development certificate here.",
 )
 @click.option("--days", type=click.IntRange(1, 397), default=30, show_default=True)
-@click.option("--force", is_flag=True, help="Replace existing output files.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON document on stdout.")
+@force_option("existing output files")
+@json_option("the result")
 @click.option(
     "--did-document",
     "did_document_file",
@@ -66,7 +77,7 @@ def create(
     did: str,
     cn: str | None,
     dns_names: tuple[str, ...],
-    out: Path | None,
+    out_path: Path | None,
     self_signed_cert: Path | None,
     days: int,
     force: bool,
@@ -94,9 +105,9 @@ def create(
         "common_name": common_name,
         "did": did,
     }
-    if out is not None:
-        write_output(out, csr_pem, force=force)
-        result["csr"] = str(out)
+    if out_path is not None:
+        write_output(out_path, csr_pem, force=force)
+        result["csr"] = str(out_path)
     if self_signed_cert is not None:
         cert = self_signed_certificate(pair, agent_name=common_name, did=did, dns_names=dns_names, days=days)
         write_output(self_signed_cert, to_pem(cert), force=force)
@@ -105,5 +116,5 @@ def create(
     if as_json:
         result["csr_pem"] = csr_pem.decode()
         emit_json(result)
-    elif out is None:
+    elif out_path is None:
         click.echo(csr_pem.decode(), nl=False)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from mudrika.cli._common import EXIT_FAILED, EXIT_OK, emit_json, err
+from mudrika.cli._common import EXIT_FAILED, EXIT_OK, emit_json, err, json_option
 from mudrika.errors import InvalidInput, KeyStoreError, UnavailableError
 
 __all__ = ["demo_command"]
@@ -41,7 +41,7 @@ def _prepare(out: Path | None) -> Path:
     type=click.Path(path_type=Path),
     help="Write keys and files here (a new or empty directory). Default: a new temporary directory.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document with each step's outcome.")
+@json_option(help_text="Print one JSON document with each step's outcome.")
 def demo_command(out_dir: Path | None, as_json: bool) -> int:
     """Run an agent purchase end to end on 127.0.0.1: protected, signed, verified offline.
 

@@ -12,8 +12,16 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from mudrika.cli._choices import DID_METHODS
-from mudrika.cli._common import emit_json, err, password_options, read_password
+from mudrika.cli._choices import did_method_option
+from mudrika.cli._common import (
+    did_web_options,
+    emit_json,
+    err,
+    force_option,
+    json_option,
+    password_options,
+    read_password,
+)
 from mudrika.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -46,7 +54,7 @@ def did_group() -> None:
 
 
 @did_group.command("create")
-@click.option("--method", type=click.Choice(DID_METHODS), default="key", show_default=True)
+@did_method_option()
 @click.option(
     "--key",
     "key_path",
@@ -56,17 +64,17 @@ def did_group() -> None:
 )
 @click.option("--author", help="did:bindu: the author (e.g. an e-mail address; sanitised the Bindu way).")
 @click.option("--name", "agent_name", help="did:bindu: the agent name.")
-@click.option("--host", help="did:web: the domain that serves did.json.")
-@click.option("--path", "web_path", help="did:web: optional path, e.g. agents/payments.")
-@click.option("--port", type=click.IntRange(1, 65535), help="did:web: optional port.")
+@did_web_options(
+    host="did:web: the domain that serves did.json.", path="did:web: optional path, e.g. agents/payments."
+)
 @click.option("--endpoint", help="did:web/did:bindu: the agent's A2A endpoint, listed as a service.")
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
     help="Write the DID document here (did:web: at its .well-known/ or path location).",
 )
-@click.option("--force", is_flag=True, help="Replace an existing document file.")
-@click.option("--json", "as_json", is_flag=True, help="Print {did, did_document} as one JSON document.")
+@force_option("an existing document file")
+@json_option(help_text="Print {did, did_document} as one JSON document.")
 @password_options
 def create(
     method: str,
@@ -119,9 +127,7 @@ def create(
     type=click.Path(dir_okay=False, path_type=Path),
     help="Resolve offline from this JSON file mapping DIDs to DID documents (never touches the network).",
 )
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print the full resolution result (document + metadata)."
-)
+@json_option(help_text="Print the full resolution result (document + metadata).")
 @click.option(
     "--allow-private-network",
     is_flag=True,

@@ -39,13 +39,20 @@ from mudrika.cli._common import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
+    at_option,
+    audience_options,
+    did_documents_option,
     emit_json,
     err,
+    html_option,
+    json_option,
+    kb_nonce_option,
     output_file_options,
     read_file,
     read_json_file,
-    remember_verbose,
+    report_verbose_option,
     split_pairs,
+    trust_root_option,
     write_output,
 )
 from mudrika.errors import InvalidInput
@@ -343,45 +350,29 @@ def _exit_code(results: list[BundleResult]) -> int:
     '"payment_hops" ([{"aud": ..., "nonce": ...}, ...] in hop order) and "usage" (as mandate v02 '
     "verify --usage).",
 )
-@click.option(
-    "--at",
-    "at_text",
-    metavar="TIME",
-    help="Evaluate at this time (ISO 8601 with offset, or UNIX seconds). Default: each bundle's evidence_time.",
+@at_option(
+    "Evaluate at this time (ISO 8601 with offset, or UNIX seconds). Default: each bundle's evidence_time."
 )
-@click.option(
-    "--trust-root",
-    "trust_root_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Your trust root (mudrika.trust-root/v1): the issuers, merchants and policy you trust. "
-    "Without it every verdict is UNANCHORED.",
+@trust_root_option(
+    "Your trust root (mudrika.trust-root/v1): the issuers, merchants and policy you trust. "
+    "Without it every verdict is UNANCHORED."
 )
-@click.option(
-    "--merchant-aud",
-    help="The 'aud' merchant cart JWTs must carry where a case gives none (else the trust root's).",
+@audience_options(
+    merchant="The 'aud' merchant cart JWTs must carry where a case gives none (else the trust root's).",
+    kb="The 'aud' user key-binding JWTs must carry where a case gives none (else the trust root's).",
 )
-@click.option(
-    "--kb-aud",
-    help="The 'aud' user key-binding JWTs must carry where a case gives none (else the trust root's).",
+@kb_nonce_option(
+    "The nonce the payment processor issued for this payment (one bundle only; for a batch, "
+    "give each bundle's nonce in --cases). Without it the bundle's own nonce is used: UNANCHORED."
 )
-@click.option(
-    "--kb-nonce",
-    help="The nonce the payment processor issued for this payment (one bundle only; for a batch, "
-    "give each bundle's nonce in --cases). Without it the bundle's own nonce is used: UNANCHORED.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout (no human tables).")
+@json_option(help_text="Print one JSON document on stdout (no human tables).")
 @click.option(
     "--json-out",
     "json_out",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write one JSON line per bundle to FILE as each finishes.",
 )
-@click.option(
-    "--html",
-    "html_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Also write a self-contained HTML report to this file (one bundle only).",
-)
+@html_option("Also write a self-contained HTML report to this file (one bundle only).")
 @click.option(
     "--jobs",
     type=click.IntRange(min=0),
@@ -389,12 +380,8 @@ def _exit_code(results: list[BundleResult]) -> int:
     show_default=True,
     help="Verify bundles in this many processes (0: one per CPU core).",
 )
-@click.option(
-    "-v",
-    "--verbose",
-    is_flag=True,
-    callback=remember_verbose,
-    help="List passed checks too, print full reports for every bundle of a batch (and, on an error, its causes).",
+@report_verbose_option(
+    "List passed checks too, print full reports for every bundle of a batch (and, on an error, its causes)."
 )
 def verify_command(
     bundles: tuple[str, ...],
@@ -593,16 +580,13 @@ class _Progress:
 @click.option(
     "--payment", "payment_file", required=True, help="The signed PaymentMandate (JSON) as received."
 )
-@click.option("--merchant-aud", required=True, help="The 'aud' you required of the merchant's cart JWT.")
-@click.option("--kb-aud", required=True, help="The 'aud' you required of the user's key-binding JWT.")
-@click.option("--kb-nonce", required=True, help="The nonce you issued for this payment.")
-@click.option(
-    "--did-document",
-    "did_documents",
-    multiple=True,
-    metavar="FILE",
-    help="A DID document you verified with (e.g. the merchant's did:web document); repeatable.",
+@audience_options(
+    merchant="The 'aud' you required of the merchant's cart JWT.",
+    kb="The 'aud' you required of the user's key-binding JWT.",
+    required=True,
 )
+@kb_nonce_option("The nonce you issued for this payment.", required=True)
+@did_documents_option("A DID document you verified with (e.g. the merchant's did:web document); repeatable.")
 @click.option(
     "--jwks", multiple=True, metavar="ISSUER=FILE", help="An issuer's JWK Set you verified with; repeatable."
 )
@@ -637,7 +621,7 @@ def bundle_command(
     merchant_aud: str,
     kb_aud: str,
     kb_nonce: str,
-    did_documents: tuple[str, ...],
+    did_document_files: tuple[str, ...],
     jwks: tuple[str, ...],
     fetched_at_text: str | None,
     via_pairs: tuple[str, ...],
@@ -666,7 +650,7 @@ def bundle_command(
     )
     documents: dict[str, Any] = {}
     sources: dict[str, str] = {}
-    for path, did, document in read_did_documents(did_documents, read_json_file):
+    for path, did, document in read_did_documents(did_document_files, read_json_file):
         documents[did] = document
         sources[did] = f"DID document file {Path(path).name}"
     issuer_sets: dict[str, Any] = {}

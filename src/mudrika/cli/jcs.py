@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-from mudrika.cli._common import emit_json, read_prefix
+from mudrika.cli._common import emit_json, json_option, read_prefix
 from mudrika.crypto.jcs import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, canonicalize, loads_strict, mandate_hash
 
 __all__ = ["hash_command", "jcs_command"]
@@ -65,9 +65,7 @@ def jcs_command(source: str, max_bytes: int, max_depth: int) -> None:
 
 
 @click.command("hash")
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print {hash, algorithm, canonicalization} as one JSON document."
-)
+@json_option(help_text="Print {hash, algorithm, canonicalization} as one JSON document.")
 @_limits
 def hash_command(source: str, max_bytes: int, max_depth: int, as_json: bool) -> None:
     """Print the AP2 mandate hash of a JSON document.

@@ -11,7 +11,15 @@ from pathlib import Path
 import click
 
 from mudrika.cli._choices import key_type_options
-from mudrika.cli._common import emit_json, err, password_options, read_password
+from mudrika.cli._common import (
+    emit_json,
+    err,
+    force_option,
+    json_option,
+    key_directory_option,
+    password_options,
+    read_password,
+)
 
 __all__ = ["keys_group"]
 
@@ -26,15 +34,9 @@ def keys_group() -> None:
 
 @keys_group.command("generate")
 @key_type_options("Key type. ed25519 is the smallest and fastest; p256 is the AP2 default for merchants.")
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    required=True,
-    help="Directory for private.pem (encrypted PKCS#8, mode 0600) and public.pem; created 0700.",
-)
-@click.option("--force", is_flag=True, help="Replace existing key files (default: refuse to overwrite).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON document on stdout.")
+@key_directory_option("Directory for private.pem (encrypted PKCS#8, mode 0600) and public.pem; created 0700.")
+@force_option("existing key files (default: refuse to overwrite)")
+@json_option("the result")
 @password_options
 def generate(
     key_type: str,

@@ -15,11 +15,24 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from mudrika.cli._common import emit_json, load_signing_key, password_options, remember_verbose, split_pairs
+from mudrika.cli._common import (
+    at_option,
+    audience_options,
+    did_documents_option,
+    emit_json,
+    kb_nonce_option,
+    load_signing_key,
+    now_option,
+    password_options,
+    report_verbose_option,
+    split_pairs,
+    trust_root_option,
+)
 from mudrika.cli._keycheck import algorithm_for, check_key_matches, documents_by_did, read_did_documents
 from mudrika.cli._mandates import (
     finish_report,
     read_source,
+    replay_db_option,
     replay_store,
     report_options,
     signer_key_option,
@@ -57,25 +70,16 @@ def _contents(source: str, what: str) -> dict[str, Any]:
 
 def _signing_options(func: _F) -> _F:
     func = password_options(func)
-    func = click.option(
-        "--now",
-        "now_text",
-        metavar="TIME",
-        help="Signing time (ISO 8601 with offset). Default: the current time.",
-    )(func)
+    func = now_option("Signing time (ISO 8601 with offset). Default: the current time.")(func)
     func = signer_key_option(func)
     return click.argument("source", metavar="FILE|-", default="-")(func)
 
 
-def _did_document_option(func: _F) -> _F:
-    return click.option(
-        "--did-document",
-        "did_document_files",
-        multiple=True,
-        metavar="FILE",
-        help="The signer's DID document, to check --key against --kid offline (needed for DIDs other "
-        "than did:key / did:jwk); repeatable.",
-    )(func)
+#: ``--did-document`` of the sign commands: the signer's own document, read to check --key before signing.
+_signer_did_document_option = did_documents_option(
+    "The signer's DID document, to check --key against --kid offline (needed for DIDs other "
+    "than did:key / did:jwk); repeatable."
+)
 
 
 def _documents(files: tuple[str, ...]) -> dict[str, Any]:
@@ -127,7 +131,7 @@ mandate_group.add_command(v02_group)
 @click.option(
     "--kid", required=True, help="DID URL of the user's key (e.g. did:key:z...#z...); its DID is 'iss'."
 )
-@_did_document_option
+@_signer_did_document_option
 def sign_intent_command(
     source: str,
     key_uri: str,
@@ -173,7 +177,7 @@ def sign_intent_command(
     type=click.Choice(sorted(MERCHANT_ALGORITHMS)),
     help="Signature algorithm. Default: the key's (ES256 for P-256, EdDSA for Ed25519, ES256K for secp256k1).",
 )
-@_did_document_option
+@_signer_did_document_option
 def sign_cart_command(
     source: str,
     key_uri: str,
@@ -291,47 +295,34 @@ def _jwks_option(values: tuple[str, ...]) -> dict[str, Any]:
 
 @mandate_group.command("verify")
 @click.argument("files", metavar="FILE...", nargs=-1, required=True)
-@click.option(
-    "--trust-root",
-    "trust_root_path",
-    type=click.Path(dir_okay=False),
-    help="Your trust root (mudrika.trust-root/v1): issuers and their keys, pinned merchants, "
-    "algorithms, credential types, leeway, maximum ages. Required for three mandate files.",
+@trust_root_option(
+    "Your trust root (mudrika.trust-root/v1): issuers and their keys, pinned merchants, "
+    "algorithms, credential types, leeway, maximum ages. Required for three mandate files."
 )
-@click.option("--merchant-aud", help="The 'aud' the merchant's cart JWT must carry (else the trust root's).")
-@click.option("--kb-aud", help="The 'aud' the user's key-binding JWT must carry (else the trust root's).")
-@click.option("--kb-nonce", help="The nonce you issued for this payment.")
-@click.option(
-    "--did-document",
-    multiple=True,
-    metavar="FILE",
-    help="Use this DID document (repeatable). With any, keys come only from the given material "
-    "(plus did:key / did:jwk): no network.",
+@audience_options(
+    merchant="The 'aud' the merchant's cart JWT must carry (else the trust root's).",
+    kb="The 'aud' the user's key-binding JWT must carry (else the trust root's).",
+)
+@kb_nonce_option("The nonce you issued for this payment.")
+@did_documents_option(
+    "Use this DID document (repeatable). With any, keys come only from the given material "
+    "(plus did:key / did:jwk): no network."
 )
 @click.option("--jwks", multiple=True, metavar="ISSUER=FILE", help="An issuer's JWK Set (repeatable).")
 @click.option(
     "--offline", is_flag=True, help="Never touch the network (did:key, did:jwk and given files only)."
 )
-@click.option(
-    "--at",
-    "at_text",
-    metavar="TIME",
-    help="Evaluate at this ISO 8601 time. Default: now (bundle: its evidence_time).",
-)
-@click.option(
-    "--replay-db",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="SQLite replay store that remembers used jti/nonces across runs (default: this run only).",
-)
+@at_option("Evaluate at this ISO 8601 time. Default: now (bundle: its evidence_time).")
+@replay_db_option("SQLite replay store that remembers used jti/nonces across runs (default: this run only).")
 @report_options
-@click.option("-v", "--verbose", is_flag=True, callback=remember_verbose, help="List the passed checks too.")
+@report_verbose_option("List the passed checks too.")
 def verify_command(
     files: tuple[str, ...],
-    trust_root_path: str | None,
+    trust_root_path: Path | None,
     merchant_aud: str | None,
     kb_aud: str | None,
     kb_nonce: str | None,
-    did_document: tuple[str, ...],
+    did_document_files: tuple[str, ...],
     jwks: tuple[str, ...],
     offline: bool,
     at_text: str | None,
@@ -387,7 +378,7 @@ def verify_command(
         raise click.UsageError("verifying three mandates needs " + ", ".join(missing))
     if trust_root is None or merchant_aud is None or kb_aud is None or kb_nonce is None:
         raise click.UsageError("verifying three mandates needs a trust root, audiences and a nonce")
-    documents = {did: document for _, did, document in read_did_documents(did_document, _json_file)}
+    documents = {did: document for _, did, document in read_did_documents(did_document_files, _json_file)}
     issuer_keys = _jwks_option(jwks)
     if offline or documents:
         keys = KeyMaterial.offline_snapshot(documents, jwks=issuer_keys)

@@ -19,10 +19,18 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
-from mudrika.cli._common import emit_json, load_signing_key, password_options
+from mudrika.cli._common import (
+    at_option,
+    emit_json,
+    load_signing_key,
+    now_option,
+    password_options,
+    trust_root_option,
+)
 from mudrika.cli._mandates import (
     finish_report,
     read_source,
+    replay_db_option,
     replay_store,
     report_options,
     signer_key_option,
@@ -79,7 +87,7 @@ def v02_group() -> None:
     "--iss", "issuer", required=True, help="The issuer identifier ('iss'), as the trust root names it."
 )
 @click.option("--kid", required=True, help="The key id verifiers look the issuer's key up by.")
-@click.option("--now", "now_text", metavar="TIME", help="Issuance time (ISO 8601 with offset). Default: now.")
+@now_option("Issuance time (ISO 8601 with offset). Default: now.")
 def issue_open_command(
     source: str,
     key_uri: str,
@@ -125,9 +133,7 @@ def issue_open_command(
     show_default=True,
     help="How the hop binds the previous token.",
 )
-@click.option(
-    "--now", "now_text", metavar="TIME", help="Hop time ('iat', ISO 8601 with offset). Default: now."
-)
+@now_option("Hop time ('iat', ISO 8601 with offset). Default: now.")
 def present_command(
     previous: str,
     source: str,
@@ -218,12 +224,8 @@ def _usage(path: str) -> MandateUsage:
 
 @v02_group.command("verify")
 @click.argument("bundle", metavar="[BUNDLE]", required=False)
-@click.option(
-    "--trust-root",
-    "trust_root_path",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="Your trust root (mudrika.trust-root/v1): issuers, pinned merchants, algorithms, ages.",
+@trust_root_option(
+    "Your trust root (mudrika.trust-root/v1): issuers, pinned merchants, algorithms, ages.", required=True
 )
 @click.option("--checkout-chain", "checkout_path", metavar="FILE", help="The checkout delegation chain.")
 @click.option("--payment-chain", "payment_path", metavar="FILE", help="The payment delegation chain.")
@@ -233,14 +235,8 @@ def _usage(path: str) -> MandateUsage:
 @click.option("--checkout-nonce", multiple=True, help="Expected 'nonce' of each checkout hop, in order.")
 @click.option("--payment-aud", multiple=True, help="Expected 'aud' of each payment hop, in order.")
 @click.option("--payment-nonce", multiple=True, help="Expected 'nonce' of each payment hop, in order.")
-@click.option(
-    "--at", "at_text", metavar="TIME", help="Evaluate at this time. Default: now (bundle: its evidence_time)."
-)
-@click.option(
-    "--replay-db",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="SQLite replay store: consume the accepted mandates across runs (default: this run only).",
-)
+@at_option("Evaluate at this time. Default: now (bundle: its evidence_time).")
+@replay_db_option("SQLite replay store: consume the accepted mandates across runs (default: this run only).")
 @click.option(
     "--usage",
     "usage_path",
@@ -251,7 +247,7 @@ def _usage(path: str) -> MandateUsage:
 @report_options
 def verify_command(
     bundle: str | None,
-    trust_root_path: str,
+    trust_root_path: Path,
     checkout_path: str | None,
     payment_path: str | None,
     checkout_receipt_path: str | None,

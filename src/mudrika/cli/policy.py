@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from mudrika.cli._choices import IDENTITY_PROVIDERS
-from mudrika.cli._common import EXIT_FAILED, EXIT_OK, emit_json, err
+from mudrika.cli._common import EXIT_FAILED, EXIT_OK, emit_json, err, json_option
 
 if TYPE_CHECKING:
     from mudrika.trust.models import IdentityProvider
@@ -61,7 +61,7 @@ def policy_group() -> None:
     help="Identity provider the groups come from.",
 )
 @click.option("--subject", default="cli", show_default=True, help="Subject shown in the output.")
-@click.option("--json", "as_json", is_flag=True, help="Print the decision as one JSON document on stdout.")
+@json_option("the decision")
 def check(
     config: Path,
     roles: tuple[str, ...],

@@ -11,40 +11,36 @@ from typing import cast
 
 import click
 
-from mudrika.cli._choices import DID_METHODS, key_type_options
-from mudrika.cli._common import emit_json, err, password_options, read_password
+from mudrika.cli._choices import did_method_option, key_type_options
+from mudrika.cli._common import (
+    did_web_options,
+    dns_names_option,
+    emit_json,
+    err,
+    json_option,
+    key_directory_option,
+    password_options,
+    read_password,
+)
 
 __all__ = ["provision_command"]
 
 
 @click.command("provision")
 @click.option("--name", required=True, help="The agent's name (≤ 64 characters): the CSR's common name.")
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    required=True,
-    help="Directory for the agent's files; created with mode 0700.",
-)
+@key_directory_option("Directory for the agent's files; created with mode 0700.")
 @key_type_options("Key type of a NEW key (an existing key is always reused).")
-@click.option(
-    "--method",
-    type=click.Choice(DID_METHODS),
-    default="key",
-    show_default=True,
-    help="DID method: key/jwk (self-contained), web (served over HTTPS), bindu (self-certifying, "
-    "needs --author).",
+@did_method_option(
+    "DID method: key/jwk (self-contained), web (served over HTTPS), bindu (self-certifying, needs --author)."
 )
 @click.option("--author", help="did:bindu: the author, e.g. an e-mail address.")
-@click.option("--host", help="did:web: the domain that will serve did.json.")
-@click.option("--path", "web_path", help="did:web: optional path under the domain.")
-@click.option("--port", type=click.IntRange(1, 65535), help="did:web: optional port.")
+@did_web_options(
+    host="did:web: the domain that will serve did.json.", path="did:web: optional path under the domain."
+)
 @click.option("--endpoint", help="The agent's A2A endpoint (https://…), listed as a DID document service.")
 @click.option("--agentdns-url", help="The agent's AgentDNS URL (https://…), recorded in the AgentIdentity.")
-@click.option("--dns", "dns_names", multiple=True, help="DNS name for the CSR's subjectAltName (repeatable).")
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print the AgentIdentity as one JSON document on stdout."
-)
+@dns_names_option("DNS name for the CSR's subjectAltName (repeatable).")
+@json_option("the AgentIdentity")
 @password_options
 def provision_command(
     name: str,

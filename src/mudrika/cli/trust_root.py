@@ -15,16 +15,19 @@ written, atomically.  The payments modules are imported inside the commands, so 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
-from mudrika.cli._common import emit_json, err, read_json_file
+from mudrika.cli._common import audience_options, emit_json, err, force_option, json_option, read_json_file
 
 __all__ = ["trust_root_group"]
 
 _MAX_INPUT = 1024 * 1024
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _load_document(path: Path) -> dict[str, Any]:
@@ -54,6 +57,24 @@ def _key_material(jwks: Path | None, did_document: Path | None) -> dict[str, Any
     if did_document is not None:
         return {"did_document": read_json_file(did_document, max_bytes=_MAX_INPUT)}
     return {}
+
+
+def _jwks_option(help_text: str) -> Callable[[_F], _F]:
+    """``--jwks FILE``: the JWK Set pinned for an issuer or a merchant (a snapshot, read now)."""
+    return click.option(
+        "--jwks", type=click.Path(dir_okay=False, exists=True, path_type=Path), help=help_text
+    )
+
+
+def _did_document_option(help_text: str) -> Callable[[_F], _F]:
+    """``--did-document FILE``: the DID document snapshot pinned for an issuer or a merchant."""
+    return click.option(
+        "--did-document", type=click.Path(dir_okay=False, exists=True, path_type=Path), help=help_text
+    )
+
+
+#: ``--source``: where the pinned key material came from, recorded with it and shown in reports.
+_source_option = click.option("--source", help="Where and when you obtained these keys (shown in reports).")
 
 
 def _pin(
@@ -112,14 +133,16 @@ def trust_root_group() -> None:
     help="Oldest acceptable key-binding JWT (seconds before the evaluation time).",
 )
 @click.option("--intent-max-age", type=click.FloatRange(1, 366 * 86400), help="Oldest acceptable intent JWS.")
-@click.option("--merchant-aud", help="The 'aud' merchants' cart JWTs must carry (who you verify as).")
-@click.option("--kb-aud", help="The 'aud' users' key-binding JWTs must carry (who you verify as).")
+@audience_options(
+    merchant="The 'aud' merchants' cart JWTs must carry (who you verify as).",
+    kb="The 'aud' users' key-binding JWTs must carry (who you verify as).",
+)
 @click.option(
     "--accept-legacy-unbound-intent",
     is_flag=True,
     help="Accept legacy v0.1 chains whose key-binding JWT does not cover the intent (reported in words).",
 )
-@click.option("--force", is_flag=True, help="Replace an existing file.")
+@force_option("an existing file")
 def init_command(
     path: Path,
     description: str | None,
@@ -163,18 +186,12 @@ def init_command(
 @trust_root_group.command("add-issuer")
 @click.argument("path", metavar="FILE", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.argument("issuer")
-@click.option(
-    "--jwks", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="The issuer's JWK Set."
-)
-@click.option(
-    "--did-document",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="A snapshot of the issuer's DID document (an issuer identified by a DID).",
-)
+@_jwks_option("The issuer's JWK Set.")
+@_did_document_option("A snapshot of the issuer's DID document (an issuer identified by a DID).")
 @click.option(
     "--vct", "vcts", multiple=True, help="A credential type accepted from this issuer (repeatable)."
 )
-@click.option("--source", help="Where and when you obtained these keys (shown in reports).")
+@_source_option
 def add_issuer_command(
     path: Path,
     issuer: str,
@@ -194,17 +211,9 @@ def add_issuer_command(
 @trust_root_group.command("add-merchant")
 @click.argument("path", metavar="FILE", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.argument("did")
-@click.option(
-    "--did-document",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="A snapshot of the merchant's DID document.",
-)
-@click.option(
-    "--jwks",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="A JWK Set of the merchant's signing keys (kid: DID URLs of DID, or #fragments).",
-)
-@click.option("--source", help="Where and when you obtained these keys (shown in reports).")
+@_did_document_option("A snapshot of the merchant's DID document.")
+@_jwks_option("A JWK Set of the merchant's signing keys (kid: DID URLs of DID, or #fragments).")
+@_source_option
 def add_merchant_command(
     path: Path, did: str, did_document: Path | None, jwks: Path | None, source: str | None
 ) -> None:
@@ -214,7 +223,7 @@ def add_merchant_command(
 
 @trust_root_group.command("show")
 @click.argument("path", metavar="FILE", type=click.Path(dir_okay=False, exists=True, path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print the pinned keys and policy as JSON on stdout.")
+@json_option(help_text="Print the pinned keys and policy as JSON on stdout.")
 def show_command(path: Path, as_json: bool) -> None:
     """List FILE's policy and every pinned key with its RFC 7638 thumbprint."""
     from mudrika.payments.trustroot import load_trust_root
