@@ -35,6 +35,7 @@ from mudrika.payments.chain._common import (
     Recorder,
     Texts,
     Time,
+    check_iss_is_signer,
     check_mandate_expiry,
     check_signed_hash,
     check_time_claims,
@@ -230,19 +231,8 @@ def _check_merchant_jwt(
         code="wrong_typ",
         key=kid,
     )
-    # RFC 7519 §4.1.1: the issuer is the merchant whose key signed (the kid's DID).
-    iss = claims.get("iss")
-    rec.check_later(
-        "merchant.jwt.iss",
-        _PARTY,
-        iss == owner,
-        found,
-        owner,
-        iss,
-        error="binding",
-        code="merchant_iss_mismatch",
-        key=kid,
-    )
+    # The issuer is the merchant whose key signed (the kid's DID).
+    check_iss_is_signer(rec, "merchant.jwt.iss", _PARTY, claims, owner, code="merchant_iss_mismatch", key=kid)
     # §4.1.2: the subject is this cart.
     cart_id = cart.model.contents.id
     sub = claims.get("sub")

@@ -376,6 +376,24 @@ def check_signed_hash(
     )
 
 
+def check_iss_is_signer(
+    rec: Recorder,
+    check_id: str,
+    party: str,
+    claims: Mapping[str, Any],
+    owner: str | None,
+    *,
+    code: str,
+    key: str,
+) -> bool:
+    """Record that the token's ``iss`` (RFC 7519 §4.1.1) is the party whose key signed it -- the
+    DID that owns the ``kid`` -- so a key of one party cannot speak for another."""
+    iss = claims.get("iss")
+    return rec.check_later(
+        check_id, party, iss == owner, found, owner, iss, error="binding", code=code, key=key
+    )
+
+
 def found(expected: str | None, value: Any, limit: int | None = None) -> Texts:
     """The texts of a comparison: what was expected, and the value found as text (cut to ``limit``)."""
     return expected, str(value)[:limit]

@@ -20,10 +20,10 @@ from mudrika.errors import UntrustedKeyError
 from mudrika.payments.chain._common import (
     TIME_CLAIMS,
     Recorder,
+    check_iss_is_signer,
     check_mandate_expiry,
     check_signed_hash,
     check_time_claims,
-    found,
 )
 from mudrika.payments.chain._jws import JWS_PHASES, check_jws
 from mudrika.payments.chain._keys import ResolvedKey, StageRules
@@ -145,17 +145,8 @@ def _check_intent_jws(
     claims = checked.claims
     kid = checked.key.kid
     owner = checked.key.owner
-    iss = claims.get("iss")
-    rec.check_later(
-        "intent.jws.iss",
-        _PARTY,
-        iss == owner,
-        found,
-        owner,
-        iss,
-        error="binding",
-        code="intent_iss_mismatch",
-        key=kid,
+    iss_ok = check_iss_is_signer(
+        rec, "intent.jws.iss", _PARTY, claims, owner, code="intent_iss_mismatch", key=kid
     )
     # RFC 7519 §4.1.4-6: iat (not in the future; not older than the trust root's intent max age),
     # and nbf / exp when the user wrote them into the intent JWS.
@@ -174,6 +165,6 @@ def _check_intent_jws(
     check_signed_hash(
         rec, "intent.jws.intent_hash", _PARTY, got_hash, expected_hash, code="intent_hash_mismatch", key=kid
     )
-    if iss != owner or iat is None or got_hash != expected_hash:
+    if not iss_ok or iat is None or got_hash != expected_hash:
         return None
     return checked.key, owner, iat
