@@ -43,6 +43,7 @@ sys.path.insert(0, str(REPO_ROOT / "src"))
 sys.path.insert(0, str(REPO_ROOT / "bench"))
 
 from tests._support.net import free_port, wait_listening  # noqa: E402
+from tests._support.processes import stop_process  # noqa: E402
 
 from _timing import Spread  # noqa: E402
 
@@ -195,12 +196,7 @@ def _server(kind: str) -> Iterator[tuple[int, int]]:
         wait_listening(port)
         yield proc.pid, port
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        stop_process(proc, timeout=10)
 
 
 def _stall_uploads(port: int, uploads: int, credentials: bytes) -> list[socket.socket]:

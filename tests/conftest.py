@@ -5,4 +5,5 @@ from __future__ import annotations
 pytest_plugins: list[str] = [
     "tests._support.redis_server",
     "tests._support.idp",
+    "tests._support.anyio_backend",
 ]

@@ -7,7 +7,6 @@ breaks exactly one rule.
 
 from __future__ import annotations
 
-import base64
 import json
 import time
 from collections.abc import Callable
@@ -15,7 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from mudrika.crypto._b64 import b64url_decode, b64url_encode
 from mudrika.crypto.keys import KeyPair, KeyType
+from mudrika.payments.chain.report import VerificationReport
 from mudrika.payments.trustroot import TrustRoot, parse_trust_root
 from mudrika.payments.v02 import (
     VCT_CHECKOUT,
@@ -25,8 +26,10 @@ from mudrika.payments.v02 import (
     HopExpectation,
     V02Evidence,
     append_hop,
+    inspect_v02,
     issue_open_mandate,
     present_root,
+    receipt_reference,
     sd_digest,
     sign_checkout_jwt,
     sign_receipt,
@@ -46,6 +49,8 @@ __all__ = [
     "Transaction",
     "build",
     "decode_segment",
+    "inspect",
+    "refused",
     "replace_hop_jwt",
     "resign",
     "trust_root_for",
@@ -107,6 +112,35 @@ class Transaction:
             checkout_receipt=self.checkout_receipt if receipts else None,
             payment_receipt=self.payment_receipt if receipts and payment else None,
         )
+
+    def verifier_arguments(self) -> dict[str, Any]:
+        """The verifier's keyword arguments under which this transaction is valid (its trust root, hop
+        expectations and time; no usage ledger), so each test states only what it changes.  The
+        replay store is left to the caller: whether anything is consumed is what a test decides."""
+        return {
+            "trust_root": self.trust_root,
+            "checkout_hops": self.checkout_hops,
+            "payment_hops": self.payment_hops,
+            "now": self.now,
+            "usage": None,
+        }
+
+
+def inspect(
+    transaction: Transaction, evidence: V02Evidence | None = None, **changes: Any
+) -> VerificationReport:
+    """The dispute-analysis report (nothing consumed) of ``evidence`` (default: the transaction's own),
+    under the transaction's verifier arguments with ``changes`` applied."""
+    arguments = {**transaction.verifier_arguments(), "replay_store": None, **changes}
+    return inspect_v02(evidence or transaction.evidence(), **arguments)
+
+
+def refused(report: VerificationReport, check_id: str, code: str) -> None:
+    """The named check failed with ``code``, and so the whole report did."""
+    check = report.by_id(check_id)
+    assert check.failed, check
+    assert check.code == code, check
+    assert report.verdict == "FAILED"
 
 
 def trust_root_for(keys: Keys, **overrides: Any) -> TrustRoot:
@@ -246,7 +280,7 @@ def build(
         "status": "Success",
         "iss": MERCHANT_DID,
         "iat": at,
-        "reference": sd_digest(checkout_chain.rsplit("~~", 1)[1]),
+        "reference": receipt_reference(checkout_chain),
         "order_id": "order-1",
     }
     checkout_receipt_hook(checkout_claims)
@@ -254,7 +288,7 @@ def build(
         "status": "Success",
         "iss": MERCHANT_DID,
         "iat": at,
-        "reference": sd_digest(payment_chain.rsplit("~~", 1)[1]),
+        "reference": receipt_reference(payment_chain),
         "payment_id": "pay-1",
         "psp_confirmation_id": "psp-1",
         "network_confirmation_id": "net-1",
@@ -282,16 +316,8 @@ def build(
 # -- crafting tokens our signers refuse to make ------------------------------------------------------
 
 
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
 def decode_segment(segment: str) -> dict[str, Any]:
-    value = json.loads(_unb64(segment))
+    value = json.loads(b64url_decode(segment))
     assert isinstance(value, dict)
     return value
 
@@ -309,8 +335,10 @@ def resign(
                 part.pop(name, None)
             else:
                 part[name] = value
-    signing_input = ".".join(_b64(json.dumps(part, separators=(",", ":")).encode()) for part in parts)
-    return signing_input + "." + _b64(key.sign(signing_input.encode("ascii"), "ES256"))
+    signing_input = ".".join(
+        b64url_encode(json.dumps(part, separators=(",", ":")).encode()) for part in parts
+    )
+    return signing_input + "." + b64url_encode(key.sign(signing_input.encode("ascii"), "ES256"))
 
 
 def replace_hop_jwt(chain: str, index: int, new_jwt: str) -> str:

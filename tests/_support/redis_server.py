@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests._support.net import free_port
+from tests._support.processes import stop_process
 
 __all__ = ["RedisServer", "redis_server"]
 
@@ -89,14 +90,8 @@ class RedisServer:
 
     def stop(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        if proc is not None:
+            stop_process(proc, timeout=5)
 
 
 def redis_executable() -> str | None:

@@ -7,8 +7,9 @@ what its verification path checks, on top of the same libraries the SDK is built
 ``SDJWTVerifier`` for every signature and disclosure, ``jwcrypto`` keys):
 
 * ``sdjwt.chain.verify_chain`` -- tokens split on ``~~``; the root verified with the caller's key
-  (a ``kid`` lookup, or ``x5c`` whose certificates are only checked against each other, and against
-  trusted roots only when some are given); each hop verified with the previous hop's ``cnf.jwk``;
+  (a ``kid`` lookup, or ``x5c`` whose certificates are only checked against each other: the SDK
+  checks them against trusted roots only when a caller gives some, which no gap test does, so that
+  branch is not restated); each hop verified with the previous hop's ``cnf.jwk``;
   ``exp`` refused once past (with 300 s of skew) and ``iat`` only when in the future; the caller's
   ``aud``/``nonce`` compared on the **last** hop only, and only when the caller gives them;
 * ``sdjwt.kb_sd_jwt.verify`` -- a known KB ``typ``; exactly one of ``sd_hash``/``issuer_jwt_hash``
@@ -75,7 +76,7 @@ def split_chain(chain: str) -> list[str]:
     return [part if part.endswith("~") else part + "~" for part in parts]
 
 
-def _x5c_key(header: dict[str, Any], trusted_roots: list[x509.Certificate] | None) -> JWK:
+def _x5c_key(header: dict[str, Any]) -> JWK:
     certificates = [x509.load_der_x509_certificate(base64.b64decode(item)) for item in header["x5c"]]
     for subject, issuer in itertools.pairwise(certificates):
         public = issuer.public_key()
@@ -84,21 +85,6 @@ def _x5c_key(header: dict[str, Any], trusted_roots: list[x509.Certificate] | Non
         public.verify(
             subject.signature, subject.tbs_certificate_bytes, ec.ECDSA(subject.signature_hash_algorithm)
         )
-    if trusted_roots:
-        last = certificates[-1]
-        assert last.signature_hash_algorithm is not None
-        for root in trusted_roots:
-            public = root.public_key()
-            assert isinstance(public, ec.EllipticCurvePublicKey)
-            try:
-                public.verify(
-                    last.signature, last.tbs_certificate_bytes, ec.ECDSA(last.signature_hash_algorithm)
-                )
-                break
-            except Exception:  # the SDK tries every root the same way
-                continue
-        else:
-            raise SdkRefusal("certificate chain does not chain to a trusted root")
     return JWK.from_pyca(certificates[0].public_key())
 
 
@@ -129,7 +115,6 @@ def verify_chain_like_the_sdk(
     now: int,
     expected_aud: str | None = None,
     expected_nonce: str | None = None,
-    trusted_roots: list[x509.Certificate] | None = None,
 ) -> list[dict[str, Any]]:
     """``sdjwt.chain.verify_chain`` with ``kb_sd_jwt.verify`` per hop: the mandates, root first."""
     tokens = split_chain(chain)
@@ -138,7 +123,7 @@ def verify_chain_like_the_sdk(
     for index, token in enumerate(tokens):
         header = _b64_json(token.split(".", 1)[0])
         if index == 0 and "x5c" in header:
-            key = _x5c_key(header, trusted_roots)
+            key = _x5c_key(header)
         if index > 0 and header.get("typ") not in KB_TYPES:
             raise SdkRefusal("unexpected typ")
         payload = SDJWTVerifier(token, _fixed_key(key)).get_verified_payload()
@@ -187,11 +172,10 @@ def verify_like_the_sdk(
     root_key: JWK,
     now: int,
     expectations: SdkExpectations | None = None,
-    trusted_roots: list[x509.Certificate] | None = None,
 ) -> dict[str, Any]:
     """The SDK's checkout and payment verification: returns the closed mandates it accepts."""
     expect = expectations or SdkExpectations()
-    context: dict[str, Any] = {"root_key": root_key, "now": now, "trusted_roots": trusted_roots}
+    context: dict[str, Any] = {"root_key": root_key, "now": now}
     _, closed_checkout = _mandate_pair(
         evidence.checkout_chain, "checkout", (expect.checkout_aud, expect.checkout_nonce), context
     )

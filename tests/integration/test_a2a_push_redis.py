@@ -41,11 +41,6 @@ pytestmark = pytest.mark.integration
 TOKEN = "config-token-for-this-webhook"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @dataclass
 class Webhook:
     received: list[dict[str, Any]] = field(default_factory=list)

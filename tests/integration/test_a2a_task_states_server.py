@@ -72,11 +72,6 @@ def _policy() -> Policy:
     )
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @dataclass
 class GatedAgent(AgentExecutor):
     policy: Policy

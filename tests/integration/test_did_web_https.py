@@ -195,11 +195,6 @@ async def test_async_resolution(server: Server) -> None:
     assert await resolver.aresolve_key(f"{server.did}#key-1", "authentication") == public
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def test_same_host_redirects_are_followed_up_to_the_limit(server: Server) -> None:
     public = KeyPair.generate("ed25519").public_key
     server.routes["/.well-known/did.json"] = _redirect("/moved/did.json", 301)

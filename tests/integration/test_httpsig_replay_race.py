@@ -33,11 +33,6 @@ OUTAGE_PRESENTATIONS = 200
 BODY = b'{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"parts":[]}}}'
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module")
 def signer_key() -> KeyPair:
     return KeyPair.generate(KeyType.ED25519)

@@ -26,11 +26,6 @@ pytestmark = pytest.mark.integration
 _PRIVATE_JWK_MEMBERS = {"d", "p", "q", "dp", "dq", "qi"}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _openid(idp: KeycloakIdp, client_id: str, *, secret: str | None = None) -> KeycloakOpenID:
     client = idp.client(client_id)
     return KeycloakOpenID(

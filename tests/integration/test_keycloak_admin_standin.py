@@ -44,11 +44,6 @@ UMA = {
 }
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module")
 def export() -> dict[str, Any]:
     return load_realm_export(FIXTURES / "keycloak" / "agents-realm.json")

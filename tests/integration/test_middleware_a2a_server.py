@@ -58,11 +58,6 @@ pytestmark = pytest.mark.integration
 ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @dataclass(frozen=True)
 class Seen:
     """What the agent saw of one call, through a2a-sdk's ServerCallContext."""

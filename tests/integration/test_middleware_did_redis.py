@@ -244,8 +244,3 @@ async def test_lifespan_shutdown_closes_the_replay_store(private_redis: RedisSer
     with pytest.raises(UnavailableError) as info:
         await store.aclaim("after-shutdown", dt.datetime.now(dt.UTC).timestamp() + 60)
     assert info.value.code == "replay_store_closed"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"

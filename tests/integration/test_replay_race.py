@@ -21,11 +21,6 @@ PRESENTATIONS = 1000
 CONCURRENCY = 100
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module")
 def replicas(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
     env = {ENV_REDIS_URL: redis_server.url, ENV_NAMESPACE: f"race:{uuid.uuid4().hex}:"}

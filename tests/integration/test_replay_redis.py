@@ -20,11 +20,6 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def namespace() -> str:
     return f"test:{uuid.uuid4().hex}:"
 

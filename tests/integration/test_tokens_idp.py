@@ -23,11 +23,6 @@ from tests._support.tokenfactory import Clock
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _jwks(idp: KeycloakIdp, clock: Clock | None = None, *, ttl: float = 300.0) -> JwksCache:
     return JwksCache(jwks_uri=idp.jwks_uri, algorithms={"RS256"}, clock=clock or time.monotonic, ttl=ttl)
 

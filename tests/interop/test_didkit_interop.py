@@ -35,11 +35,6 @@ didkit: Any = pytest.importorskip("didkit", reason="didkit has wheels for Python
 pytestmark = pytest.mark.interop
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def _await(make: Any) -> Any:
     # didkit's coroutine-returning functions need a running loop at call time, not just at await.
     return await make()

@@ -9,7 +9,6 @@ checks what we claim it checks.  All cases go to one node process (``tests/node/
 from __future__ import annotations
 
 import json
-import subprocess
 from typing import Any
 
 import pytest
@@ -21,22 +20,14 @@ from mudrika.payments.chain import KeyMaterial, inspect_chain
 from mudrika.payments.profile import PAYMENT_CREDENTIAL_VCT
 from mudrika.stores.replay import MemoryReplayStore
 from tests._support.evidence import evidence_builder, trust_root_for
-from tests._support.paths import FIXTURES, NODE_DIR, node_peer
+from tests._support.node import run_node_peer
+from tests._support.paths import FIXTURES
 
 pytestmark = pytest.mark.interop
 
 
 def _node_batch(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    node_peer()
-    result = subprocess.run(
-        ["node", str(NODE_DIR / "verify_jwt.mjs")],
-        input=json.dumps(cases).encode(),
-        capture_output=True,
-        cwd=NODE_DIR,
-        timeout=60,
-        check=True,
-    )
-    out: list[dict[str, Any]] = json.loads(result.stdout)
+    out: list[dict[str, Any]] = run_node_peer("verify_jwt.mjs", cases)
     assert len(out) == len(cases)
     return out
 
@@ -94,31 +85,13 @@ def test_node_jose_verifies_merchant_and_intent_jws() -> None:
 
 
 def _node_sign(cases: list[dict[str, Any]]) -> list[str]:
-    node_peer()
-    result = subprocess.run(
-        ["node", str(NODE_DIR / "sign_jws.mjs")],
-        input=json.dumps(cases).encode(),
-        capture_output=True,
-        cwd=NODE_DIR,
-        timeout=60,
-        check=True,
-    )
-    tokens: list[str] = json.loads(result.stdout)
+    tokens: list[str] = run_node_peer("sign_jws.mjs", cases)
     assert len(tokens) == len(cases)
     return tokens
 
 
 def _node_sd_jwt(payload: dict[str, Any]) -> dict[str, Any]:
-    node_peer()
-    result = subprocess.run(
-        ["node", str(NODE_DIR / "sdjwt_issue.mjs")],
-        input=json.dumps(payload).encode(),
-        capture_output=True,
-        cwd=NODE_DIR,
-        timeout=60,
-        check=True,
-    )
-    out: dict[str, Any] = json.loads(result.stdout)
+    out: dict[str, Any] = run_node_peer("sdjwt_issue.mjs", payload)
     return out
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -33,7 +32,8 @@ from mudrika.payments.profile import PAYMENT_CREDENTIAL_VCT
 from mudrika.payments.signing import sign_payment
 from mudrika.stores.replay import MemoryReplayStore
 from tests._support.evidence import evidence_builder
-from tests._support.paths import NODE_DIR, node_peer, vectors
+from tests._support.node import run_node_peer
+from tests._support.paths import vectors
 
 pytestmark = pytest.mark.interop
 
@@ -136,17 +136,7 @@ def _issue_email(issuer_key: KeyPair, holder_key: KeyPair, now: int) -> sdjwt.Sd
 
 
 def _node(script: str, payload: Mapping[str, Any]) -> dict[str, Any]:
-    node_peer()
-    result = subprocess.run(
-        ["node", str(NODE_DIR / script)],
-        input=json.dumps(payload).encode(),
-        capture_output=True,
-        cwd=NODE_DIR,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr.decode()[-2000:]
-    decoded = json.loads(result.stdout)
+    decoded = run_node_peer(script, payload)
     assert isinstance(decoded, dict)
     return decoded
 

@@ -4,31 +4,19 @@ names, and recovers the same mandates we signed."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 from typing import Any
 
 import pytest
 
 from tests._support.ap2_v02 import build
-from tests._support.paths import NODE_DIR, node_peer
+from tests._support.node import run_node_peer
 
 pytestmark = pytest.mark.interop
 
 
 def node_verify(token: str, public_jwk: dict[str, Any], now: int) -> dict[str, Any]:
-    node_peer()
     request = {"presentation": token, "issuer_public_jwk": public_jwk, "nonce": None, "now": now}
-    result = subprocess.run(
-        ["node", str(NODE_DIR / "sdjwt_verify.mjs")],
-        input=json.dumps(request).encode(),
-        capture_output=True,
-        cwd=NODE_DIR,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr.decode()[-2000:]
-    decoded = json.loads(result.stdout)
+    decoded = run_node_peer("sdjwt_verify.mjs", request)
     assert isinstance(decoded, dict)
     return decoded
 

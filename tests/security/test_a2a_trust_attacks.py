@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
 import json
@@ -19,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from mudrika.crypto._b64 import b64url_encode
 from mudrika.crypto.keys import KeyPair
 from mudrika.errors import BindingError
 from mudrika.identity.methods import key as did_key
@@ -28,10 +28,6 @@ from mudrika.trust.a2a.cards import AgentCardVerifier, canonical_card, sign_card
 from mudrika.trust.policy import Policy
 
 pytestmark = pytest.mark.security
-
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
 class Party:
@@ -61,11 +57,11 @@ def _verifier(*dids: str) -> AgentCardVerifier:
 
 def test_hs256_with_the_public_key_as_secret_is_refused() -> None:
     victim = Party()
-    header = _b64(json.dumps({"alg": "HS256", "typ": "JOSE", "kid": victim.kid}).encode())
-    payload = _b64(canonical_card(CARD))
+    header = b64url_encode(json.dumps({"alg": "HS256", "typ": "JOSE", "kid": victim.kid}).encode())
+    payload = b64url_encode(canonical_card(CARD))
     for secret in (victim.pair.public_key.to_pem(), victim.pair.public_key.raw):
         mac = hmac.new(secret, f"{header}.{payload}".encode(), hashlib.sha256).digest()
-        forged = CARD | {"signatures": [{"protected": header, "signature": _b64(mac)}]}
+        forged = CARD | {"signatures": [{"protected": header, "signature": b64url_encode(mac)}]}
         report = _verifier(victim.did).inspect(forged)
         assert not report.verified
         assert report.checks[0].code == "alg_not_allowed"

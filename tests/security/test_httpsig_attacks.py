@@ -46,11 +46,6 @@ URL = "https://agent.example/a2a/tasks"
 BODY = b'{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"id":"t-1"}}'
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module")
 def victim() -> KeyPair:
     return KeyPair.generate(KeyType.ED25519)

@@ -7,8 +7,6 @@ httpx clients whose transport is the egress policy, so a configured Keycloak nam
 
 from __future__ import annotations
 
-import socket
-import threading
 from collections.abc import Iterator
 
 import httpx
@@ -17,78 +15,52 @@ import pytest
 from mudrika.errors import EgressDenied, MudrikaError
 from mudrika.net.egress import EgressPolicy
 from mudrika.trust.keycloak import KeycloakAdapter
+from tests._support.served import Canary, canary
 
 pytestmark = pytest.mark.security
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def listener() -> Iterator[tuple[int, list[object]]]:
+def listener() -> Iterator[Canary]:
     """A loopback listener that records every connection made to it."""
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.2)
-    accepted: list[object] = []
-    stop = threading.Event()
+    with canary() as recorder:
+        yield recorder
 
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, peer = server.accept()
-            except TimeoutError:
-                continue
-            accepted.append(peer)
-            conn.close()
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield server.getsockname()[1], accepted
-    stop.set()
-    thread.join(2)
-    server.close()
+def keycloak_on(port: int, egress: EgressPolicy) -> KeycloakAdapter:
+    """An adapter for a Keycloak named ``keycloak.example`` on ``port``, reached through ``egress``
+    (whose resolver decides which address that name stands for)."""
+    return KeycloakAdapter(
+        server_url=f"https://keycloak.example:{port}/",
+        realm="agents",
+        client_id="gateway",
+        client_secret="not-a-real-secret",
+        egress=egress,
+    )
 
 
 @pytest.mark.parametrize("address", ["127.0.0.1", "169.254.169.254", "10.0.0.7", "::ffff:127.0.0.1"])
 def test_introspection_never_connects_to_a_name_rebound_to_a_private_address(
-    listener: tuple[int, list[object]], address: str
+    listener: Canary, address: str
 ) -> None:
-    port, accepted = listener
     rebound = EgressPolicy(resolve=lambda host, _port: [address])
     with (
-        KeycloakAdapter(
-            server_url=f"https://keycloak.example:{port}/",
-            realm="agents",
-            client_id="gateway",
-            client_secret="not-a-real-secret",
-            egress=rebound,
-        ) as adapter,
+        keycloak_on(listener.port, rebound) as adapter,
         pytest.raises(MudrikaError),
     ):  # fails closed (python-keycloak reports it as unreachable)
         adapter.introspect("opaque-token")
-    assert accepted == []
+    assert listener.connections == 0
 
 
-def test_the_listener_would_have_seen_a_connection_the_policy_allowed(
-    listener: tuple[int, list[object]],
-) -> None:
+def test_the_listener_would_have_seen_a_connection_the_policy_allowed(listener: Canary) -> None:
     """The control: with private networks allowed, the same call does reach the listener."""
-    port, accepted = listener
     allowed = EgressPolicy(allow_private_networks=True, resolve=lambda host, _port: ["127.0.0.1"])
     with (
-        KeycloakAdapter(
-            server_url=f"https://keycloak.example:{port}/",
-            realm="agents",
-            client_id="gateway",
-            client_secret="not-a-real-secret",
-            egress=allowed,
-        ) as adapter,
+        keycloak_on(listener.port, allowed) as adapter,
         pytest.raises(MudrikaError),
     ):  # the listener closes at once: no TLS, no answer
         adapter.introspect("opaque-token")
-    assert accepted != []
+    assert listener.connections > 0
 
 
 def test_the_policy_itself_refuses_the_rebound_name() -> None:
@@ -101,16 +73,9 @@ def test_the_policy_itself_refuses_the_rebound_name() -> None:
 
 
 @pytest.mark.anyio
-async def test_async_introspection_obeys_the_same_policy(listener: tuple[int, list[object]]) -> None:
-    port, accepted = listener
+async def test_async_introspection_obeys_the_same_policy(listener: Canary) -> None:
     rebound = EgressPolicy(resolve=lambda host, _port: ["127.0.0.1"])
-    async with KeycloakAdapter(
-        server_url=f"https://keycloak.example:{port}/",
-        realm="agents",
-        client_id="gateway",
-        client_secret="not-a-real-secret",
-        egress=rebound,
-    ) as adapter:
+    async with keycloak_on(listener.port, rebound) as adapter:
         with pytest.raises(MudrikaError):
             await adapter.a_introspect("opaque-token")
-    assert accepted == []
+    assert listener.connections == 0

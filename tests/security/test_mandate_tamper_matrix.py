@@ -22,62 +22,25 @@ merchant JWT's ``typ``.
 
 from __future__ import annotations
 
-import copy
-import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from mudrika.crypto._b64 import b64url_decode, b64url_encode
 from mudrika.payments.chain import inspect_chain
 from mudrika.stores.replay import MemoryReplayStore
 from tests._support.evidence import evidence_builder
+from tests._support.json_tamper import changed, decode_json, encode_json, leaves, replaced
 
 pytestmark = pytest.mark.security
 
-Path_ = tuple[str | int, ...]
 Mutation = tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]
-
-
-def leaves(value: Any, path: Path_ = ()) -> Iterator[tuple[Path_, Any]]:
-    """Every string, number and boolean in a JSON value, with its path."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from leaves(item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from leaves(item, (*path, index))
-    elif isinstance(value, bool | int | float | str):
-        yield path, value
-
-
-def changed(value: bool | float | str) -> bool | float | str:
-    """A different value of the same JSON type."""
-    if isinstance(value, bool):
-        return not value
-    if isinstance(value, int | float):
-        return value + 1
-    return value + "x"
-
-
-def replaced(document: Any, path: Path_, value: Any) -> Any:
-    result = copy.deepcopy(document)
-    target = result
-    for step in path[:-1]:
-        target = target[step]
-    target[path[-1]] = value
-    return result
 
 
 def flip(segment: str) -> str:
     """Change one character in the middle (a whole 6-bit group: never a padding-only change)."""
     middle = len(segment) // 2
     return segment[:middle] + ("B" if segment[middle] == "A" else "A") + segment[middle + 1 :]
-
-
-def encode_json(value: Any) -> str:
-    return b64url_encode(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
 
 
 def jws_variants(token: str) -> Iterator[tuple[str, str]]:
@@ -87,7 +50,7 @@ def jws_variants(token: str) -> Iterator[tuple[str, str]]:
         flipped[index] = flip(segments[index])
         yield f"{name} flipped", ".".join(flipped)
     for index, name in enumerate(("header", "payload")):
-        decoded = json.loads(b64url_decode(segments[index]))
+        decoded = decode_json(segments[index])
         for path, value in leaves(decoded):
             edited = list(segments)
             edited[index] = encode_json(replaced(decoded, path, changed(value)))
@@ -96,7 +59,7 @@ def jws_variants(token: str) -> Iterator[tuple[str, str]]:
 
 def disclosure_variants(disclosure: str) -> Iterator[tuple[str, str]]:
     yield "flipped", flip(disclosure)
-    decoded = json.loads(b64url_decode(disclosure))
+    decoded = decode_json(disclosure)
     for path, value in leaves(decoded):
         yield f"{list(path)} changed", encode_json(replaced(decoded, path, changed(value)))
 

@@ -21,11 +21,6 @@ from tests._support.tokenfactory import Clock, LocalRealm, demo_policy
 pytestmark = pytest.mark.security
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Recorder:
     def __init__(self) -> None:
         self.bodies: list[Any] = []

@@ -51,12 +51,20 @@ async def _ok(request: Request) -> Response:
     return JSONResponse({"jsonrpc": "2.0", "result": "ok", "id": 1})
 
 
+def _port(base: str) -> int:
+    """The port of a ``http://127.0.0.1:<port>`` base URL, for raw-socket requests to it."""
+    return int(base.rsplit(":", 1)[1])
+
+
 @dataclass
 class Served:
     base: str
     store: MemoryReplayStore
     agent: KeyPair
-    port: int
+
+    @property
+    def port(self) -> int:
+        return _port(self.base)
 
 
 def _server(
@@ -89,7 +97,7 @@ def served() -> Iterator[Served]:
     agent = KeyPair.generate("ed25519")
     app, store = _server(agent, body_timeout=1.0, max_concurrent_reads=4)
     with serve_asgi(app) as base:
-        yield Served(base, store, agent, int(base.rsplit(":", 1)[1]))
+        yield Served(base, store, agent)
 
 
 def _signed(key: KeyPair, body: bytes) -> dict[str, str]:
@@ -188,12 +196,11 @@ def test_a_stalled_body_is_cut_off_at_the_deadline(served: Served) -> None:
         assert _status(sock) == 408
 
 
-def test_concurrent_unauthenticated_reads_are_capped(served: Served) -> None:
+def test_concurrent_unauthenticated_reads_are_capped() -> None:
     agent = KeyPair.generate("ed25519")
     app, _ = _server(agent, body_timeout=30.0, max_concurrent_reads=2, read_slot_wait=0.05)
     with serve_asgi(app) as base:
-        port = int(base.rsplit(":", 1)[1])
-        stalled = [_raw(port, _signed_head(agent, 1000), b"{") for _ in range(2)]
+        stalled = [_raw(_port(base), _signed_head(agent, 1000), b"{") for _ in range(2)]
         try:
             statuses = set()
             for i in range(200):  # until the server has both stalled bodies in flight

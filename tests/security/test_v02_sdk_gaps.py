@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import datetime
-from typing import Any
 
 import pytest
 from cryptography import x509
@@ -23,7 +22,6 @@ from jwcrypto.jws import InvalidJWSSignature  # type: ignore[import-untyped]
 
 from mudrika.crypto.keys import KeyPair, KeyType
 from mudrika.errors import ReplayError
-from mudrika.payments.chain.report import VerificationReport
 from mudrika.payments.v02 import (
     HopExpectation,
     V02Evidence,
@@ -35,11 +33,16 @@ from mudrika.payments.v02 import (
 )
 from mudrika.stores.replay import MemoryReplayStore
 from tests._support.ap2_v02 import (
+    CHECKOUT_NONCE,
+    CP_AUDIENCE,
     MERCHANT_DID,
     MERCHANT_KID,
+    PAYMENT_NONCE,
     Keys,
     Transaction,
     build,
+    inspect,
+    refused,
     replace_hop_jwt,
     resign,
     trust_root_for,
@@ -52,21 +55,6 @@ from tests._support.sdk_checks import (
 )
 
 pytestmark = pytest.mark.security
-
-
-def inspect(
-    transaction: Transaction, evidence: V02Evidence | None = None, **changes: Any
-) -> VerificationReport:
-    arguments: dict[str, Any] = {
-        "trust_root": transaction.trust_root,
-        "checkout_hops": transaction.checkout_hops,
-        "payment_hops": transaction.payment_hops,
-        "now": transaction.now,
-        "usage": None,
-        "replay_store": None,
-    }
-    arguments.update(changes)
-    return inspect_v02(evidence or transaction.evidence(), **arguments)
 
 
 def sdk_accepts(
@@ -83,13 +71,6 @@ def sdk_accepts(
 
 def issuer_jwk(transaction: Transaction) -> JWK:
     return JWK(**transaction.keys.issuer.public_key.to_jwk())
-
-
-def refused(report: VerificationReport, check_id: str, code: str) -> None:
-    check = report.by_id(check_id)
-    assert check.failed, check
-    assert check.code == code, check
-    assert report.verdict == "FAILED"
 
 
 def other_checkout_jwt(keys: Keys) -> str:
@@ -173,7 +154,7 @@ def three_token_chain(transaction: Transaction, middle_audience: str) -> str:
         transaction.closed_checkout,
         holder_key=second,
         audience=MERCHANT_DID,
-        nonce="checkout-nonce-7f3a",
+        nonce=CHECKOUT_NONCE,
         now=transaction.now,
     )
 
@@ -220,15 +201,7 @@ def test_gap_319_a_verifier_without_expectations_does_not_accept_a_hop() -> None
 def test_gap_346_one_consent_cannot_pay_twice() -> None:
     # SDK: nothing records an accepted closed Payment Mandate; the same chain verifies again.
     transaction = build()
-    store = MemoryReplayStore()
-    arguments: dict[str, Any] = {
-        "trust_root": transaction.trust_root,
-        "checkout_hops": transaction.checkout_hops,
-        "payment_hops": transaction.payment_hops,
-        "now": transaction.now,
-        "usage": None,
-        "replay_store": store,
-    }
+    arguments = {**transaction.verifier_arguments(), "replay_store": MemoryReplayStore()}
     sdk_accepts(transaction)
     sdk_accepts(transaction)  # the SDK keeps no record: the same consent is accepted again
     verify_v02(transaction.evidence(), **arguments)
@@ -239,8 +212,8 @@ def test_gap_346_one_consent_cannot_pay_twice() -> None:
         transaction.payment_root,
         transaction.closed_payment,
         holder_key=transaction.keys.agent,
-        audience="https://credentials.example",
-        nonce="payment-nonce-91c2",
+        audience=CP_AUDIENCE,
+        nonce=PAYMENT_NONCE,
         now=transaction.now + 1,
     )
     fresh_checkout_store = V02Evidence(checkout_chain=transaction.checkout_chain, payment_chain=again)

@@ -9,9 +9,7 @@ evidence at once; exactly one is accepted.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -25,49 +23,38 @@ from tests._support.replay import race_threads
 pytestmark = pytest.mark.security
 
 
-def verifier(transaction: Transaction) -> Callable[[ReplayStore], bool]:
-    def accept(store: ReplayStore) -> bool:
+def race_replicas(transaction: Transaction, replicas: list[ReplayStore]) -> list[bool]:
+    """Eight threads verify the same evidence at once, spread over ``replicas`` (closed afterwards);
+    whether each was accepted (a replay is a refusal, anything else fails the test)."""
+
+    def accept(i: int) -> bool:
         try:
             verify_v02(
                 transaction.evidence(),
-                trust_root=transaction.trust_root,
-                checkout_hops=transaction.checkout_hops,
-                payment_hops=transaction.payment_hops,
-                now=transaction.now,
-                usage=None,
-                replay_store=store,
+                replay_store=replicas[i % len(replicas)],
+                **transaction.verifier_arguments(),
             )
         except ReplayError:
             return False
         return True
 
-    return accept
+    try:
+        return race_threads(accept, racers=8)
+    finally:
+        for replica in replicas:
+            replica.close()
 
 
 def test_sqlite_replicas_accept_a_transaction_once(tmp_path: Path) -> None:
-    transaction = build()
-    accept = verifier(transaction)
     database = tmp_path / "replay.sqlite"
-    replicas = [SqliteReplayStore(database) for _ in range(4)]
-    try:
-        results = race_threads(lambda i: accept(replicas[i % len(replicas)]), racers=8)
-    finally:
-        for replica in replicas:
-            replica.close()
-    assert sorted(results) == [False] * 7 + [True]
+    replicas: list[ReplayStore] = [SqliteReplayStore(database) for _ in range(4)]
+    assert sorted(race_replicas(build(), replicas)) == [False] * 7 + [True]
 
 
 def test_redis_replicas_accept_a_transaction_once(redis_server: RedisServer) -> None:
-    transaction = build()
-    accept = verifier(transaction)
     namespace = f"mudrika-v02-{uuid.uuid4().hex}"
-    replicas = [RedisReplayStore(redis_server.url, namespace=namespace) for _ in range(4)]
-    try:
-        results = race_threads(lambda i: accept(replicas[i % len(replicas)]), racers=8)
-    finally:
-        for replica in replicas:
-            replica.close()
-    assert sorted(results) == [False] * 7 + [True]
+    replicas: list[ReplayStore] = [RedisReplayStore(redis_server.url, namespace=namespace) for _ in range(4)]
+    assert sorted(race_replicas(build(), replicas)) == [False] * 7 + [True]
 
 
 def test_a_store_that_cannot_answer_fails_closed() -> None:
@@ -76,15 +63,8 @@ def test_a_store_that_cannot_answer_fails_closed() -> None:
             raise UnavailableError("replay store unavailable", code="replay_store_unavailable")
 
     transaction = build()
-    arguments: dict[str, Any] = {
-        "trust_root": transaction.trust_root,
-        "checkout_hops": transaction.checkout_hops,
-        "payment_hops": transaction.payment_hops,
-        "now": transaction.now,
-        "usage": None,
-    }
     with pytest.raises(UnavailableError):
-        verify_v02(transaction.evidence(), replay_store=Down(), **arguments)
+        verify_v02(transaction.evidence(), replay_store=Down(), **transaction.verifier_arguments())
 
 
 def test_nothing_is_consumed_when_a_check_fails() -> None:
@@ -94,18 +74,10 @@ def test_nothing_is_consumed_when_a_check_fails() -> None:
     broken = build(
         keys=transaction.keys, closed_payment_hook=lambda closed: closed.update(transaction_id="T" * 43)
     )
-    arguments: dict[str, Any] = {
-        "trust_root": transaction.trust_root,
-        "checkout_hops": transaction.checkout_hops,
-        "payment_hops": transaction.payment_hops,
-        "usage": None,
-        "replay_store": store,
-    }
+    arguments = {**transaction.verifier_arguments(), "now": broken.now, "replay_store": store}
     with pytest.raises(BindingError) as caught:
-        verify_v02(broken.evidence(), now=broken.now, **arguments)
+        verify_v02(broken.evidence(), **arguments)
     assert caught.value.code == "transaction_id_mismatch"
     # The checkout chain of the refused attempt (same open mandate, same checkout) still verifies once.
-    verified = verify_v02(
-        broken.evidence(payment=False, receipts=False), now=broken.now, **{**arguments, "payment_hops": ()}
-    )
+    verified = verify_v02(broken.evidence(payment=False, receipts=False), **{**arguments, "payment_hops": ()})
     assert verified.report.by_id("v02.single_use.checkout").passed

@@ -16,75 +16,46 @@ and asserts that none survives.
 
 from __future__ import annotations
 
-import base64
-import copy
-import json
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mudrika.payments.v02 import V02Evidence, append_hop, inspect_v02, sd_digest
-from tests._support.ap2_v02 import CP_AUDIENCE, MERCHANT_DID, Transaction, build
+from mudrika.payments.v02 import V02Evidence, append_hop, sd_digest
+from tests._support.ap2_v02 import (
+    CHECKOUT_NONCE,
+    CP_AUDIENCE,
+    MERCHANT_DID,
+    PAYMENT_NONCE,
+    Transaction,
+    build,
+    inspect,
+)
+from tests._support.json_tamper import changed, decode_json, encode_json, leaves, replaced
 
 pytestmark = pytest.mark.security
-
-Path_ = tuple[str | int, ...]
-
-
-def leaves(value: Any, path: Path_ = ()) -> Iterator[tuple[Path_, Any]]:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from leaves(item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from leaves(item, (*path, index))
-    elif isinstance(value, bool | int | float | str):
-        yield path, value
-
-
-def changed(value: bool | float | str) -> bool | float | str:
-    if isinstance(value, bool):
-        return not value
-    if isinstance(value, int | float):
-        return value + 1
-    return value + "x"
-
-
-def replaced(document: Any, path: Path_, value: Any) -> Any:
-    result = copy.deepcopy(document)
-    target = result
-    for step in path[:-1]:
-        target = target[step]
-    target[path[-1]] = value
-    return result
-
-
-def b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def unb64(text: str) -> Any:
-    return json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
-
-
-def encode(value: Any) -> str:
-    return b64(json.dumps(value, separators=(",", ":")).encode())
 
 
 def jwt_mutations(jwt: str) -> Iterator[tuple[str, str]]:
     header, payload, signature = jwt.split(".")
     for part, name in ((0, "header"), (1, "payload")):
-        decoded = unb64((header, payload)[part])
+        decoded = decode_json((header, payload)[part])
         for path, value in leaves(decoded):
             pieces = [header, payload, signature]
-            pieces[part] = encode(replaced(decoded, path, changed(value)))
+            pieces[part] = encode_json(replaced(decoded, path, changed(value)))
             yield f"{name}{list(path)}", ".".join(pieces)
     flipped = signature[:10] + ("A" if signature[10] != "A" else "B") + signature[11:]
     yield "signature", f"{header}.{payload}.{flipped}"
+
+
+def with_part(tokens: list[str], index: int, position: int, text: str) -> str:
+    """The chain of ``tokens`` with part ``position`` (0: the JWT, then the disclosures) of token
+    ``index`` replaced by ``text``."""
+    parts = tokens[index].split("~")
+    parts[position] = text
+    return "~~".join([*tokens[:index], "~".join(parts), *tokens[index + 1 :]])
 
 
 def chain_mutations(chain: str, label: str) -> Iterator[tuple[str, str]]:
@@ -92,20 +63,16 @@ def chain_mutations(chain: str, label: str) -> Iterator[tuple[str, str]]:
     for index, token in enumerate(tokens):
         parts = token.split("~")
         for name, forged in jwt_mutations(parts[0]):
-            yield (
-                f"{label} token {index} {name}",
-                "~~".join([*tokens[:index], "~".join([forged, *parts[1:]]), *tokens[index + 1 :]]),
-            )
+            yield f"{label} token {index} {name}", with_part(tokens, index, 0, forged)
         for position in range(1, len(parts)):
             if not parts[position]:
                 continue
-            decoded = unb64(parts[position])
+            decoded = decode_json(parts[position])
             for path, value in leaves(decoded):
-                new_parts = list(parts)
-                new_parts[position] = encode(replaced(decoded, path, changed(value)))
+                forged = encode_json(replaced(decoded, path, changed(value)))
                 yield (
                     f"{label} token {index} disclosure {position} {list(path)}",
-                    "~~".join([*tokens[:index], "~".join(new_parts), *tokens[index + 1 :]]),
+                    with_part(tokens, index, position, forged),
                 )
 
 
@@ -131,7 +98,7 @@ def mutations(transaction: Transaction) -> Iterator[tuple[str, V02Evidence]]:
             closed,
             holder_key=transaction.keys.agent,
             audience=MERCHANT_DID,
-            nonce="checkout-nonce-7f3a",
+            nonce=CHECKOUT_NONCE,
             now=transaction.now,
         )
         payment = {**transaction.closed_payment, "transaction_id": sd_digest(checkout_jwt)}
@@ -140,7 +107,7 @@ def mutations(transaction: Transaction) -> Iterator[tuple[str, V02Evidence]]:
             payment,
             holder_key=transaction.keys.agent,
             audience=CP_AUDIENCE,
-            nonce="payment-nonce-91c2",
+            nonce=PAYMENT_NONCE,
             now=transaction.now,
         )
         yield (
@@ -151,24 +118,12 @@ def mutations(transaction: Transaction) -> Iterator[tuple[str, V02Evidence]]:
 
 def test_no_single_change_survives() -> None:
     transaction = build()
-
-    def verdict(evidence: V02Evidence) -> str:
-        return inspect_v02(
-            evidence,
-            trust_root=transaction.trust_root,
-            checkout_hops=transaction.checkout_hops,
-            payment_hops=transaction.payment_hops,
-            now=transaction.now,
-            usage=None,
-            replay_store=None,
-        ).verdict
-
-    assert verdict(transaction.evidence()) == "OK"
+    assert inspect(transaction).verdict == "OK"
     survivors: list[str] = []
     count = 0
     for name, evidence in mutations(transaction):
         count += 1
-        if verdict(evidence) != "FAILED":
+        if inspect(transaction, evidence).verdict != "FAILED":
             survivors.append(name)
     assert count > 150, count
     assert survivors == []
@@ -189,13 +144,5 @@ def test_corrupted_evidence_is_reported_never_raised(target: str, position: floa
     original = getattr(evidence, target)
     index = min(int(position * len(original)), len(original) - 1)
     corrupted = original[:index] + replacement + original[index + 1 :]
-    report = inspect_v02(
-        replace(evidence, **{target: corrupted}),
-        trust_root=TRANSACTION.trust_root,
-        checkout_hops=TRANSACTION.checkout_hops,
-        payment_hops=TRANSACTION.payment_hops,
-        now=TRANSACTION.now,
-        usage=None,
-        replay_store=None,
-    )
+    report = inspect(TRANSACTION, replace(evidence, **{target: corrupted}))
     assert report.verdict == ("OK" if corrupted == original else "FAILED")

@@ -16,9 +16,18 @@ from cryptography.x509.oid import NameOID
 
 from mudrika.crypto.keys import KeyPair, KeyType
 from mudrika.payments.chain.report import VerificationReport
-from mudrika.payments.v02 import VCT_CHECKOUT_OPEN, VCT_PAYMENT_OPEN, V02Evidence, append_hop, inspect_v02
+from mudrika.payments.v02 import VCT_CHECKOUT_OPEN, VCT_PAYMENT_OPEN, V02Evidence, append_hop
 from mudrika.payments.v02.signing import issue_open_mandate
-from tests._support.ap2_v02 import AGENT_PROVIDER, MERCHANT_DID, Transaction, build, resign, trust_root_for
+from tests._support.ap2_v02 import (
+    AGENT_PROVIDER,
+    CHECKOUT_NONCE,
+    MERCHANT_DID,
+    Transaction,
+    build,
+    inspect,
+    resign,
+    trust_root_for,
+)
 
 pytestmark = pytest.mark.security
 
@@ -101,7 +110,7 @@ def x5c_chain(transaction: Transaction, signer: KeyPair, x5c: list[str]) -> str:
         transaction.closed_checkout,
         holder_key=transaction.keys.agent,
         audience=MERCHANT_DID,
-        nonce="checkout-nonce-7f3a",
+        nonce=CHECKOUT_NONCE,
         now=transaction.now,
     )
 
@@ -110,15 +119,8 @@ def check(transaction: Transaction, chain: str, roots: list[str]) -> Verificatio
     issuers: dict[str, Any] = {
         AGENT_PROVIDER: {"x509_roots": roots, "vct": [VCT_CHECKOUT_OPEN, VCT_PAYMENT_OPEN]}
     }
-    return inspect_v02(
-        V02Evidence(checkout_chain=chain),
-        trust_root=trust_root_for(transaction.keys, issuers=issuers),
-        checkout_hops=transaction.checkout_hops,
-        payment_hops=(),
-        now=transaction.now,
-        usage=None,
-        replay_store=None,
-    )
+    trust_root = trust_root_for(transaction.keys, issuers=issuers)
+    return inspect(transaction, V02Evidence(checkout_chain=chain), trust_root=trust_root, payment_hops=())
 
 
 @pytest.fixture(scope="module")
@@ -172,15 +174,9 @@ def test_x5c_is_refused_without_roots_and_when_malformed(
     transaction = build()
     signer = KeyPair.generate(KeyType.P256)
     good = [der64(leaf_certificate(signer, ca[0]))]
-    plain = build(keys=transaction.keys)  # the trust root of this one has jwks, no x509_roots
-    report = inspect_v02(
-        V02Evidence(checkout_chain=x5c_chain(transaction, signer, good)),
-        trust_root=plain.trust_root,
-        checkout_hops=transaction.checkout_hops,
-        payment_hops=(),
-        now=transaction.now,
-        usage=None,
-        replay_store=None,
+    # The transaction's own trust root pins the issuer by jwks, with no x509_roots.
+    report = inspect(
+        transaction, V02Evidence(checkout_chain=x5c_chain(transaction, signer, good)), payment_hops=()
     )
     assert report.by_id("v02.checkout.hop0.key").code == "x5c_refused"
     base64url = [good[0].replace("+", "-").replace("/", "_")]  # the SDK's (wrong) decoding

@@ -105,7 +105,7 @@ def test_protobuf_round_trip_defaults_do_not_break_the_signature(agent: Agent) -
     round_tripped["parts"][0]["metadata"] = {}
     round_tripped["parts"][3]["data"]["total"] = 30.0  # google.protobuf.Value has only doubles
     assert parts_digest(round_tripped) == parts_digest(signed)
-    _verifier(agent).verify(round_tripped, task_id="t-1", context_id="c-1")
+    assert _verifier(agent).verify(round_tripped, task_id="t-1", context_id="c-1").signer == agent.did
 
 
 def test_untrusted_signer_is_refused(agent: Agent) -> None:
@@ -121,7 +121,8 @@ def test_unsigned_and_too_old(agent: Agent) -> None:
     with pytest.raises(VerificationError) as info:
         _verifier(agent, max_age=5).verify(_signed(agent), task_id="t-1", context_id="c-1")
     assert info.value.code == "expired"
-    assert _verifier(agent, max_age=None).verify(_signed(agent), task_id="t-1", context_id="c-1")
+    unlimited = _verifier(agent, max_age=None).verify(_signed(agent), task_id="t-1", context_id="c-1")
+    assert unlimited.issued_at == int(NOW)
 
 
 def test_signature_lives_in_metadata_beside_existing_entries(agent: Agent) -> None:

@@ -289,11 +289,6 @@ def test_deeply_nested_extension_params_are_refused_in_the_sdk_form() -> None:
     assert info.value.code == "too_deep"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_async_verification_matches_the_sync_one(signer: Signer) -> None:
     other = Signer()

@@ -61,11 +61,6 @@ class Webhook:
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def agent() -> Agent:
     return Agent()
 

@@ -59,11 +59,6 @@ class RecordingUpdater:
         return {"parts": parts, "metadata": metadata}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_report_decision_publishes_the_a2a_state() -> None:
     from a2a.types.a2a_pb2 import TaskState

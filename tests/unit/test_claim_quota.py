@@ -7,18 +7,11 @@ import pytest
 
 from mudrika.errors import InvalidInput
 from mudrika.trust.middleware._quota import ClaimQuota
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests._support.tokenfactory import Clock
 
 
 def test_each_principal_has_its_own_window() -> None:
-    clock = Clock()
+    clock = Clock(0.0)
     quota = ClaimQuota(limit=3, window=10, clock=clock)
     assert [quota.allow("did:key:a") for _ in range(4)] == [True, True, True, False]
     assert quota.allow("did:key:b")  # another principal is not affected
@@ -29,7 +22,7 @@ def test_each_principal_has_its_own_window() -> None:
 
 
 def test_a_full_table_refuses_new_principals_until_windows_expire() -> None:
-    clock = Clock()
+    clock = Clock(0.0)
     quota = ClaimQuota(limit=5, window=10, max_principals=2, clock=clock)
     assert quota.allow("p1")
     assert quota.allow("p2")

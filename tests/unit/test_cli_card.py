@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from mudrika.cli import main
 from mudrika.crypto.keys import KeyPair
 from mudrika.crypto.keystore import write_private_key
 from mudrika.identity.methods import key as did_key
+from tests._support.cli import run_cli
 
 PASSWORD = "card-cli-password"
 CARD = {
@@ -26,12 +26,6 @@ CARD = {
     "defaultOutputModes": ["text/plain"],
     "skills": [{"id": "e", "name": "e", "description": "e", "tags": ["e"]}],
 }
-
-
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
@@ -52,13 +46,13 @@ def _kid(pair: KeyPair) -> str:
 
 def test_sign_and_verify_with_rotation(keys: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
     tmp: Path = keys["dir"]
-    code, out, _ = _run(
+    code, out, _ = run_cli(
         capsys, "card", "sign", str(keys["card"]), "--key", str(tmp / "old.pem"), "--kid", _kid(keys["old"]),
         "--password-env", "CARD_PW",
     )  # fmt: skip
     assert code == 0
     (tmp / "signed1.json").write_text(out)
-    code, out, err = _run(
+    code, out, err = run_cli(
         capsys, "card", "sign", str(tmp / "signed1.json"), "--key", str(tmp / "new.pem"), "--kid", _kid(keys["new"]),
         "--password-env", "CARD_PW",
     )  # fmt: skip
@@ -67,7 +61,7 @@ def test_sign_and_verify_with_rotation(keys: dict[str, Any], capsys: pytest.Capt
     (tmp / "signed2.json").write_text(out)
 
     new_did = _kid(keys["new"]).split("#")[0]
-    code, out, err = _run(
+    code, out, err = run_cli(
         capsys, "card", "verify", str(tmp / "signed2.json"), "--trust-did", new_did, "--json"
     )
     assert code == 0
@@ -81,13 +75,13 @@ def test_verify_fails_for_an_untrusted_signer(
     keys: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
     tmp: Path = keys["dir"]
-    code, out, _ = _run(
+    code, out, _ = run_cli(
         capsys, "card", "sign", str(keys["card"]), "--key", str(tmp / "old.pem"), "--kid", _kid(keys["old"]),
         "--password-env", "CARD_PW",
     )  # fmt: skip
     (tmp / "signed.json").write_text(out)
     stranger = did_key.create(KeyPair.generate("p256").public_key)
-    code, _, err = _run(capsys, "card", "verify", str(tmp / "signed.json"), "--trust-did", stranger)
+    code, _, err = run_cli(capsys, "card", "verify", str(tmp / "signed.json"), "--trust-did", stranger)
     assert code == 1
     assert "verification failed" in err
 
@@ -107,13 +101,13 @@ def test_did_web_signer_resolved_from_a_given_document(
         "assertionMethod": [f"{did}#card"],
     }
     (tmp / "did.json").write_text(json.dumps(document))
-    code, out, _ = _run(
+    code, out, _ = run_cli(
         capsys, "card", "sign", str(keys["card"]), "--key", str(tmp / "old.pem"), "--kid", f"{did}#card",
         "--password-env", "CARD_PW",
     )  # fmt: skip
     assert code == 0
     (tmp / "signed.json").write_text(out)
-    code, _, err = _run(
+    code, _, err = run_cli(
         capsys,
         "card",
         "verify",
@@ -125,7 +119,7 @@ def test_did_web_signer_resolved_from_a_given_document(
     )
     assert code == 0, err
     # Without the document the did:web DID cannot be resolved offline: no signature verifies.
-    code, _, _ = _run(capsys, "card", "verify", str(tmp / "signed.json"), "--trust-did", did)
+    code, _, _ = run_cli(capsys, "card", "verify", str(tmp / "signed.json"), "--trust-did", did)
     assert code == 1
 
 
@@ -133,15 +127,17 @@ def test_sdk_form_flag(keys: dict[str, Any], capsys: pytest.CaptureFixture[str])
     tmp: Path = keys["dir"]
     card = dict(CARD, description="")
     (tmp / "empty.json").write_text(json.dumps(card))
-    code, out, _ = _run(
+    code, out, _ = run_cli(
         capsys, "card", "sign", str(tmp / "empty.json"), "--key", str(tmp / "new.pem"), "--kid", _kid(keys["new"]),
         "--form", "a2a-sdk-1.3", "--password-env", "CARD_PW",
     )  # fmt: skip
     assert code == 0
     (tmp / "signed.json").write_text(out)
     did = _kid(keys["new"]).split("#")[0]
-    assert _run(capsys, "card", "verify", str(tmp / "signed.json"), "--trust-did", did)[0] == 1
+    assert run_cli(capsys, "card", "verify", str(tmp / "signed.json"), "--trust-did", did)[0] == 1
     assert (
-        _run(capsys, "card", "verify", str(tmp / "signed.json"), "--trust-did", did, "--accept-sdk-form")[0]
+        run_cli(capsys, "card", "verify", str(tmp / "signed.json"), "--trust-did", did, "--accept-sdk-form")[
+            0
+        ]
         == 0
     )

@@ -25,6 +25,7 @@ from mudrika.crypto.keystore import write_file_atomic, write_private_key
 from mudrika.errors import InvalidInput
 from mudrika.identity.methods import key as did_key
 from mudrika.identity.resolver import DIDResolver
+from tests._support.cli import run_cli
 from tests._support.evidence import BUNDLE, forbid_network
 from tests._support.paths import FIXTURES
 
@@ -234,12 +235,6 @@ def _has_json_flag(path: tuple[str, ...]) -> bool:
     return any(param.name == "as_json" for param in command.params)
 
 
-def _run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def _error_document(out: str) -> dict[str, Any]:
     document = json.loads(out)  # exactly one JSON document, nothing else on stdout
     assert set(document) == {"error"}
@@ -259,18 +254,18 @@ def test_every_command_is_in_the_table() -> None:
 
 @pytest.mark.parametrize("path", LEAVES, ids=" ".join)
 def test_help_exits_0(path: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(capsys, [*path, "--help"])
+    code, out, _ = run_cli(capsys, *path, "--help")
     assert code == 0
     assert "Usage: mudrika " + " ".join(path) in out
 
 
 @pytest.mark.parametrize("path", LEAVES, ids=" ".join)
 def test_usage_error_exits_2(path: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = _run(capsys, [*path, "--no-such-option"])
+    code, out, err = run_cli(capsys, *path, "--no-such-option")
     assert code == 2
     assert out == ""
     assert "No such option" in err
-    code, out, _ = _run(capsys, [*path, "--no-such-option", "--json"])
+    code, out, _ = run_cli(capsys, *path, "--no-such-option", "--json")
     assert code == 2
     assert _error_document(out)["code"] == "usage"
 
@@ -281,7 +276,7 @@ def test_usage_error_exits_2(path: tuple[str, ...], capsys: pytest.CaptureFixtur
 def test_outcome_follows_the_exit_code_table(
     case: Case, ws: Workspace, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = _run(capsys, [*case.path, *case.argv(ws)])
+    code, out, err = run_cli(capsys, *case.path, *case.argv(ws))
     assert code == case.exit_code, err
     if case.code is None:
         report = json.loads(out)  # a verdict: the report itself, with the failure inside it
@@ -296,7 +291,7 @@ def test_outcome_follows_the_exit_code_table(
 
 
 def test_a_bad_option_value_is_reported_in_json_with_the_option(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(capsys, ["keys", "generate", "--json", "--type", "dsa", "--out", "x"])
+    code, out, _ = run_cli(capsys, "keys", "generate", "--json", "--type", "dsa", "--out", "x")
     assert code == 2
     error = _error_document(out)
     assert error["code"] == "usage"
@@ -304,7 +299,7 @@ def test_a_bad_option_value_is_reported_in_json_with_the_option(capsys: pytest.C
 
 
 def test_the_human_line_names_message_code_and_fields(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _run(capsys, ["did", "resolve", "did:KEY:abc"])
+    code, _, err = run_cli(capsys, "did", "resolve", "did:KEY:abc")
     assert code == 2
     assert err == (
         "error: invalid DID: DID method name must be 1+ characters of a-z and 0-9 (invalidDid; reason=bad_method)\n"
@@ -317,7 +312,7 @@ def test_the_human_line_names_message_code_and_fields(capsys: pytest.CaptureFixt
     ids=["global", "per-command"],
 )
 def test_verbose_adds_the_cause_chain(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _run(capsys, argv)
+    code, _, err = run_cli(capsys, *argv)
     assert code == 2
     assert err.splitlines()[1] == (
         "  caused by: mudrika.errors.InvalidInput: DID method name must be 1+ characters of a-z and 0-9 "
@@ -326,7 +321,7 @@ def test_verbose_adds_the_cause_chain(argv: list[str], capsys: pytest.CaptureFix
 
 
 def test_verbose_json_lists_the_causes(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(capsys, ["-v", "did", "resolve", "did:KEY:abc", "--json"])
+    code, out, _ = run_cli(capsys, "-v", "did", "resolve", "did:KEY:abc", "--json")
     assert code == 2
     error = json.loads(out)["error"]
     assert error["causes"] == [
@@ -349,7 +344,7 @@ def test_a_foreign_cause_shows_only_its_type(
             raise InvalidInput("the driver refused the DID", code="driver_refused") from exc
 
     monkeypatch.setattr(DIDResolver, "resolve", resolve)
-    code, out, err = _run(capsys, ["-v", "did", "resolve", "did:web:shop.example", "--json"])
+    code, out, err = run_cli(capsys, "-v", "did", "resolve", "did:web:shop.example", "--json")
     assert code == 2
     assert "  caused by: ValueError" in err.splitlines()
     assert json.loads(out)["error"]["causes"] == [{"type": "ValueError"}]
@@ -363,14 +358,14 @@ def test_an_unexpected_exception_is_not_a_traceback(
         raise RuntimeError("password=hunter2")
 
     monkeypatch.setattr(DIDResolver, "resolve", resolve)
-    code, out, err = _run(capsys, ["did", "resolve", "did:web:shop.example"])
+    code, out, err = run_cli(capsys, "did", "resolve", "did:web:shop.example")
     assert code == 1
     assert out == ""
     assert err.splitlines() == [
         "error: unexpected internal error: RuntimeError (internal_error; type=RuntimeError)",
         "  (run with -v for the traceback)",
     ]
-    code, out, err = _run(capsys, ["-v", "did", "resolve", "did:web:shop.example", "--json"])
+    code, out, err = run_cli(capsys, "-v", "did", "resolve", "did:web:shop.example", "--json")
     assert code == 1
     assert json.loads(out) == {
         "error": {
@@ -386,14 +381,14 @@ def test_an_unexpected_exception_is_not_a_traceback(
 
 
 def test_control_characters_in_errors_are_escaped(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _run(capsys, ["-v", "did", "resolve", "did:KEY:\x1b[31mred"])
+    code, _, err = run_cli(capsys, "-v", "did", "resolve", "did:KEY:\x1b[31mred")
     assert code == 2
     assert "\x1b" not in err
     assert 'did="did:KEY:\\u001b[31mred"' in err
 
 
 def test_every_validation_problem_is_listed_once(ws: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = _run(capsys, ["dispute", "verify", ws.bad_bundle])
+    code, out, err = run_cli(capsys, "dispute", "verify", ws.bad_bundle)
     assert code == 2
     assert out == ""
     assert err.count("malformed evidence bundle") == 1
@@ -404,7 +399,7 @@ def test_every_validation_problem_is_listed_once(ws: Workspace, capsys: pytest.C
 def test_a_batch_reports_each_malformed_bundle_as_an_error_object(
     ws: Workspace, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = _run(capsys, ["dispute", "verify", ws.bad_bundle, ws.garbage, "--json"])
+    code, out, _ = run_cli(capsys, "dispute", "verify", ws.bad_bundle, ws.garbage, "--json")
     assert code == 2
     results = json.loads(out)["results"]
     assert [r["error"]["code"] for r in results] == ["bad_bundle", "malformed_json"]
@@ -429,7 +424,7 @@ def test_a_stray_pydantic_error_lists_every_problem(
     with pytest.raises(ValidationError) as info:
         _Pair.model_validate({"second": "x"})
     monkeypatch.setattr(DIDResolver, "resolve", _raising(info.value))
-    code, _, err = _run(capsys, ["did", "resolve", "did:web:shop.example"])
+    code, _, err = run_cli(capsys, "did", "resolve", "did:web:shop.example")
     assert code == 2
     assert err.splitlines() == [
         "error: invalid input (2 problems) (invalid_input)",
@@ -442,7 +437,7 @@ def test_an_os_error_is_an_operation_failure(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(DIDResolver, "resolve", _raising(PermissionError(13, "Permission denied", "/srv/x")))
-    code, out, err = _run(capsys, ["did", "resolve", "did:web:shop.example", "--json"])
+    code, out, err = run_cli(capsys, "did", "resolve", "did:web:shop.example", "--json")
     assert code == 1
     assert err == "error: Permission denied (os_error; filename=/srv/x)\n"
     assert _error_document(out) == {
@@ -454,6 +449,6 @@ def test_an_os_error_is_an_operation_failure(
 
 def test_an_interrupt_exits_1(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(DIDResolver, "resolve", _raising(KeyboardInterrupt()))
-    code, _, err = _run(capsys, ["did", "resolve", "did:web:shop.example"])
+    code, _, err = run_cli(capsys, "did", "resolve", "did:web:shop.example")
     assert code == 1
     assert err.splitlines()[-1] == "error: aborted (aborted)"

@@ -10,16 +10,11 @@ import pytest
 
 from mudrika.cli import main
 from mudrika.crypto.sdjwt import parse
+from tests._support.cli import run_cli
 from tests._support.paths import FIXTURES
 
 AP2 = FIXTURES / "ap2"
 PW = ("--password-env", "MUDRIKA_TEST_PW")
-
-
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
@@ -52,7 +47,7 @@ def test_issue_a_credential_bound_to_the_users_key(
     issuer, user = parties["issuer"], parties["user"]
     claims = parties["dir"] / "claims.json"
     claims.write_text(json.dumps({"email": "a.sharma@example.com", "card_last4": "4242"}))
-    code, out, err = _run(
+    code, out, err = run_cli(
         capsys, "credential", "issue", "--key", issuer["key"], *PW, "--issuer", issuer["did"],
         "--kid", issuer["kid"], "--holder-did", user["did"], "--claims", str(claims),
         "--disclosable", "/email", "--now", "2025-10-01T09:00:00Z", "--json",
@@ -70,7 +65,7 @@ def test_issuing_with_another_key_is_refused(
     parties: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
     issuer, merchant, user = parties["issuer"], parties["merchant"], parties["user"]
-    code, out, _ = _run(
+    code, out, _ = run_cli(
         capsys, "credential", "issue", "--key", merchant["key"], *PW, "--issuer", issuer["did"],
         "--kid", issuer["kid"], "--holder-did", user["did"], "--json",
     )  # fmt: skip
@@ -79,7 +74,7 @@ def test_issuing_with_another_key_is_refused(
     assert error["code"] == "key_mismatch"
     assert error["fields"]["expected_thumbprint"] != error["fields"]["got_thumbprint"]
     # An https issuer is checked against the JWK Set it publishes.
-    code, out, _ = _run(
+    code, out, _ = run_cli(
         capsys, "credential", "issue", "--key", issuer["key"], *PW, "--issuer", "https://issuer.example",
         "--kid", "k1", "--holder-did", user["did"], "--json",
     )  # fmt: skip
@@ -90,7 +85,7 @@ def test_issuing_with_another_key_is_refused(
 def test_sign_intent_refuses_a_key_the_kid_does_not_name(
     parties: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = _run(
+    code, out, err = run_cli(
         capsys, "mandate", "sign-intent", str(AP2 / "intent_mandate.json"), "--key", parties["merchant"]["key"],
         *PW, "--kid", parties["user"]["kid"],
     )  # fmt: skip
@@ -98,7 +93,7 @@ def test_sign_intent_refuses_a_key_the_kid_does_not_name(
     assert out == ""  # nothing was signed
     assert "(key_mismatch;" in err
     assert "sign with the private key of" in err
-    code, out, err = _run(
+    code, out, err = run_cli(
         capsys, "mandate", "sign-intent", str(AP2 / "intent_mandate.json"), "--key", parties["user"]["key"],
         *PW, "--kid", parties["user"]["did"] + "#no-such-key",
     )  # fmt: skip
@@ -111,7 +106,7 @@ def test_sign_cart_takes_its_algorithm_from_the_key(
 ) -> None:
     merchant = parties["merchant"]
     common = ("--merchant-did", merchant["did"], "--kid", merchant["kid"], "--aud", "https://p.example")
-    code, out, err = _run(
+    code, out, err = run_cli(
         capsys,
         "mandate",
         "sign-cart",
@@ -126,14 +121,14 @@ def test_sign_cart_takes_its_algorithm_from_the_key(
         json.loads(out)["merchant_authorization"].split(".")[0] + "=="
     ))  # fmt: skip
     assert header["alg"] == "EdDSA"
-    code, _, err = _run(
+    code, _, err = run_cli(
         capsys, "mandate", "sign-cart", str(AP2 / "cart_contents.json"), "--key", merchant["key"], *PW,
         *common, "--alg", "ES256",
     )  # fmt: skip
     assert code == 2
     assert "algorithm ES256 does not fit this ed25519 key: use --alg EdDSA" in err
     # A did:web merchant needs its DID document to be checked offline.
-    code, _, err = _run(
+    code, _, err = run_cli(
         capsys, "mandate", "sign-cart", str(AP2 / "cart_contents.json"), "--key", merchant["key"], *PW,
         "--merchant-did", "did:web:shop.example", "--kid", "did:web:shop.example#k1", "--aud", "a",
     )  # fmt: skip
@@ -153,10 +148,10 @@ def test_sign_payment_refuses_a_key_that_is_not_the_credentials(
          "--kid", user["kid"]),
     )  # fmt: skip
     assert main(list(steps[0])) == 0
-    code, out, _ = _run(capsys, *steps[1])
+    code, out, _ = run_cli(capsys, *steps[1])
     assert code == 0
     (base / "intent.json").write_text(out)
-    code, out, _ = _run(
+    code, out, _ = run_cli(
         capsys, "mandate", "sign-cart", str(AP2 / "cart_contents.json"), "--key", merchant["key"], *PW,
         "--merchant-did", merchant["did"], "--kid", merchant["kid"], "--aud", "a",
     )  # fmt: skip
@@ -167,29 +162,29 @@ def test_sign_payment_refuses_a_key_that_is_not_the_credentials(
         "--intent", str(base / "intent.json"), "--credential", str(base / "credential.txt"), "--aud", "a",
         "--nonce", "n",
     )  # fmt: skip
-    code, out, err = _run(capsys, *payment, "--key", merchant["key"])
+    code, out, err = run_cli(capsys, *payment, "--key", merchant["key"])
     assert code == 2
     assert out == ""
     assert "(key_mismatch;" in err
-    assert _run(capsys, *payment, "--key", user["key"])[0] == 0
+    assert run_cli(capsys, *payment, "--key", user["key"])[0] == 0
 
 
 def test_csr_create_refuses_a_did_the_key_does_not_control(
     parties: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = _run(
+    code, out, _ = run_cli(
         capsys, "csr", "create", "--key", parties["user"]["key"], *PW, "--did", parties["merchant"]["did"],
         "--cn", "agent", "--json",
     )  # fmt: skip
     assert code == 2
     assert json.loads(out)["error"]["code"] == "key_mismatch"
-    code, out, _ = _run(
+    code, out, _ = run_cli(
         capsys, "csr", "create", "--key", parties["user"]["key"], *PW, "--did", "did:web:agent.example",
         "--cn", "agent", "--json",
     )  # fmt: skip
     assert code == 2
     assert json.loads(out)["error"]["code"] == "did_document_needed"
-    code, _, _ = _run(
+    code, _, _ = run_cli(
         capsys, "csr", "create", "--key", parties["user"]["key"], *PW, "--did", parties["user"]["did"],
         "--cn", "agent", "--json",
     )  # fmt: skip

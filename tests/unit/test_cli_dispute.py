@@ -12,18 +12,12 @@ from typing import Any
 
 import pytest
 
-from mudrika.cli import main
+from tests._support.cli import run_cli
 from tests._support.evidence import BUNDLE, NONCE, TRUST_ROOT, forbid_network
 
 #: The analyst's side of the fixture case: the trust root and the processor's nonce.
 CASE = ("--trust-root", str(TRUST_ROOT), "--kb-nonce", NONCE)
 AUDIENCE = "https://payments.processor.example"
-
-
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
@@ -33,7 +27,7 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.usefixtures("no_network")
 def test_valid_at_evidence_time(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = _run(capsys, "dispute", "verify", str(BUNDLE), *CASE)
+    code, out, err = run_cli(capsys, "dispute", "verify", str(BUNDLE), *CASE)
     assert code == 0
     assert out == ""
     assert "VERDICT: OK" in err
@@ -47,7 +41,7 @@ def test_valid_at_evidence_time(capsys: pytest.CaptureFixture[str]) -> None:
     # Every key the verdict rests on, thumbprint and provenance on one unwrapped line.
     merchant_line = next(line for line in err.splitlines() if line.startswith("  merchant: "))
     assert "thumbprint=W1COp5sh4XJjdJJhehqepuwWoGMjOeyWIwof0QHuZV4 provenance=trust-root" in merchant_line
-    code, _, err = _run(capsys, "dispute", "verify", str(BUNDLE), *CASE, "--verbose")
+    code, _, err = run_cli(capsys, "dispute", "verify", str(BUNDLE), *CASE, "--verbose")
     assert code == 0
     assert "PASSED (77)" in err
     assert "  replay.kb_nonce = first use" in err
@@ -55,7 +49,7 @@ def test_valid_at_evidence_time(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.usefixtures("no_network")
 def test_without_the_analysts_trust_the_verdict_is_unanchored(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = _run(capsys, "dispute", "verify", str(BUNDLE), "--json")
+    code, out, err = run_cli(capsys, "dispute", "verify", str(BUNDLE), "--json")
     assert code == 1
     report = json.loads(out)
     assert report["verdict"] == "UNANCHORED"
@@ -63,7 +57,9 @@ def test_without_the_analysts_trust_the_verdict_is_unanchored(capsys: pytest.Cap
     assert report["trust_root"] is None
     assert "Verdict UNANCHORED: every check passed" in err
     assert "no trust root was given" in err
-    code, out, err = _run(capsys, "dispute", "verify", str(BUNDLE), "--trust-root", str(TRUST_ROOT), "--json")
+    code, out, err = run_cli(
+        capsys, "dispute", "verify", str(BUNDLE), "--trust-root", str(TRUST_ROOT), "--json"
+    )
     assert code == 1
     assert json.loads(out)["unanchored_because"] == [
         "kb_nonce was asserted by the evidence, not by the analyst or the trust root"
@@ -76,19 +72,19 @@ def test_a_malformed_trust_root_exits_2(capsys: pytest.CaptureFixture[str], tmp_
     root["surprise"] = True
     path = tmp_path / "root.json"
     path.write_text(json.dumps(root))
-    code, _, err = _run(capsys, "dispute", "verify", str(BUNDLE), "--trust-root", str(path))
+    code, _, err = run_cli(capsys, "dispute", "verify", str(BUNDLE), "--trust-root", str(path))
     assert code == 2
     assert "malformed trust root" in err
 
 
 @pytest.mark.usefixtures("no_network")
 def test_expired_now_passes_with_at_and_fails_later(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(
+    code, out, _ = run_cli(
         capsys, "dispute", "verify", str(BUNDLE), *CASE, "--at", "2025-10-01T12:21:10Z", "--json"
     )
     assert code == 0
     assert json.loads(out)["ok"] is True
-    code, out, err = _run(
+    code, out, err = run_cli(
         capsys, "dispute", "verify", str(BUNDLE), *CASE, "--at", "2026-06-01T00:00:00Z", "--json"
     )
     assert code == 1
@@ -99,7 +95,7 @@ def test_expired_now_passes_with_at_and_fails_later(capsys: pytest.CaptureFixtur
     ]
     assert "VERDICT: FAILED" in err
     # UNIX seconds are accepted wherever ISO 8601 is (one parser for the CLI and the API).
-    assert _run(capsys, "dispute", "verify", str(BUNDLE), *CASE, "--at", "1759321270")[0] == 0
+    assert run_cli(capsys, "dispute", "verify", str(BUNDLE), *CASE, "--at", "1759321270")[0] == 0
 
 
 def test_html_report_is_escaped(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -109,7 +105,7 @@ def test_html_report_is_escaped(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     bundle.write_text(json.dumps(document))
     html = tmp_path / "out" / "report.html"
     html.parent.mkdir()
-    code, _, _ = _run(capsys, "dispute", "verify", str(bundle), "--html", str(html))
+    code, _, _ = run_cli(capsys, "dispute", "verify", str(bundle), "--html", str(html))
     assert code == 1
     text = html.read_text()
     assert "<img" not in text
@@ -120,12 +116,12 @@ def test_html_report_is_escaped(capsys: pytest.CaptureFixture[str], tmp_path: Pa
 @pytest.mark.usefixtures("no_network")
 def test_html_report_has_the_unanchored_banner(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     html = tmp_path / "report.html"
-    assert _run(capsys, "dispute", "verify", str(BUNDLE), "--html", str(html))[0] == 1
+    assert run_cli(capsys, "dispute", "verify", str(BUNDLE), "--html", str(html))[0] == 1
     text = html.read_text()
     assert '<div class="banner"><h2>UNANCHORED</h2>' in text
     assert "a JWK Set snapshot carried with the evidence" in text
     anchored = tmp_path / "anchored.html"
-    assert _run(capsys, "dispute", "verify", str(BUNDLE), *CASE, "--html", str(anchored))[0] == 0
+    assert run_cli(capsys, "dispute", "verify", str(BUNDLE), *CASE, "--html", str(anchored))[0] == 0
     text = anchored.read_text()
     assert "<h2>UNANCHORED</h2>" not in text
     assert "Keys the verdict rests on" in text
@@ -135,11 +131,11 @@ def test_html_report_has_the_unanchored_banner(capsys: pytest.CaptureFixture[str
 def test_malformed_bundle_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "mudrika.evidence/v1"}')
-    code, _, err = _run(capsys, "dispute", "verify", str(bad))
+    code, _, err = run_cli(capsys, "dispute", "verify", str(bad))
     assert code == 2
     assert "malformed evidence bundle" in err
-    assert _run(capsys, "dispute", "verify", str(BUNDLE), "--at", "not-a-time")[0] == 2
-    assert _run(capsys, "dispute", "verify")[0] == 2
+    assert run_cli(capsys, "dispute", "verify", str(BUNDLE), "--at", "not-a-time")[0] == 2
+    assert run_cli(capsys, "dispute", "verify")[0] == 2
 
 
 @pytest.mark.usefixtures("no_network")
@@ -150,23 +146,23 @@ def test_batch_with_a_process_pool(capsys: pytest.CaptureFixture[str], tmp_path:
         shutil.copy(BUNDLE, path)
         paths.append(str(path))
     root = ("--trust-root", str(TRUST_ROOT))
-    code, out, _ = _run(capsys, "dispute", "verify", *paths, *root, "--jobs", "2", "--json")
+    code, out, _ = run_cli(capsys, "dispute", "verify", *paths, *root, "--jobs", "2", "--json")
     # Each bundle's nonce is only the bundle's word (--kb-nonce names one payment): UNANCHORED.
     assert code == 1
     results = json.loads(out)["results"]
     assert [r["path"] for r in results] == paths
     assert all(r["report"]["verdict"] == "UNANCHORED" for r in results)
     assert all(r["report"]["counts"]["failed"] == 0 for r in results)
-    assert _run(capsys, "dispute", "verify", *paths, "--kb-nonce", NONCE)[0] == 2
+    assert run_cli(capsys, "dispute", "verify", *paths, "--kb-nonce", NONCE)[0] == 2
     broken = tmp_path / "broken.json"
     broken.write_text("{")
-    code, out, _ = _run(capsys, "dispute", "verify", *paths[:2], str(broken), "--jobs", "0", "--json")
+    code, out, _ = run_cli(capsys, "dispute", "verify", *paths[:2], str(broken), "--jobs", "0", "--json")
     assert code == 2
     assert json.loads(out)["results"][2]["error"]["code"] == "malformed_json"
 
 
 def test_html_needs_exactly_one_bundle(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, _, _ = _run(
+    code, _, _ = run_cli(
         capsys, "dispute", "verify", str(BUNDLE), str(BUNDLE), "--html", str(tmp_path / "r.html")
     )
     assert code == 2
@@ -180,7 +176,7 @@ def test_console_markup_in_values_is_shown_literally(
     document["expectations"]["merchant_audience"] = "[link=https://evil.example]click[/link]"
     bundle = tmp_path / "markup.json"
     bundle.write_text(json.dumps(document))
-    code, _, err = _run(capsys, "dispute", "verify", str(bundle))
+    code, _, err = run_cli(capsys, "dispute", "verify", str(bundle))
     assert code == 1
     # Interpreted markup would vanish (and become a hyperlink); shown literally, its brackets stay.
     assert "[link=" in err
@@ -200,7 +196,7 @@ def _tampered(tmp_path: Path, name: str = "tampered.json") -> Path:
 def test_a_changed_amount_is_explained_with_both_values(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    code, out, err = _run(capsys, "dispute", "verify", str(_tampered(tmp_path)), *CASE)
+    code, out, err = run_cli(capsys, "dispute", "verify", str(_tampered(tmp_path)), *CASE)
     assert code == 1
     assert out == ""
     lines = err.splitlines()
@@ -227,7 +223,7 @@ def test_a_changed_amount_is_explained_with_both_values(
 def test_json_puts_the_same_structure_and_nothing_else_on_stdout(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    code, out, _ = _run(capsys, "dispute", "verify", str(_tampered(tmp_path)), *CASE, "--json")
+    code, out, _ = run_cli(capsys, "dispute", "verify", str(_tampered(tmp_path)), *CASE, "--json")
     assert code == 1
     report = json.loads(out)  # one JSON document, no human tables
     assert report["verdict"] == "FAILED"
@@ -242,7 +238,7 @@ def test_json_puts_the_same_structure_and_nothing_else_on_stdout(
     assert comparison["evidence"].startswith("unsigned data")
     assert report["passed"] == {"count": report["counts"]["passed"], "listed": False}
     assert all(check["status"] != "passed" for check in report["checks"])
-    code, out, _ = _run(capsys, "dispute", "verify", str(_tampered(tmp_path)), *CASE, "--json", "-v")
+    code, out, _ = run_cli(capsys, "dispute", "verify", str(_tampered(tmp_path)), *CASE, "--json", "-v")
     assert (
         sum(check["status"] == "passed" for check in json.loads(out)["checks"]) == report["counts"]["passed"]
     )
@@ -266,7 +262,7 @@ def test_a_case_file_gives_each_bundle_its_own_nonce(
         [{"id": f"case-{i}", "bundle": f"b{i}.json", "kb_nonce": NONCE} for i in range(4)],
     )
     out_file = tmp_path / "results.jsonl"
-    code, out, err = _run(
+    code, out, err = run_cli(
         capsys, "dispute", "verify", "--cases", str(cases), "--trust-root", str(TRUST_ROOT),
         "--jobs", "2", "--json-out", str(out_file),
     )  # fmt: skip
@@ -287,7 +283,7 @@ def test_a_case_file_gives_each_bundle_its_own_nonce(
     verdicts = {record["bundle"]: record["verdict"] for record in records}
     assert verdicts == {"case-0": "OK", "case-1": "OK", "case-2": "OK", "case-3": "FAILED"}
     # The bundles' own nonces are the evidence's word: without the case file, never OK.
-    code, out, _ = _run(capsys, "dispute", "verify", str(tmp_path / "b0.json"), str(tmp_path / "b1.json"),
+    code, out, _ = run_cli(capsys, "dispute", "verify", str(tmp_path / "b0.json"), str(tmp_path / "b1.json"),
                         "--trust-root", str(TRUST_ROOT), "--json")  # fmt: skip
     assert code == 1
     assert json.loads(out)["summary"]["verdicts"]["UNANCHORED"] == 2
@@ -296,7 +292,7 @@ def test_a_case_file_gives_each_bundle_its_own_nonce(
 @pytest.mark.usefixtures("no_network")
 def test_an_unknown_case_member_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     cases = _cases(tmp_path, [{"bundle": str(BUNDLE), "kb_once": NONCE}, {"bundle": str(BUNDLE)}])
-    code, out, err = _run(capsys, "dispute", "verify", "--cases", str(cases), "--json")
+    code, out, err = run_cli(capsys, "dispute", "verify", "--cases", str(cases), "--json")
     assert code == 2
     results = json.loads(out)["results"]
     assert results[0]["error"]["code"] == "bad_case"
@@ -310,14 +306,14 @@ def test_stdin_takes_one_bundle_or_json_lines_of_cases(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(BUNDLE.read_bytes())))
-    code, out, _ = _run(capsys, "dispute", "verify", "-", *CASE, "--json")
+    code, out, _ = run_cli(capsys, "dispute", "verify", "-", *CASE, "--json")
     assert code == 0
     assert json.loads(out)["verdict"] == "OK"
     lines = b"".join(
         json.dumps({"id": name, "bundle": str(BUNDLE), "kb_nonce": NONCE}).encode() + b"\n" for name in "ab"
     )
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(lines)))
-    code, out, _ = _run(capsys, "dispute", "verify", "-", "--trust-root", str(TRUST_ROOT), "--json")
+    code, out, _ = run_cli(capsys, "dispute", "verify", "-", "--trust-root", str(TRUST_ROOT), "--json")
     assert code == 0
     results = json.loads(out)["results"]
     assert [(r["path"], r["verdict"]) for r in results] == [("a", "OK"), ("b", "OK")]
@@ -328,7 +324,7 @@ def test_a_directory_is_every_bundle_in_it(capsys: pytest.CaptureFixture[str], t
     for name in ("one.json", "two.json"):
         shutil.copy(BUNDLE, tmp_path / name)
     (tmp_path / "notes.txt").write_text("not a bundle")
-    code, out, _ = _run(capsys, "dispute", "verify", str(tmp_path), "--json")
+    code, out, _ = run_cli(capsys, "dispute", "verify", str(tmp_path), "--json")
     assert code == 1
     assert [Path(r["path"]).name for r in json.loads(out)["results"]] == ["one.json", "two.json"]
 
@@ -338,7 +334,7 @@ def test_control_characters_in_values_are_escaped(capsys: pytest.CaptureFixture[
     document["expectations"]["merchant_audience"] = "evil\x1b[2J\nVERDICT: OK"
     bundle = tmp_path / "escape.json"
     bundle.write_text(json.dumps(document))
-    code, _, err = _run(capsys, "dispute", "verify", str(bundle))
+    code, _, err = run_cli(capsys, "dispute", "verify", str(bundle))
     assert code == 1
     assert "\x1b" not in err
     assert "evil\\x1b[2J\\x0aVERDICT: OK" in err
@@ -361,7 +357,7 @@ def test_dispute_bundle_records_where_each_key_came_from(
 ) -> None:
     did_document, jwks = _key_files(tmp_path)
     out = tmp_path / "bundle.json"
-    code, _, err = _run(
+    code, _, err = run_cli(
         capsys, "dispute", "bundle",
         "--intent", str(tmp_path / "intent.json"), "--cart", str(tmp_path / "cart.json"),
         "--payment", str(tmp_path / "payment.json"),
@@ -385,14 +381,14 @@ def test_dispute_bundle_records_where_each_key_came_from(
         },
     }
     # The bundle is evidence; the analyst's trust root and nonce make the verdict.
-    code, out_text, err = _run(capsys, "dispute", "verify", str(out), *CASE, "--json")
+    code, out_text, err = run_cli(capsys, "dispute", "verify", str(out), *CASE, "--json")
     assert code == 0, err
     assert json.loads(out_text)["verdict"] == "OK"
-    code, _, err = _run(capsys, "dispute", "verify", str(out), "--trust-root", str(TRUST_ROOT))
+    code, _, err = run_cli(capsys, "dispute", "verify", str(out), "--trust-root", str(TRUST_ROOT))
     assert code == 1
     assert "kb_nonce was asserted by the evidence" in err
     # A --via for key material the bundle does not carry is a usage error.
-    code, _, _ = _run(
+    code, _, _ = run_cli(
         capsys, "dispute", "bundle",
         "--intent", str(tmp_path / "intent.json"), "--cart", str(tmp_path / "cart.json"),
         "--payment", str(tmp_path / "payment.json"), "--merchant-aud", "a", "--kb-aud", "a",
@@ -411,7 +407,7 @@ def test_a_batch_on_a_terminal_shows_progress_and_still_every_line(
         shutil.copy(BUNDLE, tmp_path / f"b{index}.json")
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     monkeypatch.setenv("COLUMNS", "60")  # a narrow terminal: identifiers still are not wrapped
-    code, out, err = _run(capsys, "dispute", "verify", str(tmp_path), "--trust-root", str(TRUST_ROOT))
+    code, out, err = run_cli(capsys, "dispute", "verify", str(tmp_path), "--trust-root", str(TRUST_ROOT))
     assert code == 1
     assert out == ""
     assert "\x1b[" in err  # the progress bar was drawn
@@ -427,7 +423,7 @@ def test_a_batch_on_a_terminal_shows_progress_and_still_every_line(
 @pytest.mark.usefixtures("no_network")
 def test_the_html_page_puts_what_decides_first(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     html = tmp_path / "report.html"
-    assert _run(capsys, "dispute", "verify", str(_tampered(tmp_path)), *CASE, "--html", str(html))[0] == 1
+    assert run_cli(capsys, "dispute", "verify", str(_tampered(tmp_path)), *CASE, "--html", str(html))[0] == 1
     page = html.read_text()
     order = [
         '<section class="verdict v-FAILED" id="verdict">',
@@ -458,7 +454,7 @@ def test_a_case_without_audiences_takes_them_from_the_command_line(
             {"id": "own-aud", "bundle": str(BUNDLE), "kb_nonce": NONCE, "kb_audience": AUDIENCE},
         ],
     )
-    code, out, _ = _run(
+    code, out, _ = run_cli(
         capsys, "dispute", "verify", "--cases", str(cases), "--trust-root", str(TRUST_ROOT),
         "--kb-aud", "https://someone-else.example", "--json",
     )  # fmt: skip

@@ -13,6 +13,7 @@ from mudrika.crypto.keys import KeyPair
 from mudrika.crypto.keystore import write_private_key
 from mudrika.identity.methods import key as did_key
 from mudrika.payments.signing import issue_user_credential
+from tests._support.cli import run_cli
 from tests._support.evidence import NONCE as BUNDLE_NONCE
 from tests._support.evidence import evidence_builder
 from tests._support.paths import FIXTURES
@@ -23,12 +24,6 @@ MERCHANT = "did:web:stride-athletics.example"
 ISSUER = "https://wallet-issuer.example"
 AUD = "https://payments.processor.example"
 NONCE = "n-cli-7f3a"
-
-
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
@@ -120,7 +115,7 @@ def _sign_all(capsys: pytest.CaptureFixture[str], world: dict[str, Any]) -> Path
         ),
     )
     for command, source, key, now, options, target in steps:
-        code, out, err = _run(
+        code, out, err = run_cli(
             capsys,
             "mandate",
             command,
@@ -167,7 +162,7 @@ def test_sign_then_verify(capsys: pytest.CaptureFixture[str], world: dict[str, A
     base = _sign_all(capsys, world)
     cart = json.loads((base / "cart.json").read_text())
     assert set(cart) == {"contents", "merchant_authorization"}
-    code, out, err = _run(capsys, *_verify_args(base), "--json")
+    code, out, err = run_cli(capsys, *_verify_args(base), "--json")
     assert code == 0, err
     report = json.loads(out)
     assert report["ok"] is True
@@ -188,7 +183,7 @@ def test_verify_failures_exit_1(
 ) -> None:
     base = _sign_all(capsys, world)
     html = tmp_path / "report.html"
-    code, out, err = _run(capsys, *_verify_args(base, nonce="other-nonce"), "--html", str(html))
+    code, out, err = run_cli(capsys, *_verify_args(base, nonce="other-nonce"), "--html", str(html))
     assert code == 1
     assert out == ""
     assert "user.kb.nonce" in err
@@ -201,8 +196,8 @@ def test_replay_db_remembers_across_runs(
 ) -> None:
     base = _sign_all(capsys, world)
     db = ("--replay-db", str(tmp_path / "replay.sqlite3"))
-    assert _run(capsys, *_verify_args(base), *db)[0] == 0
-    code, _, err = _run(capsys, *_verify_args(base), *db)
+    assert run_cli(capsys, *_verify_args(base), *db)[0] == 0
+    code, _, err = run_cli(capsys, *_verify_args(base), *db)
     assert code == 1
     assert "replay.merchant_jti" in err
 
@@ -211,13 +206,13 @@ def test_verify_usage_errors(capsys: pytest.CaptureFixture[str], world: dict[str
     base = _sign_all(capsys, world)
     args = _verify_args(base)
     without_nonce = args[: args.index("--kb-nonce")] + args[args.index("--kb-nonce") + 2 :]
-    code, _, err = _run(capsys, *without_nonce)
+    code, _, err = run_cli(capsys, *without_nonce)
     assert code == 2
     assert "--kb-nonce" in err
-    assert _run(capsys, "mandate", "verify", str(base / "intent.json"), str(base / "cart.json"))[0] == 2
-    assert _run(capsys, *args[:-1], "yesterday")[0] == 2
+    assert run_cli(capsys, "mandate", "verify", str(base / "intent.json"), str(base / "cart.json"))[0] == 2
+    assert run_cli(capsys, *args[:-1], "yesterday")[0] == 2
     without_root = args[: args.index("--trust-root")] + args[args.index("--trust-root") + 2 :]
-    code, _, err = _run(capsys, *without_root)
+    code, _, err = run_cli(capsys, *without_root)
     assert code == 2
     assert "--trust-root" in err
 
@@ -225,12 +220,12 @@ def test_verify_usage_errors(capsys: pytest.CaptureFixture[str], world: dict[str
 def test_verify_a_bundle(capsys: pytest.CaptureFixture[str]) -> None:
     bundle = str(FIXTURES / "evidence" / "bundle.json")
     root = str(FIXTURES / "evidence" / "trust-root.json")
-    code, out, _ = _run(
+    code, out, _ = run_cli(
         capsys, "mandate", "verify", bundle, "--trust-root", root, "--kb-nonce", BUNDLE_NONCE, "--json"
     )
     assert code == 0
     assert json.loads(out)["evaluated_at"] == "2025-10-01T12:21:10Z"
-    code, out, err = _run(capsys, "mandate", "verify", bundle, "--json")
+    code, out, err = run_cli(capsys, "mandate", "verify", bundle, "--json")
     assert code == 1
     assert json.loads(out)["verdict"] == "UNANCHORED"
     assert "UNANCHORED" in err
@@ -239,7 +234,7 @@ def test_verify_a_bundle(capsys: pytest.CaptureFixture[str]) -> None:
 def test_bad_input_exits_2(capsys: pytest.CaptureFixture[str], world: dict[str, Any], tmp_path: Path) -> None:
     bad = tmp_path / "dup.json"
     bad.write_text('{"id": "a", "id": "b"}')
-    code, _, err = _run(
+    code, _, err = run_cli(
         capsys,
         "mandate",
         "sign-cart",
@@ -260,11 +255,11 @@ def test_bad_input_exits_2(capsys: pytest.CaptureFixture[str], world: dict[str, 
 
 
 def test_help_explains_itself(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(capsys, "mandate", "--help")
+    code, out, _ = run_cli(capsys, "mandate", "--help")
     assert code == 0
     for command in ("sign-intent", "sign-cart", "sign-payment", "verify"):
         assert command in out
-    code, out, _ = _run(capsys, "mandate", "verify", "--help")
+    code, out, _ = run_cli(capsys, "mandate", "verify", "--help")
     assert code == 0
     assert "--kb-nonce" in out
     assert "evidence bundle" in out
@@ -282,7 +277,7 @@ def test_verify_refuses_evidence_files_it_cannot_use(
         str(not_a_document),
         *args[args.index("--jwks") :],
     ]
-    code, out, err = _run(capsys, *with_list, "--json")
+    code, out, err = run_cli(capsys, *with_list, "--json")
     assert code == 2
     error = json.loads(out)["error"]
     assert error["code"] == "bad_did_document"
@@ -292,7 +287,7 @@ def test_verify_refuses_evidence_files_it_cannot_use(
         str(base / "issuer-jwks.json"),
         *args[args.index("--at") :],
     ]
-    code, _, err = _run(capsys, *no_issuer)
+    code, _, err = run_cli(capsys, *no_issuer)
     assert code == 2
     assert "use ISSUER=FILE" in err
 
@@ -302,13 +297,13 @@ def test_json_lists_passed_checks_as_each_verify_documents(capsys: pytest.Captur
     v01 = ("mandate", "verify", str(FIXTURES / "evidence" / "bundle.json"), "--kb-nonce", BUNDLE_NONCE)
     v01_root = ("--trust-root", str(FIXTURES / "evidence" / "trust-root.json"), "--json")
     for extra, listed in (((), False), (("-v",), True)):
-        code, out, _ = _run(capsys, *v01, *v01_root, *extra)
+        code, out, _ = run_cli(capsys, *v01, *v01_root, *extra)
         assert code == 0
         report = json.loads(out)
         assert report["passed"] == {"count": report["counts"]["passed"], "listed": listed}
         assert any(check["status"] == "passed" for check in report["checks"]) is listed
     v02 = FIXTURES / "ap2-v02"
-    code, out, _ = _run(
+    code, out, _ = run_cli(
         capsys,
         "mandate",
         "v02",

@@ -7,15 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from mudrika.cli import main
 from mudrika.payments.trustroot import load_trust_root
+from tests._support.cli import run_cli
 from tests._support.evidence import BUNDLE, NONCE, TRUST_ROOT, evidence_builder
-
-
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
@@ -36,13 +30,13 @@ def test_init_add_show_and_verify(
     builder = evidence_builder()
     root = str(tmp_path / "root.json")
     aud = builder.MERCHANT_AUDIENCE
-    assert _run(capsys, "trust-root", "init", root, "--merchant-aud", aud, "--kb-aud", aud)[0] == 0
-    assert _run(capsys, "trust-root", "init", root)[0] == 1  # never overwritten without --force
-    code, _, err = _run(
+    assert run_cli(capsys, "trust-root", "init", root, "--merchant-aud", aud, "--kb-aud", aud)[0] == 0
+    assert run_cli(capsys, "trust-root", "init", root)[0] == 1  # never overwritten without --force
+    code, _, err = run_cli(
         capsys, "trust-root", "add-issuer", root, builder.ISSUER, "--jwks", str(snapshots["jwks"])
     )
     assert code == 0, err
-    code, _, err = _run(
+    code, _, err = run_cli(
         capsys,
         "trust-root",
         "add-merchant",
@@ -57,7 +51,7 @@ def test_init_add_show_and_verify(
     # The hand-written root carries the same trust as the fixture's (same keys, same policy).
     written, fixture = load_trust_root(root), load_trust_root(TRUST_ROOT)
     assert written.pinned_keys() == fixture.pinned_keys()
-    code, out, _ = _run(capsys, "trust-root", "show", root, "--json")
+    code, out, _ = run_cli(capsys, "trust-root", "show", root, "--json")
     assert code == 0
     shown = json.loads(out)
     assert shown["fingerprint"] == written.fingerprint
@@ -66,13 +60,15 @@ def test_init_add_show_and_verify(
         ("merchant", "W1COp5sh4XJjdJJhehqepuwWoGMjOeyWIwof0QHuZV4"),
     ]
     assert shown["accept_legacy_unbound_intent"] is False
-    code, out, err = _run(capsys, "trust-root", "show", root)
+    code, out, err = run_cli(capsys, "trust-root", "show", root)
     assert code == 0
     assert out == ""
     assert "W1COp5sh4XJjdJJhehqepuwWoGMjOeyWIwof0QHuZV4" in err.replace("\n", "").replace("│", "").replace(
         " ", ""
     )
-    code, _, err = _run(capsys, "dispute", "verify", str(BUNDLE), "--trust-root", root, "--kb-nonce", NONCE)
+    code, _, err = run_cli(
+        capsys, "dispute", "verify", str(BUNDLE), "--trust-root", root, "--kb-nonce", NONCE
+    )
     assert code == 0, err
 
 
@@ -80,16 +76,16 @@ def test_a_bad_change_is_refused_and_the_file_kept(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, snapshots: dict[str, Path]
 ) -> None:
     root = tmp_path / "root.json"
-    assert _run(capsys, "trust-root", "init", str(root))[0] == 0
+    assert run_cli(capsys, "trust-root", "init", str(root))[0] == 0
     before = root.read_bytes()
     broken = tmp_path / "broken-jwks.json"
     broken.write_text(json.dumps({"keys": [{"kty": "OKP", "crv": "Ed25519", "x": "AAAA", "kid": "k"}]}))
-    code, _, err = _run(
+    code, _, err = run_cli(
         capsys, "trust-root", "add-issuer", str(root), "https://issuer.example", "--jwks", str(broken)
     )
     assert code == 2
     assert "malformed trust root" in err
-    code, _, _ = _run(
+    code, _, _ = run_cli(
         capsys,
         "trust-root",
         "add-merchant",
@@ -101,14 +97,14 @@ def test_a_bad_change_is_refused_and_the_file_kept(
         str(snapshots["document"]),
     )
     assert code == 2
-    assert _run(capsys, "trust-root", "add-merchant", str(root), "https://not-a-did.example")[0] == 2
+    assert run_cli(capsys, "trust-root", "add-merchant", str(root), "https://not-a-did.example")[0] == 2
     assert root.read_bytes() == before
-    assert _run(capsys, "trust-root", "init", str(tmp_path / "x.json"), "--leeway", "60")[0] == 2
+    assert run_cli(capsys, "trust-root", "init", str(tmp_path / "x.json"), "--leeway", "60")[0] == 2
 
 
 def test_init_policy_options(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     root = tmp_path / "root.json"
-    code, _, err = _run(
+    code, _, err = run_cli(
         capsys,
         "trust-root",
         "init",

@@ -22,11 +22,6 @@ RFC9421_SHA512 = (
 EMPTY_SHA256 = "sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=:"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def test_sha512_reproduces_the_rfc9421_test_request_digest() -> None:
     assert content_digest(RFC9421_BODY, "sha-512") == RFC9421_SHA512
 

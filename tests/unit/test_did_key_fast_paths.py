@@ -30,11 +30,6 @@ _P256_P = 0xFFFFFFFF00000001000000000000000000000000FFFFFFFFFFFFFFFFFFFFFFFF
 _SECP256K1_P = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEFFFFFC2F
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _reencoded(public: PublicKey) -> bytes:
     crypto = public.to_cryptography()
     if isinstance(crypto, ed25519.Ed25519PublicKey):

@@ -272,11 +272,6 @@ def test_scheme_outside_the_policy_is_refused_before_any_connection(public: tupl
     assert route.connected == []
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class AsyncPublicRoute(httpcore.AsyncNetworkBackend):
     def __init__(self, target_port: int) -> None:
         self.connected: list[str] = []

@@ -62,11 +62,6 @@ URL = "https://agent.example/a2a?x=1"
 BODY = b'{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}'
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def make_signer(key: KeyPair, **kwargs: Any) -> HttpMessageSigner:
     kwargs.setdefault("clock", lambda: NOW)
     return HttpMessageSigner(key, did_key(key)[1], **kwargs)

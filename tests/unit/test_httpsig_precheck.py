@@ -16,27 +16,15 @@ from mudrika.trust.httpsig import (
     StaticKeyLookup,
 )
 from tests._support.httpsig import NOW, ORIGIN, did_key, sign_request
+from tests._support.tokenfactory import Clock
 
 URL = ORIGIN + "/"
 BODY = b'{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}'
 
 
-class Now:
-    def __init__(self) -> None:
-        self.value = NOW
-
-    def __call__(self) -> float:
-        return self.value
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-def _setup() -> tuple[KeyPair, HttpSignatureVerifier, Now]:
+def _setup() -> tuple[KeyPair, HttpSignatureVerifier, Clock]:
     key = KeyPair.generate("ed25519")
-    clock = Now()
+    clock = Clock(NOW)
     verifier = HttpSignatureVerifier(
         keys=StaticKeyLookup({did_key(key)[1]: key.public_key}),
         replay_store=MemoryReplayStore(100, clock=clock),
@@ -58,7 +46,7 @@ def test_headers_that_fail_alone_are_refused_by_the_precheck() -> None:
         verifier.precheck("POST", URL, {**headers, "Signature-Input": "sig1=x"})
     with pytest.raises(InvalidInput):
         verifier.precheck("POST", ORIGIN + "/other", {k: v for k, v in headers.items() if k != "Signature"})
-    clock.value = NOW + 3600
+    clock.now = NOW + 3600
     with pytest.raises(ExpiredError):
         verifier.precheck("POST", URL, headers)
 
@@ -70,7 +58,7 @@ async def test_the_precheck_is_reused_and_the_time_window_checked_again() -> Non
     prechecked = verifier.precheck("POST", URL, headers)
     pending = await verifier.aprepare("POST", URL, headers, BODY, prechecked=prechecked)
     assert pending.unclaimed.did == did_key(key)[0]
-    clock.value = NOW + 3600  # the body took too long: expired by the time it arrived
+    clock.now = NOW + 3600  # the body took too long: expired by the time it arrived
     with pytest.raises(ExpiredError):
         await verifier.aprepare("POST", URL, headers, BODY, prechecked=prechecked)
 

@@ -14,22 +14,7 @@ import pytest
 from mudrika.errors import IdpUnavailable, InvalidInput
 from mudrika.trust.jsonrpc import InvalidToken
 from mudrika.trust.keycloak.jwks import JwksCache, StaticKeySet, parse_jwks
-from tests._support.tokenfactory import T0, Clock, LocalRealm, realm_jwks
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock(T0)
-
-
-@pytest.fixture
-def realm(clock: Clock) -> LocalRealm:
-    return LocalRealm(clock)
+from tests._support.tokenfactory import Clock, LocalRealm, realm_jwks
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -25,12 +25,7 @@ from mudrika.trust.middleware import (
     BearerAuthenticator,
 )
 from mudrika.trust.policy import Principal
-from tests._support.tokenfactory import Clock, LocalRealm, demo_policy, realm_jwks
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
+from tests._support.tokenfactory import Clock, LocalRealm, demo_policy
 
 
 class Echo:
@@ -79,17 +74,6 @@ class Echo:
 @pytest.fixture
 def clock() -> Clock:
     return Clock()
-
-
-@pytest.fixture
-def realm(clock: Clock) -> LocalRealm:
-    return LocalRealm(clock)
-
-
-@pytest.fixture
-def jwks(realm: LocalRealm) -> Iterator[JwksCache]:
-    with realm_jwks(realm) as cache:
-        yield cache
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ Through httpx.ASGITransport in front of a Starlette echo app, with tokens of a l
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -56,14 +56,9 @@ from mudrika.trust.middleware import (
 )
 from mudrika.trust.models import KeycloakRole
 from mudrika.trust.policy import DidRoleRule, OperationRule, Policy, Principal
-from tests._support.tokenfactory import Clock, LocalRealm, realm_jwks
+from tests._support.tokenfactory import Clock, LocalRealm
 
 SIG = "http-message-signature"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 # --- the profile-independent refusal ---------------------------------------------------------------
@@ -196,17 +191,6 @@ class FixedDid:
 @pytest.fixture
 def clock() -> Clock:
     return Clock()
-
-
-@pytest.fixture
-def realm(clock: Clock) -> LocalRealm:
-    return LocalRealm(clock)
-
-
-@pytest.fixture
-def jwks(realm: LocalRealm) -> Iterator[JwksCache]:
-    with realm_jwks(realm) as cache:
-        yield cache
 
 
 @pytest.fixture

@@ -23,11 +23,6 @@ DEADLINE = 5.0
 BODY = json.dumps({"jsonrpc": "2.0", "method": "message/send", "params": {}, "id": 1}).encode()
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class _Agent:
     """Authenticates every request that reaches it (the slots come before authentication)."""
 

@@ -40,11 +40,6 @@ class CountingStore(MemoryReplayStore):
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
 

@@ -20,11 +20,6 @@ from tests._support.replay import T0, FakeClock, race_tasks, race_threads
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
 

@@ -17,19 +17,7 @@ from mudrika.identity.document import DIDDocument
 from mudrika.identity.methods import bindu, jwk, key, web
 from mudrika.identity.resolution import result
 from mudrika.identity.resolver import DidkitDriver, DIDResolver, MethodDriver, ResolutionResult, snapshot_of
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests._support.tokenfactory import Clock
 
 
 class CountingDriver:
@@ -104,7 +92,7 @@ def test_resolves_local_methods_and_keys() -> None:
 
 
 def test_cache_hit_ttl_expiry_and_lru_eviction() -> None:
-    clock = Clock()
+    clock = Clock(1000.0)
     driver = CountingDriver()
     resolver = DIDResolver([driver], use_didkit=False, cache_size=2, ttl=10.0, clock=clock)
     first = resolver.resolve("did:example:a")

@@ -13,14 +13,7 @@ from mudrika.identity.methods.web import WebDriver
 from mudrika.identity.resolution import ResolutionResult
 from mudrika.identity.resolver import DIDResolver
 from mudrika.net.egress import EgressPolicy
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests._support.tokenfactory import Clock
 
 
 class Unreachable:
@@ -46,7 +39,7 @@ class Unreachable:
 
 
 def test_failures_are_cached_for_the_negative_ttl() -> None:
-    clock = Clock()
+    clock = Clock(100.0)
     driver = Unreachable()
     resolver = DIDResolver([driver], negative_ttl=30, clock=clock)
     for _ in range(5):
@@ -61,7 +54,7 @@ def test_failures_are_cached_for_the_negative_ttl() -> None:
 
 
 def test_fetches_are_limited_per_did_and_per_host() -> None:
-    clock = Clock()
+    clock = Clock(100.0)
     driver = Unreachable()
     resolver = DIDResolver(
         [driver], negative_ttl=0, max_fetches_per_did=2, max_fetches_per_host=3, rate_window=60, clock=clock

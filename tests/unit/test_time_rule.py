@@ -33,20 +33,12 @@ LEEWAY = 5.0
 EXPIRES_IN = 60
 
 
-class Now:
-    def __init__(self, value: float) -> None:
-        self.value = value
-
-    def __call__(self) -> float:
-        return self.value
-
-
 def _signed(key: KeyPair, at: float) -> dict[str, str]:
     signer = HttpMessageSigner(key, did_key(key)[1], clock=lambda: at, expires_in=EXPIRES_IN)
     return sign_request(signer, "POST", URL, BODY)
 
 
-def _verifier(key: KeyPair, store: ReplayStore, clock: Now) -> HttpSignatureVerifier:
+def _verifier(key: KeyPair, store: ReplayStore, clock: Clock) -> HttpSignatureVerifier:
     return HttpSignatureVerifier(
         keys=StaticKeyLookup({did_key(key)[1]: key.public_key}),
         replay_store=store,
@@ -60,16 +52,17 @@ def _verifier(key: KeyPair, store: ReplayStore, clock: Now) -> HttpSignatureVeri
 
 def test_signature_expiry_boundary_and_the_replay_at_that_instant() -> None:
     key = KeyPair.generate("ed25519")
-    clock = Now(NOW)
+    clock = Clock(NOW)
     store = MemoryReplayStore(100, clock=clock, min_retention=0)
     verifier = _verifier(key, store, clock)
     headers = _signed(key, NOW)
     end = NOW + EXPIRES_IN + LEEWAY
-    clock.value = end - 0.001
-    verifier.verify("POST", URL, headers, BODY)  # last accepted instant (just before the end)
+    clock.now = end - 0.001
+    accepted = verifier.verify("POST", URL, headers, BODY)  # last accepted instant (just before the end)
+    assert accepted.keyid == did_key(key)[1]
     with pytest.raises(ReplayError):
         verifier.verify("POST", URL, headers, BODY)
-    clock.value = end  # the store may forget the claim now, and the verifier refuses: expired
+    clock.now = end  # the store may forget the claim now, and the verifier refuses: expired
     assert store.purge() == 1
     with pytest.raises(ExpiredError) as info:
         verifier.verify("POST", URL, headers, BODY)
@@ -78,10 +71,11 @@ def test_signature_expiry_boundary_and_the_replay_at_that_instant() -> None:
 
 def test_signature_not_yet_valid_boundary_is_not_expired() -> None:
     key = KeyPair.generate("ed25519")
-    clock = Now(NOW - LEEWAY)
+    clock = Clock(NOW - LEEWAY)
     verifier = _verifier(key, MemoryReplayStore(100, clock=clock), clock)
-    verifier.verify("POST", URL, _signed(key, NOW), BODY)  # created - leeway: inclusive
-    clock.value = NOW - LEEWAY - 0.001
+    accepted = verifier.verify("POST", URL, _signed(key, NOW), BODY)  # created - leeway: inclusive
+    assert accepted.created == int(NOW)
+    clock.now = NOW - LEEWAY - 0.001
     with pytest.raises(NotYetValidError) as info:
         verifier.verify("POST", URL, _signed(key, NOW), BODY)
     assert code_for(info.value) is JsonRpcAuthCode.INVALID_TOKEN
@@ -89,7 +83,7 @@ def test_signature_not_yet_valid_boundary_is_not_expired() -> None:
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
 def test_store_holds_a_claim_until_exactly_its_deadline(kind: str, tmp_path: Path) -> None:
-    clock = Now(1000.0)
+    clock = Clock(1000.0)
     store: MemoryReplayStore | SqliteReplayStore = (
         MemoryReplayStore(10, clock=clock, min_retention=0)
         if kind == "memory"
@@ -97,9 +91,9 @@ def test_store_holds_a_claim_until_exactly_its_deadline(kind: str, tmp_path: Pat
     )
     try:
         assert store.claim("k", 1060.0) is True
-        clock.value = 1059.999
+        clock.now = 1059.999
         assert store.claim("k", 1060.0) is False
-        clock.value = 1060.0  # deadline reached: a verifier on the same rule refuses from here on
+        clock.now = 1060.0  # deadline reached: a verifier on the same rule refuses from here on
         assert store.claim("k", 1120.0) is True
     finally:
         store.close()
@@ -120,13 +114,13 @@ def test_token_expiry_and_not_before_boundaries() -> None:
         )
         token = realm.token(exp=int(T0) + 300, nbf=int(T0) + 100)
         clock.now = T0 + 100 - LEEWAY
-        verifier.verify(token)  # nbf - leeway: inclusive
+        assert verifier.verify(token).claims["nbf"] == int(T0) + 100  # nbf - leeway: inclusive
         clock.now = T0 + 100 - LEEWAY - 0.001
         with pytest.raises(InvalidToken) as early:
             verifier.verify(token)
         assert (early.value.code, int(code_for(early.value))) == ("not_yet_valid", -32010)
         clock.now = T0 + 300 + LEEWAY - 0.001
-        verifier.verify(token)
+        assert verifier.verify(token).claims["exp"] == int(T0) + 300
         clock.now = T0 + 300 + LEEWAY  # exp + leeway: exclusive
         with pytest.raises(TokenExpired):
             verifier.verify(token)

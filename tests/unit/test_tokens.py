@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -13,28 +12,7 @@ from mudrika.errors import IdpUnavailable, InvalidInput
 from mudrika.trust.jsonrpc import AuthenticationRequired, InvalidToken, TokenExpired
 from mudrika.trust.keycloak.jwks import JwksCache
 from mudrika.trust.keycloak.tokens import AccessTokenVerifier, token_id
-from tests._support.tokenfactory import T0, Clock, LocalRealm, realm_jwks
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock(T0)
-
-
-@pytest.fixture
-def realm(clock: Clock) -> LocalRealm:
-    return LocalRealm(clock)
-
-
-@pytest.fixture
-def jwks(realm: LocalRealm) -> Iterator[JwksCache]:
-    with realm_jwks(realm) as cache:
-        yield cache
+from tests._support.tokenfactory import Clock, LocalRealm
 
 
 def _verifier(realm: LocalRealm, jwks: JwksCache, clock: Clock, **options: Any) -> AccessTokenVerifier:

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
 from mudrika.crypto.keys import KeyPair, KeyType
 from mudrika.errors import InvalidInput, ReplayError, SignatureError
-from mudrika.payments.chain.report import VerificationReport
 from mudrika.payments.v02 import (
     HopExpectation,
     V02Evidence,
     append_hop,
-    inspect_v02,
     issue_open_mandate,
     present_root,
     verify_v02,
@@ -24,27 +21,12 @@ from tests._support.ap2_v02 import (
     AGENT_PROVIDER,
     MERCHANT_DID,
     Keys,
-    Transaction,
     build,
+    inspect,
 )
 from tests._support.ap2_v02 import (
     AGENT_PROVIDER_KID as KID,
 )
-
-
-def inspect(
-    transaction: Transaction, evidence: V02Evidence | None = None, **changes: Any
-) -> VerificationReport:
-    arguments: dict[str, Any] = {
-        "trust_root": transaction.trust_root,
-        "checkout_hops": transaction.checkout_hops,
-        "payment_hops": transaction.payment_hops,
-        "now": transaction.now,
-        "usage": None,
-        "replay_store": None,
-    }
-    arguments.update(changes)
-    return inspect_v02(evidence or transaction.evidence(), **arguments)
 
 
 def test_a_valid_transaction_is_ok_and_says_what_it_rests_on() -> None:
@@ -81,13 +63,7 @@ def test_dispute_analysis_consumes_nothing_and_verify_consumes_once() -> None:
     transaction = build()
     assert not [check for check in inspect(transaction).checks if check.id.startswith("v02.single_use")]
     store = MemoryReplayStore()
-    arguments: dict[str, Any] = {
-        "trust_root": transaction.trust_root,
-        "checkout_hops": transaction.checkout_hops,
-        "payment_hops": transaction.payment_hops,
-        "now": transaction.now,
-        "usage": None,
-    }
+    arguments = transaction.verifier_arguments()
     verified = verify_v02(transaction.evidence(), replay_store=store, **arguments)
     assert verified.checkout.total.amount == 20900
     assert verified.payment_mandate is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mudrika.errors import InvalidInput
-from mudrika.payments.v02 import join_chain, parse_chain, sd_digest
+from mudrika.payments.v02 import join_chain, parse_chain, receipt_reference, sd_digest
 from tests._support.ap2_v02 import build
 
 
@@ -57,3 +57,12 @@ def test_join_needs_complete_tokens() -> None:
         join_chain(["a.b.c~"])
     with pytest.raises(InvalidInput):
         join_chain(["a.b.c~", "d.e.f"])
+
+
+def test_a_receipt_references_the_closing_hop_as_presented() -> None:
+    transaction = build()
+    closing_hop = parse_chain(transaction.payment_chain).tokens[-1].sd_jwt
+    assert receipt_reference(transaction.payment_chain) == sd_digest(closing_hop)
+    with pytest.raises(InvalidInput) as caught:
+        receipt_reference(transaction.payment_root)
+    assert caught.value.code == "malformed_chain"

@@ -299,7 +299,7 @@ def _results(
 
 
 def _line(result: BundleResult) -> str:
-    from mudrika.payments.chain._text import printable
+    from mudrika.payments.chain import printable
 
     counts = result.counts
     tail = f"  {printable(result.first_failure)}" if result.first_failure else ""

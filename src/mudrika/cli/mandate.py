@@ -364,20 +364,18 @@ def verify_command(
     identity = trust_root.verifier if trust_root is not None else None
     merchant_aud = merchant_aud or (identity.merchant_audience if identity else None)
     kb_aud = kb_aud or (identity.kb_audience if identity else None)
-    missing = [
-        name
-        for name, value in (
-            ("--trust-root", trust_root),
-            ("--merchant-aud (or the trust root's verifier.merchant_audience)", merchant_aud),
-            ("--kb-aud (or the trust root's verifier.kb_audience)", kb_aud),
-            ("--kb-nonce", kb_nonce),
-        )
-        if not value
-    ]
-    if missing:
+    if trust_root is None or not merchant_aud or not kb_aud or not kb_nonce:
+        missing = [
+            name
+            for name, value in (
+                ("--trust-root", trust_root),
+                ("--merchant-aud (or the trust root's verifier.merchant_audience)", merchant_aud),
+                ("--kb-aud (or the trust root's verifier.kb_audience)", kb_aud),
+                ("--kb-nonce", kb_nonce),
+            )
+            if not value
+        ]
         raise click.UsageError("verifying three mandates needs " + ", ".join(missing))
-    if trust_root is None or merchant_aud is None or kb_aud is None or kb_nonce is None:
-        raise click.UsageError("verifying three mandates needs a trust root, audiences and a nonce")
     documents = {did: document for _, did, document in read_did_documents(did_document_files, _json_file)}
     issuer_keys = _jwks_option(jwks)
     if offline or documents:

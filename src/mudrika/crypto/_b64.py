@@ -16,10 +16,7 @@ __all__ = ["b64url_decode", "b64url_encode"]
 _ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 _TO_STANDARD = bytes.maketrans(b"-_", b"+/")
 _TO_URLSAFE = bytes.maketrans(b"+/", b"-_")
-_VALUE = {
-    char: index
-    for index, char in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
-}
+_VALUE = {chr(byte): index for index, byte in enumerate(_ALPHABET)}
 _SPARE_BITS = {2: 0x0F, 3: 0x03}
 _PADDING = {0: b"", 2: b"==", 3: b"="}
 

@@ -12,8 +12,9 @@ Why this module is shaped the way it is (ADR 0001):
 * ECDSA signatures are the raw ``r || s`` of RFC 7518 §3.4; a DER signature is a malformed signature.
 * Everything is size-capped and parsed strictly (duplicate members, non-canonical base64url).
 * Signing uses joserfc (the project's JOSE library); verification is our own strict compact parser on
-  ``cryptography`` primitives, because joserfc alone costs ~25 % over the raw signature check and does
-  not reject duplicate header members — see docs/adr/0001-jose-verification-path.md.
+  ``cryptography`` primitives, because joserfc alone cost about 25 % over the raw signature check (a
+  one-off measurement recorded in docs/adr/0001-jose-verification-path.md) and does not reject
+  duplicate header members.
 """
 
 from __future__ import annotations
@@ -313,8 +314,8 @@ def _verify_compact(
 ) -> tuple[Mapping[str, Any], bytes, bytes, bytes, TrustedKey]:
     """The steps of :func:`verify_compact`, returning its parts as a tuple.
 
-    :func:`verify_jwt` needs only the payload: skipping the ``VerifiedJWS`` object it would throw
-    away saves a tenth of the non-cryptographic cost of verifying an access token.
+    :func:`verify_jwt` needs only the payload, so it skips building the ``VerifiedJWS`` object it
+    would throw away on every access token.
     """
     opened = _open(token, expected_typ, understood_crit, max_bytes, validated_key_headers)
     header = opened[0]

@@ -99,7 +99,7 @@ def edwards_y(key: PublicKey) -> int:
     """Steps 1-2 of the map, the checks: the y of ``key`` when it has an X25519 form, else ``bad_key``.
 
     Split from the conversion so a did:key document can refuse an unmappable key when it is resolved
-    (a fraction of a microsecond) and pay for the modular inverse only when ``keyAgreement`` is read.
+    (a few integer operations) and pay for the modular inverse only when ``keyAgreement`` is read.
 
     1. Read y: the 32 bytes little-endian with the top bit (the sign of x) cleared (RFC 8032 §5.1.3).
     2. Refuse y >= p (non-canonical encoding) and y = 1 (the neutral point, for which 1 - y = 0).

@@ -54,6 +54,7 @@ __all__ = [
     "EgressPolicy",
     "IPAddress",
     "Resolve",
+    "ipv4_as_os_reads",
     "refusal_reason",
     "system_resolve",
 ]
@@ -322,6 +323,21 @@ class EgressPolicy:
         return {"timeout": self.timeout, "follow_redirects": False, "trust_env": False}
 
 
+def ipv4_as_os_reads(text: str) -> ipaddress.IPv4Address | None:
+    """The IPv4 address the C library reads ``text`` as (``inet_aton``: ``127.1``, ``0x7f000001``,
+    ``0177.0.0.1`` included), or None when it does not read it as one.
+
+    Why shared: a host that the OS takes for an address in *any* spelling is not a name, whatever a
+    stricter parser such as :mod:`ipaddress` says; every check on hosts must agree on which those are.
+    """
+    if not (_IPV4_ISH.fullmatch(text) and any(ch.isdigit() for ch in text)):
+        return None
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(text))
+    except OSError:
+        return None
+
+
 def _ip_literal(text: str) -> IPAddress | None:
     if ":" in text:
         try:
@@ -330,13 +346,9 @@ def _ip_literal(text: str) -> IPAddress | None:
             raise EgressDenied(
                 "malformed IPv6 literal", code="egress_denied", reason="bad_host", host=text[:64]
             ) from None
-    if not (_IPV4_ISH.fullmatch(text) and any(ch.isdigit() for ch in text)):
-        return None
-    try:
-        packed = socket.inet_aton(text)
-    except OSError:
+    address = ipv4_as_os_reads(text)
+    if address is None:
         return None  # not something the C library reads as an address: a name, checked on resolve
-    address = ipaddress.IPv4Address(packed)
     if str(address) != text:
         # 127.1, 0x7f000001, 0177.0.0.1, 2130706433 ...: the OS reads them as addresses, people
         # rarely notice; no legitimate configuration needs them.

@@ -25,7 +25,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import Field, TypeAdapter, ValidationError
 
 from mudrika.crypto.jcs import loads_strict
 from mudrika.errors import InvalidInput, MudrikaError
@@ -33,7 +35,7 @@ from mudrika.payments._time import Time, epoch
 from mudrika.payments.bundle import BUNDLE_FORMAT, MAX_BUNDLE_BYTES, bundle_from_value, inspect_bundle
 from mudrika.payments.chain import VerificationReport, render_text
 from mudrika.payments.trustroot import TrustRoot, parse_trust_root
-from mudrika.payments.v02.bundle import BUNDLE_FORMAT_V02, inspect_v02_case
+from mudrika.payments.v02.bundle import BUNDLE_FORMAT_V02, BundleHop, inspect_v02_case
 from mudrika.payments.v02.constraints import MandateUsage, usage_from_value
 from mudrika.payments.v02.hops import HopExpectation
 
@@ -56,7 +58,8 @@ Outcome = Literal["OK", "FAILED", "UNANCHORED", "ERROR"]
 CASE_FIELDS: Final = ("id", "kb_nonce", "merchant_audience", "kb_audience")
 V02_CASE_FIELDS: Final = ("checkout_hops", "payment_hops", "usage")
 _MAX_CASE_TEXT: Final = 2048
-_MAX_CASE_HOPS: Final = 16
+_MAX_CASE_HOPS: Final = 8
+_HOP_LIST: Final = TypeAdapter(Annotated[list[BundleHop], Field(min_length=1, max_length=_MAX_CASE_HOPS)])
 
 Verifier = Callable[[Any, "TrustRoot | None", "Case", "Time | None"], VerificationReport]
 
@@ -90,23 +93,17 @@ def _case_text(value: object, member: str, case: str) -> str:
 
 
 def _case_hops(value: object, member: str, case: str) -> tuple[HopExpectation, ...]:
-    """``[{"aud": …, "nonce": …}, …]``: the analyst's expectation for each hop, in chain order."""
-    if not isinstance(value, list) or not 0 < len(value) <= _MAX_CASE_HOPS:
+    """``[{"aud": …, "nonce": …}, …]``: the analyst's expectation for each hop, in chain order --
+    the same shape, limits and strictness as a bundle's own recorded hops (:class:`BundleHop`)."""
+    try:
+        hops = _HOP_LIST.validate_python(value)
+    except ValidationError:
         raise InvalidInput(
-            f"case member {member} is a list of 1 to {_MAX_CASE_HOPS} hops", code="bad_case", case=case
-        )
-    hops: list[HopExpectation] = []
-    for hop in value:
-        if not isinstance(hop, Mapping) or set(hop) != {"aud", "nonce"}:
-            raise InvalidInput(
-                f"each hop of {member} is an object with exactly 'aud' and 'nonce'",
-                code="bad_case",
-                case=case,
-            )
-        audience = _case_text(hop["aud"], f"{member}[].aud", case)
-        nonce = _case_text(hop["nonce"], f"{member}[].nonce", case)
-        hops.append(HopExpectation(audience, nonce, source="analyst"))
-    return tuple(hops)
+            f"case member {member} is a list of 1 to {_MAX_CASE_HOPS} objects with exactly 'aud' and 'nonce'",
+            code="bad_case",
+            case=case,
+        ) from None
+    return tuple(HopExpectation(hop.aud, hop.nonce, source="analyst") for hop in hops)
 
 
 def parse_case(value: Any, *, name: str) -> tuple[Case, Any]:

@@ -14,6 +14,7 @@ import httpx
 
 from tests._support.net import free_port
 from tests._support.paths import REPO_ROOT
+from tests._support.processes import stop_process
 
 #: Seconds uvicorn keeps an idle connection open; clients must expire theirs sooner.
 SERVER_KEEP_ALIVE = 60
@@ -31,17 +32,6 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: f
             pass
         time.sleep(0.1)
     raise TimeoutError(f"replica at {url} not healthy after {timeout}s:\n{log.read_text(errors='replace')}")
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=10)
 
 
 @contextmanager
@@ -85,7 +75,7 @@ def serve_replicas(
                 stdout=handle,
                 stderr=subprocess.STDOUT,
             )
-            stack.callback(_stop, proc)
+            stack.callback(stop_process, proc, timeout=10)
             started.append((f"http://127.0.0.1:{port}", proc, log))
         for base, proc, log in started:
             _wait_healthy(f"{base}/health", proc, log, timeout)

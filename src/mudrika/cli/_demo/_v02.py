@@ -33,6 +33,7 @@ from mudrika.payments.v02 import (
     append_hop,
     issue_open_mandate,
     present_root,
+    receipt_reference,
     sd_digest,
     sign_checkout_jwt,
     sign_receipt,
@@ -147,10 +148,12 @@ def issue_open_mandates(world: Provisioned, *, now: float) -> OpenMandates:
 def merchant_offer(merchant: Party, skus: list[str]) -> tuple[dict[str, Any], str, str]:
     """The merchant's signed checkout for ``skus`` and the nonces of the two closing hops."""
     lines = []
+    total = 0
     for index, sku in enumerate(skus, 1):
         if sku not in ITEMS:
             raise InvalidInput("the merchant does not sell this item", code="nothing_to_sell")
         title, price, quantity = ITEMS[sku]
+        total += price * quantity
         lines.append(
             {
                 "id": f"line_{index}",
@@ -159,7 +162,6 @@ def merchant_offer(merchant: Party, skus: list[str]) -> tuple[dict[str, Any], st
                 "totals": [{"type": "total", "amount": price * quantity}],
             }
         )
-    total = sum(line["totals"][0]["amount"] for line in lines)  # type: ignore[index]
     checkout = {
         "id": "chk_" + secrets.token_hex(4),
         "merchant": merchant_of(merchant),
@@ -287,7 +289,7 @@ def _receipt(
         "status": "Success",
         "iss": merchant.did,
         "iat": int(now),
-        "reference": sd_digest(chain.rsplit("~~", 1)[1]),
+        "reference": receipt_reference(chain),
         **ids,
     }
     return sign_receipt(claims, kind=kind, key=merchant.key, kid=merchant.kid)

@@ -133,7 +133,7 @@ def document(
     7.   with ``derive_key_agreement`` (the spec's ``enableEncryptionKeyDerivation``) an Ed25519 key
          also gets its X25519 form as a second method, referenced from ``keyAgreement``.  The key is
          checked to have that form here (a key without one is refused now, as before), but the form
-         itself -- a modular inverse and a base58 encoding, more than half the cost of resolving --
+         itself -- a modular inverse and a base58 encoding, the costly part of resolving --
          is computed only when the document's ``keyAgreement`` or its method list is first read;
     8.   ``@context`` = DID v1 + the context of the representation.
 

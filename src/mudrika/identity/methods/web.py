@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import ssl
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -48,7 +47,7 @@ from mudrika.errors import InvalidInput, ResolutionError
 from mudrika.identity.did import DID, parse_did
 from mudrika.identity.document import DIDDocument
 from mudrika.identity.resolution import ResolutionResult, check_document_id, parse_document, result
-from mudrika.net.egress import EgressPolicy
+from mudrika.net.egress import EgressPolicy, ipv4_as_os_reads
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -66,7 +65,6 @@ DEFAULT_TIMEOUT: Final = 5.0
 DEFAULT_MAX_REDIRECTS: Final = 3
 
 _LABEL: Final = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
-_IPV4_ISH: Final = re.compile(r"[0-9A-Fa-fXx.]+")
 _SEGMENT: Final = re.compile(r"(?:[A-Za-z0-9._-]|%[0-9A-Fa-f]{2})+")
 _PLAIN_SEGMENT: Final = re.compile(r"[A-Za-z0-9._-]+")
 _PORT: Final = re.compile(r"%3[Aa]([0-9]{1,5})")
@@ -80,22 +78,11 @@ def _check_host(host: str) -> str:
     labels = host.split(".")
     if len(host) > 253 or not all(_LABEL.fullmatch(label) for label in labels):
         raise InvalidInput("did:web host must be a DNS name", code="invalidDid", host=host[:64])
-    if labels[-1].isdigit() or _reads_as_ipv4(host):
+    if labels[-1].isdigit() or ipv4_as_os_reads(host) is not None:
         raise InvalidInput(
             "did:web host must be a domain name, not an IP address", code="invalidDid", host=host[:64]
         )
     return host
-
-
-def _reads_as_ipv4(host: str) -> bool:
-    """Whether the C resolver would take ``host`` for an IPv4 address (``0x7f000001``, ``0x7f.0x1``)."""
-    if not _IPV4_ISH.fullmatch(host):
-        return False
-    try:
-        socket.inet_aton(host)
-    except OSError:
-        return False
-    return True
 
 
 def _check_segment(segment: str) -> str:

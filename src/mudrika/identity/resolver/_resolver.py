@@ -60,6 +60,7 @@ from mudrika.identity.resolution import (
 )
 from mudrika.identity.resolver._didkit import DidkitDriver
 from mudrika.net.egress import EgressPolicy
+from mudrika.net.limits import FixedWindows
 from mudrika.net.logs import log_value
 
 _log = logging.getLogger(__name__)
@@ -74,28 +75,6 @@ _MAX_TRACKED: Final = 10_000
 #: Drivers whose resolution is a pure function of the DID (self-certifying, never any I/O): exact
 #: types, so a subclass that overrides ``aresolve`` still gets awaited.
 _COMPUTED_DRIVERS: Final[frozenset[type]] = frozenset({KeyDriver, JwkDriver})
-
-
-class _Windows:
-    """Fixed-window counters per key, bounded; a full table refuses (fails closed) rather than forget."""
-
-    def __init__(self, limit: int, window: float) -> None:
-        self._limit = limit
-        self._window = window
-        self._counts: dict[str, tuple[float, int]] = {}
-
-    def allow(self, key: str, now: float) -> bool:
-        start, count = self._counts.get(key, (now, 0))
-        if now - start >= self._window:
-            start, count = now, 0
-        if count >= self._limit:
-            return False
-        if key not in self._counts and len(self._counts) >= _MAX_TRACKED:
-            self._counts = {k: v for k, v in self._counts.items() if now - v[0] < self._window}
-            if len(self._counts) >= _MAX_TRACKED:
-                return False
-        self._counts[key] = (start, count + 1)
-        return True
 
 
 class SnapshotDriver(LocalDriver):
@@ -169,8 +148,8 @@ class DIDResolver:
         self._ttl = ttl
         self._negative: OrderedDict[str, tuple[MudrikaError, float]] = OrderedDict()
         self._negative_ttl = negative_ttl
-        self._per_did = _Windows(max_fetches_per_did, rate_window)
-        self._per_host = _Windows(max_fetches_per_host, rate_window)
+        self._per_did = FixedWindows(max_fetches_per_did, rate_window, max_keys=_MAX_TRACKED)
+        self._per_host = FixedWindows(max_fetches_per_host, rate_window, max_keys=_MAX_TRACKED)
         self._clock = clock
         defaults = (KeyDriver(), JwkDriver(), WebDriver(egress=egress or EgressPolicy()))
         for driver in defaults if drivers is None else drivers:

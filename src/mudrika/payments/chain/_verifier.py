@@ -195,7 +195,8 @@ def _policy(
     max_bytes: int,
 ) -> _Policy:
     """Check the caller's expectations; a bad expectation is a usage error, never a failed check."""
-    # Duck-typed on purpose: isinstance() against a runtime-checkable Protocol costs ~20 µs per call.
+    # Duck-typed on purpose: isinstance() against the runtime-checkable KeySource Protocol took
+    # ~7 µs per call against ~0.13 µs for these two attribute reads (timeit, Python 3.11).
     if not callable(getattr(keys, "assertion_key", None)) or not isinstance(
         getattr(keys, "offline", None), bool
     ):

@@ -42,6 +42,7 @@ from mudrika.payments.v02.signing import (
     disclosable_paths,
     issue_open_mandate,
     present_root,
+    receipt_reference,
     sign_checkout_jwt,
     sign_receipt,
 )
@@ -79,6 +80,7 @@ __all__ = [
     "major_to_minor",
     "parse_chain",
     "present_root",
+    "receipt_reference",
     "sd_digest",
     "sign_checkout_jwt",
     "sign_receipt",

@@ -49,6 +49,7 @@ __all__ = [
     "disclosable_paths",
     "issue_open_mandate",
     "present_root",
+    "receipt_reference",
     "sign_checkout_jwt",
     "sign_receipt",
 ]
@@ -190,3 +191,16 @@ def sign_receipt(
     """A signed Checkout or Payment Receipt JWT (claims validated by the receipt schema first)."""
     parse_model(CheckoutReceipt if kind == "checkout" else PaymentReceipt, claims, what=f"{kind} receipt")
     return sign_jwt(claims, key, kid=kid, typ="JWT")
+
+
+def receipt_reference(chain: str) -> str:
+    """The ``reference`` a receipt for the purchase ``chain`` closes must carry: the digest of the
+    closing hop as presented (``<jwt>~<disclosures>~``).
+
+    Why the hop as presented and not its JWT alone: that is the specification's rule, the one the
+    verifier enforces (``v02.receipt.<kind>.reference``); the official SDK hashes the JWT alone.
+    """
+    parts = chain.rsplit(CHAIN_SEPARATOR, 1)
+    if len(parts) != 2:
+        raise InvalidInput("not a delegation chain (no '~~' between tokens)", code="malformed_chain")
+    return sd_digest(parts[1])

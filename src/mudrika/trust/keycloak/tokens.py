@@ -168,7 +168,7 @@ def _auth_error(exc: MudrikaError) -> A2AAuthError:
 
 
 def _as_list(value: Any, claim: str, *, role_names: bool = False) -> list[str]:
-    # Plain loops and exact type checks: this runs on every cache miss (measured ~2x faster than all()).
+    # Plain loops and exact type checks: this runs on every cache miss (no generator for all()).
     if value is None:
         return []
     if type(value) is not list or len(value) > _MAX_ROLES:
@@ -346,7 +346,7 @@ class AccessTokenVerifier:
             return None
         if self._clock() >= entry.valid_until:
             return None
-        try:  # noqa: SIM105 - contextlib.suppress costs ~0.3 µs on the hot path
+        try:  # noqa: SIM105 - contextlib.suppress adds a context manager to the hot path
             self._cache.move_to_end(digest)
         except KeyError:
             pass  # evicted by another thread meanwhile; the result is still valid

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Final
 
 from mudrika.errors import InvalidInput
+from mudrika.net.limits import FixedWindows
 
 __all__ = ["DEFAULT_CLAIMS_PER_WINDOW", "DEFAULT_QUOTA_WINDOW", "ClaimQuota"]
 
@@ -37,24 +38,12 @@ class ClaimQuota:
             raise InvalidInput("quota limits must be positive", code="bad_config")
         self._limit = limit
         self._window = float(window)
-        self._max_principals = max_principals
         self._clock = clock
-        self._windows: dict[str, tuple[float, int]] = {}
+        self._windows = FixedWindows(limit, window, max_keys=max_principals)
 
     def __repr__(self) -> str:
         return f"ClaimQuota(limit={self._limit}, window={self._window})"
 
     def allow(self, principal: str) -> bool:
         """Count one claim for ``principal``; False when it is over its quota (nothing counted)."""
-        now = self._clock()
-        start, count = self._windows.get(principal, (now, 0))
-        if now - start >= self._window:
-            start, count = now, 0
-        if count >= self._limit:
-            return False
-        if principal not in self._windows and len(self._windows) >= self._max_principals:
-            self._windows = {p: w for p, w in self._windows.items() if now - w[0] < self._window}
-            if len(self._windows) >= self._max_principals:
-                return False
-        self._windows[principal] = (start, count + 1)
-        return True
+        return self._windows.allow(principal, self._clock())
