@@ -8,7 +8,7 @@ server can answer 400-ish, 401/403-ish and 503-ish differently.  Every error car
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = [
     "BindingError",
@@ -30,9 +30,25 @@ __all__ = [
 
 
 class MudrikaError(Exception):
-    """Base class.  ``code`` is a stable machine identifier; ``fields`` are structured, secret-free."""
+    """Base class.  ``code`` is a stable machine identifier; ``fields`` are structured, secret-free.
 
-    default_code = "error"
+    A subclass names its default code in its header, ``class ReplayError(VerificationError,
+    code="replay")``, so the code sits beside the class it identifies.  Two classes may not claim the
+    same code: callers and logs match on codes, and a shared one would let a reader mistake one
+    failure for another.
+    """
+
+    default_code: ClassVar[str] = "error"
+    _code_owners: ClassVar[dict[str, type[MudrikaError]]] = {}
+
+    def __init_subclass__(cls, *, code: str | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if code is None:
+            return
+        owner = MudrikaError._code_owners.setdefault(code, cls)
+        if owner is not cls:
+            raise TypeError(f"error code {code!r} already belongs to {owner.__qualname__}")
+        cls.default_code = code
 
     def __init__(self, message: str, *, code: str | None = None, **fields: Any) -> None:
         super().__init__(message)
@@ -44,79 +60,61 @@ class MudrikaError(Exception):
         return f"{type(self).__name__}(code={self.code!r}, message={self.message!r})"
 
 
-class InvalidInput(MudrikaError):
+class InvalidInput(MudrikaError, code="invalid_input"):
     """Malformed JSON, DID, key, token or mandate: the input could not even be checked."""
 
-    default_code = "invalid_input"
 
-
-class KeyStoreError(MudrikaError):
+class KeyStoreError(MudrikaError, code="keystore"):
     """A key file could not be written or read safely (permissions, existing file, bad password)."""
 
-    default_code = "keystore"
 
-
-class VerificationError(MudrikaError):
+class VerificationError(MudrikaError, code="verification_failed"):
     """Anything that failed a check.  Catching this must always mean *deny*."""
 
-    default_code = "verification_failed"
+
+class SignatureError(VerificationError, code="bad_signature"):
+    """A signature did not verify under the key it claims, or was made with a refused algorithm."""
 
 
-class SignatureError(VerificationError):
-    default_code = "bad_signature"
+class ExpiredError(VerificationError, code="expired"):
+    """A time claim says the object's life is over (``exp``, a mandate's or credential's expiry)."""
 
 
-class ExpiredError(VerificationError):
-    default_code = "expired"
-
-
-class NotYetValidError(VerificationError):
+class NotYetValidError(VerificationError, code="not_yet_valid"):
     """A time claim says "not before" a moment still ahead (``nbf``, a signature ``created`` in the
     future).  Not an :class:`ExpiredError`: telling the client "expired" makes it refresh, which
     cannot help."""
 
-    default_code = "not_yet_valid"
 
-
-class EgressDenied(VerificationError):
+class EgressDenied(VerificationError, code="egress_denied"):
     """An outbound fetch was refused by the egress policy (address, spelling, scheme or size).
 
     A verification failure, not an outage: the input named a destination we will not contact."""
 
-    default_code = "egress_denied"
+
+class ReplayError(VerificationError, code="replay"):
+    """A single-use value (nonce, ``jti``, mandate id) was presented a second time."""
 
 
-class ReplayError(VerificationError):
-    default_code = "replay"
-
-
-class BindingError(VerificationError):
+class BindingError(VerificationError, code="binding_mismatch"):
     """A hash, id or party binding between two objects did not hold."""
 
-    default_code = "binding_mismatch"
+
+class PolicyDenied(VerificationError, code="policy_denied"):
+    """Authenticated, but the caller's trust level or roles do not allow the operation."""
 
 
-class PolicyDenied(VerificationError):
-    default_code = "policy_denied"
-
-
-class UntrustedKeyError(VerificationError):
+class UntrustedKeyError(VerificationError, code="untrusted_key"):
     """The key is well formed but not one we were told to trust (or not authorised for the purpose)."""
 
-    default_code = "untrusted_key"
 
-
-class UnavailableError(MudrikaError):
+class UnavailableError(MudrikaError, code="unavailable"):
     """A dependency (network, resolver, IdP, Redis) could not be reached.  Callers fail closed."""
 
-    default_code = "unavailable"
 
-
-class ResolutionError(UnavailableError):
+class ResolutionError(UnavailableError, code="resolution_failed"):
     """DID resolution failed for a reason other than a malformed DID (e.g. notFound, network)."""
 
-    default_code = "resolution_failed"
 
-
-class IdpUnavailable(UnavailableError):
-    default_code = "idp_unavailable"
+class IdpUnavailable(UnavailableError, code="idp_unavailable"):
+    """The identity provider (its discovery document or JWKS) could not be reached."""

@@ -127,48 +127,54 @@ _MAX_ID_LENGTH = 256
 class A2AAuthError(MudrikaError):
     """Mixin base of the five typed auth errors; each carries its ``jsonrpc_code`` and ``http_status``.
 
-    The concrete classes also subclass the matching ``mudrika.errors`` class, so
-    ``except VerificationError`` still catches every one of them (fail closed).
+    A concrete class names both codes in its header, ``class TokenExpired(A2AAuthError, ExpiredError,
+    code="token_expired", jsonrpc=JsonRpcAuthCode.TOKEN_EXPIRED)``; its HTTP status comes from the one
+    status table above, so the two can never disagree.  The concrete classes also subclass the matching
+    ``mudrika.errors`` class, so ``except VerificationError`` still catches every one of them (fail
+    closed).
     """
 
     jsonrpc_code: ClassVar[JsonRpcAuthCode]
     http_status: ClassVar[int]
 
+    def __init_subclass__(cls, *, jsonrpc: JsonRpcAuthCode, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.jsonrpc_code = jsonrpc
+        cls.http_status = _HTTP_STATUS[jsonrpc]
 
-class AuthenticationRequired(A2AAuthError, VerificationError):
+
+class AuthenticationRequired(
+    A2AAuthError,
+    VerificationError,
+    code="authentication_required",
+    jsonrpc=JsonRpcAuthCode.AUTHENTICATION_REQUIRED,
+):
     """No credentials were presented."""
 
-    default_code = "authentication_required"
-    jsonrpc_code = JsonRpcAuthCode.AUTHENTICATION_REQUIRED
-    http_status = 401
 
-
-class InvalidToken(A2AAuthError, VerificationError):
+class InvalidToken(
+    A2AAuthError, VerificationError, code="invalid_token", jsonrpc=JsonRpcAuthCode.INVALID_TOKEN
+):
     """The token is malformed or does not match what this server expects (iss, aud, typ, kid, alg)."""
 
-    default_code = "invalid_token"
-    jsonrpc_code = JsonRpcAuthCode.INVALID_TOKEN
-    http_status = 401
+
+class TokenExpired(A2AAuthError, ExpiredError, code="token_expired", jsonrpc=JsonRpcAuthCode.TOKEN_EXPIRED):
+    """The token's ``exp`` has passed; the client should fetch a new one."""
 
 
-class TokenExpired(A2AAuthError, ExpiredError):
-    default_code = "token_expired"
-    jsonrpc_code = JsonRpcAuthCode.TOKEN_EXPIRED
-    http_status = 401
+class InvalidSignature(
+    A2AAuthError, SignatureError, code="invalid_signature", jsonrpc=JsonRpcAuthCode.INVALID_SIGNATURE
+):
+    """The token's signature does not verify under the issuer's published keys."""
 
 
-class InvalidSignature(A2AAuthError, SignatureError):
-    default_code = "invalid_signature"
-    jsonrpc_code = JsonRpcAuthCode.INVALID_SIGNATURE
-    http_status = 401
-
-
-class InsufficientPermissions(A2AAuthError, PolicyDenied):
+class InsufficientPermissions(
+    A2AAuthError,
+    PolicyDenied,
+    code="insufficient_permissions",
+    jsonrpc=JsonRpcAuthCode.INSUFFICIENT_PERMISSIONS,
+):
     """Authenticated, but the operation policy said no."""
-
-    default_code = "insufficient_permissions"
-    jsonrpc_code = JsonRpcAuthCode.INSUFFICIENT_PERMISSIONS
-    http_status = 403
 
 
 def code_for(exc: BaseException) -> JsonRpcAuthCode:
