@@ -18,7 +18,7 @@ import hashlib
 import hmac
 import math
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final, TypeVar, cast
+from typing import Any, Final, TypedDict, TypeVar, Unpack, cast
 
 from mudrika.crypto._b64 import b64url_encode
 from mudrika.errors import InvalidInput, MudrikaError
@@ -32,6 +32,7 @@ __all__ = [
     "MAX_LEEWAY",
     "MAX_TOKEN_BYTES",
     "TIME_CLAIMS",
+    "CheckNotes",
     "Deferred",
     "Recorder",
     "StepFailed",
@@ -104,6 +105,21 @@ def _formatted(entry: Deferred) -> Check:
     check_id, party, key, texts, values = entry
     expected, got = texts(*values)
     return Check(check_id, "passed", party, expected, got, key)
+
+
+class FailureNotes(TypedDict, total=False):
+    """What a failed check may say beyond its id, party and error: the texts a reader compares, and
+    the key it concerns.  Keyword arguments of the recorder's failure methods, named once here."""
+
+    expected: str | None
+    got: str | None
+    key: str | None
+
+
+class CheckNotes(FailureNotes, total=False):
+    """:class:`FailureNotes` plus a free-text ``detail``."""
+
+    detail: str | None
 
 
 class Recorder:
@@ -233,17 +249,14 @@ class Recorder:
             self._add(Check(check_id, "passed", party, expected, got, key, detail))
 
     def failed(
-        self,
-        check_id: str,
-        party: str,
-        *,
-        error: ErrorKind,
-        code: str,
-        expected: str | None = None,
-        got: str | None = None,
-        key: str | None = None,
-        detail: str | None = None,
+        self, check_id: str, party: str, *, error: ErrorKind, code: str, **notes: Unpack[CheckNotes]
     ) -> None:
+        expected, got, key, detail = (
+            notes.get("expected"),
+            notes.get("got"),
+            notes.get("key"),
+            notes.get("detail"),
+        )
         self._add(Check(check_id, "failed", party, expected, got, key, detail, error, code))
 
     def check(
@@ -265,34 +278,14 @@ class Recorder:
             self._entries.append((check_id, party, key, _given, (expected, got)))
             self._pending = True
         elif ok:
-            self.passed(check_id, party, expected=expected, got=got, key=key, detail=detail)
+            self._add(Check(check_id, "passed", party, expected, got, key, detail))
         else:
-            self.failed(
-                check_id, party, error=error, code=code, expected=expected, got=got, key=key, detail=detail
-            )
+            self._add(Check(check_id, "failed", party, expected, got, key, detail, error, code))
         return ok
 
-    def from_error(
-        self,
-        check_id: str,
-        party: str,
-        exc: MudrikaError,
-        *,
-        expected: str | None = None,
-        got: str | None = None,
-        key: str | None = None,
-    ) -> None:
+    def from_error(self, check_id: str, party: str, exc: MudrikaError, **notes: Unpack[FailureNotes]) -> None:
         """A failed check from an exception (its message is generic and secret-free by contract)."""
-        self.failed(
-            check_id,
-            party,
-            error=error_kind_of(exc),
-            code=exc.code,
-            expected=expected,
-            got=got,
-            key=key,
-            detail=exc.message,
-        )
+        self.failed(check_id, party, error=error_kind_of(exc), code=exc.code, detail=exc.message, **notes)
 
     def run(
         self,
@@ -323,18 +316,12 @@ class Recorder:
         for check_id in check_ids:
             self._add(Check(check_id, "skipped", party, detail=detail))
 
-    def run_or_stop(
-        self,
-        check_id: str,
-        party: str,
-        step: Callable[[], T],
-        *,
-        expected: str | None = None,
-        got: str | None = None,
-        key: str | None = None,
-        detail: str | None = None,
-    ) -> T:
-        """Run ``step``; record it passed, or record the error it raised and raise :class:`StepFailed`."""
+    def run_or_stop(self, check_id: str, party: str, step: Callable[[], T], **notes: Unpack[CheckNotes]) -> T:
+        """Run ``step``; record it passed, or record the error it raised and raise :class:`StepFailed`.
+
+        On failure the error's own ``expected`` (when the caller gave none) and ``got`` fields are
+        what the check shows: the step knows what it saw."""
+        expected, key = notes.get("expected"), notes.get("key")
         try:
             result = step()
         except MudrikaError as exc:
@@ -344,7 +331,9 @@ class Recorder:
             got = None if said_got is None else str(said_got)
             self.from_error(check_id, party, exc, expected=expected, got=got, key=key)
             raise StepFailed(check_id) from None
-        self.passed(check_id, party, expected=expected, got=got, key=key, detail=detail)
+        self.passed(
+            check_id, party, expected=expected, got=notes.get("got"), key=key, detail=notes.get("detail")
+        )
         return result
 
     def all_passed_since(self, start: int) -> bool:
