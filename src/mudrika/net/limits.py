@@ -1,6 +1,11 @@
-"""Bounded fixed-window counters: how often each key acted in its current window.
+"""Limits on attacker-chosen input: size-capped file reads, and bounded fixed-window counters.
 
-Why one implementation: the DID resolver limits fetches per DID and per host, and the A2A
+Why one file reader: every document mudrika loads from disk (policy files, realm exports, evidence
+bundles, trust roots) must read at most ``max_bytes + 1`` bytes, so an oversized file is refused
+without being read whole, and must turn :class:`OSError` into :class:`~mudrika.errors.InvalidInput`
+at the boundary, keeping the OS error's text but not its traceback.
+
+Why one counter implementation: the DID resolver limits fetches per DID and per host, and the A2A
 middleware limits replay-store claims per principal.  Both count attacker-chosen keys, so both need
 the same two properties: the table of keys is bounded, and a table full of live windows refuses a
 new key (fails closed) rather than forget a count an attacker could then reset.  ``net`` is the
@@ -9,7 +14,31 @@ lowest floor both ``identity`` and ``trust`` stand on.
 
 from __future__ import annotations
 
-__all__ = ["FixedWindows"]
+from pathlib import Path
+
+from mudrika.errors import InvalidInput
+
+__all__ = ["FixedWindows", "read_capped"]
+
+
+def read_capped(path: str | Path, *, max_bytes: int, name: str) -> bytes:
+    """The bytes of the file at ``path``; ``InvalidInput`` ``unreadable`` or ``too_large`` (over
+    ``max_bytes``) otherwise.  ``name`` says what the file is in the message ("policy file")."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as exc:
+        raise InvalidInput(
+            f"cannot read {name} {path}: {exc.strerror}", code="unreadable", path=str(path)
+        ) from None
+    if len(data) > max_bytes:
+        raise InvalidInput(
+            f"{name} {path} is larger than {max_bytes} bytes",
+            code="too_large",
+            path=str(path),
+            limit=max_bytes,
+        )
+    return data
 
 
 class FixedWindows:

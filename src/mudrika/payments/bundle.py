@@ -39,7 +39,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from mudrika.crypto.frozenjson import thaw
 from mudrika.crypto.jcs import canonicalize, loads_strict
 from mudrika.errors import InvalidInput
-from mudrika.payments._load import AwareTimestamp, read_capped, validate_document
+from mudrika.net.limits import read_capped
+from mudrika.payments._load import AwareTimestamp, validate_document
 from mudrika.payments.chain import inspect_chain
 from mudrika.payments.chain._common import DEFAULT_ALGORITHMS, MAX_LEEWAY, Time, epoch, iso
 from mudrika.payments.chain._keys import KeyMaterial
@@ -182,7 +183,7 @@ def bundle_from_value(value: Any) -> EvidenceBundle:
 
 def load_bundle(path: str | Path, *, max_bytes: int = MAX_BUNDLE_BYTES) -> EvidenceBundle:
     """Read and parse a bundle file (at most ``max_bytes`` are read)."""
-    data = read_capped(path, max_bytes=max_bytes, name="bundle", too_large="evidence bundle too large")
+    data = read_capped(path, max_bytes=max_bytes, name="evidence bundle")
     return parse_bundle(data, max_bytes=max_bytes)
 
 

@@ -103,11 +103,29 @@ MERCHANT_CLAIM_CHECKS: Final = (
 _MERCHANT_JWS_CHECKS: Final = (*(f"merchant.jws.{name}" for name in JWS_PHASES), *MERCHANT_CLAIM_CHECKS)
 
 
-def unsigned_members(raw: Mapping[str, Any], covered: frozenset[str]) -> list[str]:
-    """Top-level members of a mandate that no signature covers (sorted, cut to 64 characters)."""
-    if raw.keys() <= covered:
-        return []
-    return sorted(str(name)[:64] for name in raw if name not in covered)
+def check_signed_members(
+    rec: Recorder, check_id: str, party: str, raw: Mapping[str, Any], covered: frozenset[str], *, signer: str
+) -> None:
+    """Fail ``check_id`` when the mandate has a top-level member outside ``covered``: nobody signed
+    it, so a reader of the evidence must not take it as the ``signer``'s word.  Names are sorted and
+    cut to 64 characters."""
+    extra = [] if raw.keys() <= covered else sorted(str(name)[:64] for name in raw if name not in covered)
+    rec.check_later(
+        check_id,
+        party,
+        not extra,
+        _signed_members_texts,
+        covered,
+        extra,
+        signer,
+        error="binding",
+        code="unsigned_member",
+    )
+
+
+def _signed_members_texts(covered: frozenset[str], extra: list[str], signer: str) -> Texts:
+    got = f"not covered by the {signer}'s signature: " + ", ".join(extra) if extra else "none"
+    return "only " + " and ".join(sorted(covered)), got
 
 
 def check_cart(
@@ -124,16 +142,7 @@ def check_cart(
     Returns the facts when every check of the stage passed, else ``None``.
     """
     mark = rec.last_not_passed
-    extra = unsigned_members(cart.raw, _CART_MEMBERS)
-    rec.check(
-        "cart.unsigned_members",
-        _PARTY,
-        not extra,
-        error="binding",
-        code="unsigned_member",
-        expected="only contents and merchant_authorization",
-        got=("not covered by the merchant's signature: " + ", ".join(extra)) if extra else "none",
-    )
+    check_signed_members(rec, "cart.unsigned_members", _PARTY, cart.raw, _CART_MEMBERS, signer="merchant")
     token = cart.model.merchant_authorization
     facts: CartFacts | None = None
     if not rec.check(

@@ -34,7 +34,7 @@ from mudrika.crypto.keys import PublicKey
 from mudrika.errors import InvalidInput, MudrikaError, UntrustedKeyError
 from mudrika.identity.methods import jwk as did_jwk
 from mudrika.identity.methods import key as did_key
-from mudrika.payments.chain._cart import unsigned_members
+from mudrika.payments.chain._cart import check_signed_members
 from mudrika.payments.chain._common import (
     TIME_CLAIMS,
     Recorder,
@@ -138,15 +138,8 @@ def check_payment(
     time claims, vct, cnf, sub) and the key-binding JWT (every §7.3 step 5 claim, then
     ``transaction_data`` and the intent binding)."""
     mark = rec.last_not_passed
-    extra = unsigned_members(payment.raw, _PAYMENT_MEMBERS)
-    rec.check(
-        "payment.unsigned_members",
-        _USER_PARTY,
-        not extra,
-        error="binding",
-        code="unsigned_member",
-        expected="only payment_mandate_contents and user_authorization",
-        got=("not covered by the user's signature: " + ", ".join(extra)) if extra else "none",
+    check_signed_members(
+        rec, "payment.unsigned_members", _USER_PARTY, payment.raw, _PAYMENT_MEMBERS, signer="user"
     )
     token = payment.model.user_authorization
     if not rec.check(

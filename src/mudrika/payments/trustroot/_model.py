@@ -34,7 +34,8 @@ from mudrika.crypto.keys import ALGORITHMS_BY_KEY_TYPE, PublicKey
 from mudrika.errors import InvalidInput, MudrikaError, UntrustedKeyError
 from mudrika.identity.did import DIDURL, parse_did, parse_did_url
 from mudrika.identity.resolver import DIDResolver
-from mudrika.payments._load import read_capped, validate_document
+from mudrika.net.limits import read_capped
+from mudrika.payments._load import validate_document
 
 TRUST_ROOT_FORMAT: Final = "mudrika.trust-root/v1"
 MAX_TRUST_ROOT_BYTES: Final = 4 * 1024 * 1024
@@ -364,7 +365,7 @@ def parse_trust_root(
 
 def load_trust_root(path: str | Path, *, max_bytes: int = MAX_TRUST_ROOT_BYTES) -> TrustRoot:
     """Read and parse a trust-root file (at most ``max_bytes`` are read)."""
-    data = read_capped(path, max_bytes=max_bytes, name="trust root", too_large="trust root too large")
+    data = read_capped(path, max_bytes=max_bytes, name="trust root")
     return parse_trust_root(data, max_bytes=max_bytes)
 
 

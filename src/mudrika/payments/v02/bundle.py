@@ -33,7 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mudrika.crypto.jcs import loads_strict
 from mudrika.errors import InvalidInput
-from mudrika.payments._load import AwareTimestamp, read_capped, validation_errors
+from mudrika.net.limits import read_capped
+from mudrika.payments._load import AwareTimestamp, validation_errors
 from mudrika.payments._time import Time
 from mudrika.payments.chain.report import VerificationReport
 from mudrika.payments.models import parse_timestamp
@@ -118,7 +119,7 @@ def profile_of(path: str | Path, *, max_bytes: int = MAX_BUNDLE_BYTES) -> Profil
     """:func:`detect_profile` of a bundle file; an unreadable or oversized file is ``ap2-v0.1`` (whose
     loader then reports the problem)."""
     try:
-        data = read_capped(path, max_bytes=max_bytes, name="bundle", too_large="bundle too large")
+        data = read_capped(path, max_bytes=max_bytes, name="bundle")
     except InvalidInput:
         return "ap2-v0.1"
     return detect_profile(data)
@@ -146,7 +147,7 @@ def v02_bundle_from_value(value: object) -> V02Bundle:
 
 def load_v02_bundle(path: str | Path, *, max_bytes: int = MAX_BUNDLE_BYTES) -> V02Bundle:
     """Read and parse a v0.2 bundle file (at most ``max_bytes`` are read)."""
-    data = read_capped(path, max_bytes=max_bytes, name="bundle", too_large="bundle too large")
+    data = read_capped(path, max_bytes=max_bytes, name="bundle")
     return parse_v02_bundle(data, max_bytes=max_bytes)
 
 

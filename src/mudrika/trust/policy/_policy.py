@@ -41,6 +41,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
 from mudrika.errors import InvalidInput
+from mudrika.net.limits import read_capped
 from mudrika.trust.levels import TrustLevel
 from mudrika.trust.models import (
     AgentExecutionCost,
@@ -51,7 +52,7 @@ from mudrika.trust.models import (
     Level,
 )
 from mudrika.trust.policy._did_roles import DidGrant, DidRoleTable
-from mudrika.trust.policy._realm import import_realm_export, load_realm_export
+from mudrika.trust.policy._realm import import_realm_export, load_realm_export, reject_duplicate_keys
 from mudrika.trust.policy._tenants import MAX_TENANT_LENGTH, tenants_from_claims
 
 # The realm importer is imported from its private module (trust.keycloak re-exports it) so loading a
@@ -223,32 +224,15 @@ def _construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
 
 
-def _reject_duplicate_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise InvalidInput(f"duplicate key {key!r}", code="duplicate_key", key=key)
-        out[key] = value
-    return out
-
-
 def _format_errors(error: ValidationError) -> list[str]:
     return [f"{'.'.join(str(part) for part in item['loc']) or '$'}: {item['msg']}" for item in error.errors()]
 
 
 def _read_policy_document(file: Path) -> Any:
-    try:
-        with file.open("rb") as handle:
-            data = handle.read(MAX_POLICY_BYTES + 1)
-    except OSError as exc:
-        raise InvalidInput(
-            f"cannot read policy file {file}: {exc.strerror}", code="unreadable", path=str(file)
-        ) from None
-    if len(data) > MAX_POLICY_BYTES:
-        raise InvalidInput(f"policy file {file} is larger than {MAX_POLICY_BYTES} bytes", code="too_large")
+    data = read_capped(file, max_bytes=MAX_POLICY_BYTES, name="policy file")
     try:
         if file.suffix.lower() == ".json":
-            return json.loads(data, object_pairs_hook=_reject_duplicate_pairs)
+            return json.loads(data, object_pairs_hook=reject_duplicate_keys)
         return yaml.load(data, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except InvalidInput as exc:
         raise InvalidInput(f"policy file {file}: {exc.message}", code=exc.code, path=str(file)) from None

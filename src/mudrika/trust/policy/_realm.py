@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from mudrika.errors import InvalidInput
+from mudrika.net.limits import read_capped
 from mudrika.trust.levels import TrustLevel, parse
 from mudrika.trust.models import KeycloakRole
 
@@ -116,11 +117,13 @@ class RealmRoles:
         return None if found is None else found.trust_level
 
 
-def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` for ``json.loads``: a repeated key is refused, not silently last-wins,
+    so a file cannot say one thing to a reviewer and another to the parser."""
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise InvalidInput(f"duplicate JSON key {key!r} in realm export", code="duplicate_key", key=key)
+            raise InvalidInput(f"duplicate JSON key {key!r}", code="duplicate_key", key=key)
         out[key] = value
     return out
 
@@ -128,19 +131,9 @@ def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def load_realm_export(path: str | Path) -> dict[str, Any]:
     """Read a realm export file (size-capped, duplicate keys refused) and return the raw mapping."""
     file = Path(path)
+    data = read_capped(file, max_bytes=MAX_EXPORT_BYTES, name="realm export")
     try:
-        with file.open("rb") as handle:
-            data = handle.read(MAX_EXPORT_BYTES + 1)
-    except OSError as exc:
-        raise InvalidInput(
-            f"cannot read realm export {file}: {exc.strerror}", code="unreadable", path=str(file)
-        ) from None
-    if len(data) > MAX_EXPORT_BYTES:
-        raise InvalidInput(
-            f"realm export {file} is larger than {MAX_EXPORT_BYTES} bytes", code="too_large", path=str(file)
-        )
-    try:
-        document = json.loads(data, object_pairs_hook=_reject_duplicates)
+        document = json.loads(data, object_pairs_hook=reject_duplicate_keys)
     except (ValueError, UnicodeDecodeError) as exc:
         raise InvalidInput(
             f"realm export {file} is not valid JSON: {exc}", code="invalid_json", path=str(file)
