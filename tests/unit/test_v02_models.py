@@ -116,10 +116,15 @@ def test_open_mandates_need_constraints_and_cnf() -> None:
         del value[missing]
         with pytest.raises(InvalidInput):
             parse_model(OpenCheckoutMandate, value, what="open mandate")
-    with pytest.raises(InvalidInput):
-        parse_model(
-            OpenCheckoutMandate, open_checkout(constraints=[{"items": []}]), what="untyped constraint"
-        )
+    typed = {"type": "checkout.line_items", "items": []}
+    for model in (OpenCheckoutMandate, OpenPaymentMandate):
+        value = open_checkout(constraints=[typed, {"items": []}])
+        if model is OpenPaymentMandate:
+            value["vct"] = "mandate.payment.open.1"
+        with pytest.raises(InvalidInput) as info:
+            parse_model(model, value, what="untyped constraint")
+        assert [error["loc"] for error in info.value.fields["errors"]] == ["constraints.1"]
+        assert "every constraint needs a string 'type'" in info.value.message
 
 
 def test_open_payment_may_preset_closed_values() -> None:

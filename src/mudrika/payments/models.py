@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypedDict, TypeVar, Unpack, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
@@ -72,6 +72,7 @@ __all__ = [
     "PaymentRequest",
     "PaymentResponse",
     "PaymentShippingOption",
+    "ReceiveLimits",
     "Received",
     "cart_contents_hash",
     "cart_mandate_hash",
@@ -441,6 +442,13 @@ def _schema_error(model_type: type[Ap2Model], exc: ValidationError) -> InvalidIn
     )
 
 
+class ReceiveLimits(TypedDict, total=False):
+    """The size limits :func:`receive` takes, by name, for its typed forms (``receive_cart`` …)."""
+
+    max_bytes: int
+    max_depth: int
+
+
 def receive(
     model_type: type[M],
     raw: bytes | str | Mapping[str, Any],
@@ -464,33 +472,24 @@ def receive(
 
 
 def receive_intent(
-    raw: bytes | str | Mapping[str, Any],
-    *,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    max_depth: int = DEFAULT_MAX_DEPTH,
+    raw: bytes | str | Mapping[str, Any], **limits: Unpack[ReceiveLimits]
 ) -> Received[IntentMandate]:
     """:func:`receive` an :class:`IntentMandate`."""
-    return receive(IntentMandate, raw, max_bytes=max_bytes, max_depth=max_depth)
+    return receive(IntentMandate, raw, **limits)
 
 
 def receive_cart(
-    raw: bytes | str | Mapping[str, Any],
-    *,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    max_depth: int = DEFAULT_MAX_DEPTH,
+    raw: bytes | str | Mapping[str, Any], **limits: Unpack[ReceiveLimits]
 ) -> Received[CartMandate]:
     """:func:`receive` a :class:`CartMandate`."""
-    return receive(CartMandate, raw, max_bytes=max_bytes, max_depth=max_depth)
+    return receive(CartMandate, raw, **limits)
 
 
 def receive_payment(
-    raw: bytes | str | Mapping[str, Any],
-    *,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    max_depth: int = DEFAULT_MAX_DEPTH,
+    raw: bytes | str | Mapping[str, Any], **limits: Unpack[ReceiveLimits]
 ) -> Received[PaymentMandate]:
     """:func:`receive` a :class:`PaymentMandate`."""
-    return receive(PaymentMandate, raw, max_bytes=max_bytes, max_depth=max_depth)
+    return receive(PaymentMandate, raw, **limits)
 
 
 def outgoing(model: M) -> Received[M]:

@@ -216,8 +216,7 @@ class DIDResolver:
         cached = self._fresh(did, accept)
         if cached is not None:
             return cached
-        parsed, driver = self._prepare(did, accept)
-        self._admit(parsed, driver)
+        parsed, driver = self._admitted(did, accept)
         try:
             resolved = driver.resolve(parsed)
         except Exception as exc:
@@ -229,8 +228,7 @@ class DIDResolver:
         cached = self._fresh(did, accept)
         if cached is not None:
             return cached
-        parsed, driver = self._prepare(did, accept)
-        self._admit(parsed, driver)
+        parsed, driver = self._admitted(did, accept)
         try:
             if type(driver) in _COMPUTED_DRIVERS:
                 # Fast path: did:key and did:jwk are pure computations on the DID (no I/O, nothing
@@ -294,7 +292,10 @@ class DIDResolver:
                 "representation not supported", code="representationNotSupported", accept=accept[:64]
             )
 
-    def _prepare(self, did: str, accept: str) -> tuple[DID, MethodDriver]:
+    def _admitted(self, did: str, accept: str) -> tuple[DID, MethodDriver]:
+        """The parsed DID and its driver, once the request has passed every check that costs no
+        fetch: the DID's syntax, the representation asked for, a driver for its method, then
+        :meth:`_admit`."""
         try:
             parsed = parse_did(did)
         except InvalidInput as exc:
@@ -307,6 +308,7 @@ class DIDResolver:
                 code="methodNotSupported",
                 method=parsed.method,
             )
+        self._admit(parsed, driver)
         return parsed, driver
 
     def _admit(self, did: DID, driver: MethodDriver) -> None:

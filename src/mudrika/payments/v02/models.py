@@ -17,7 +17,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Final, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from mudrika.crypto.jcs import MAX_SAFE_INTEGER
 from mudrika.errors import InvalidInput
@@ -144,14 +152,16 @@ class LineItemRequirement(_Strict):
     quantity: Annotated[int, Field(gt=0, le=MAX_SAFE_INTEGER)]
 
 
-_Constraint = Annotated[dict[str, Any], Field()]
+def _typed_constraint(constraint: dict[str, Any]) -> dict[str, Any]:
+    # Only the discriminator here: each type's own members are validated when the verifier evaluates
+    # it (:mod:`.constraints`), where an unknown type fails as its own named check.
+    kind = constraint.get("type")
+    if not isinstance(kind, str) or not kind or len(kind) > 256:
+        raise ValueError("every constraint needs a string 'type'")
+    return constraint
 
 
-def _check_constraint_list(constraints: list[dict[str, Any]]) -> None:
-    for constraint in constraints:
-        kind = constraint.get("type")
-        if not isinstance(kind, str) or not kind or len(kind) > 256:
-            raise ValueError("every constraint needs a string 'type'")
+_Constraint = Annotated[dict[str, Any], AfterValidator(_typed_constraint)]
 
 
 class OpenCheckoutMandate(_Strict):
@@ -162,11 +172,6 @@ class OpenCheckoutMandate(_Strict):
     cnf: Cnf
     iat: NumericDate | None = None
     exp: NumericDate | None = None
-
-    @model_validator(mode="after")
-    def _constraints_typed(self) -> OpenCheckoutMandate:
-        _check_constraint_list(self.constraints)
-        return self
 
 
 class CheckoutMandate(_Strict):
@@ -196,11 +201,6 @@ class OpenPaymentMandate(_Strict):
     risk_data: dict[str, Any] | None = None
     iat: NumericDate | None = None
     exp: NumericDate | None = None
-
-    @model_validator(mode="after")
-    def _constraints_typed(self) -> OpenPaymentMandate:
-        _check_constraint_list(self.constraints)
-        return self
 
 
 class PaymentMandate(_Strict):

@@ -128,40 +128,45 @@ def _route(method: str, template: str, operation: str) -> RestRoute:
     return RestRoute(method, template, operation, re.compile(f"^{regex}$"))
 
 
+#: The routes both REST bindings have, as (HTTP method, path after the prefix, operation), in
+#: a2a-sdk 1.3's order.  Order matters: ``tasks/{id}:subscribe`` must be tried before ``tasks/{id}``,
+#: whose ``{id}`` segment would also match ``x:subscribe``.
+_SHARED_ROUTES: Final = (
+    ("POST", "/message:send", SEND),
+    ("POST", "/message:stream", STREAM),
+    ("POST", "/tasks/{id}:cancel", CANCEL_TASK),
+    ("GET", "/tasks/{id}:subscribe", RESUBSCRIBE),
+    ("POST", "/tasks/{id}:subscribe", RESUBSCRIBE),
+    ("GET", "/tasks/{id}", GET_TASK),
+    ("GET", "/tasks/{id}/pushNotificationConfigs/{push_id}", PUSH_GET),
+)
+#: A2A 1.0 (a2a-sdk 1.3 ``create_rest_routes``): the shared routes, then these.
+_V10_ROUTES: Final = (
+    *_SHARED_ROUTES,
+    ("DELETE", "/tasks/{id}/pushNotificationConfigs/{push_id}", PUSH_DELETE),
+    ("POST", "/tasks/{id}/pushNotificationConfigs", PUSH_SET),
+    ("GET", "/tasks/{id}/pushNotificationConfigs", PUSH_LIST),
+    ("GET", "/tasks", LIST_TASKS),
+    ("GET", "/extendedAgentCard", EXTENDED_CARD),
+)
+#: A2A 0.3 (a2a-sdk 1.3 ``REST03Adapter.routes()``, under ``/v1``): no delete, no task list, and the
+#: extended card at ``/card``.
+_V03_ROUTES: Final = (
+    *_SHARED_ROUTES,
+    ("POST", "/tasks/{id}/pushNotificationConfigs", PUSH_SET),
+    ("GET", "/tasks/{id}/pushNotificationConfigs", PUSH_LIST),
+    ("GET", "/card", EXTENDED_CARD),
+)
+
+
 def _v10_routes(prefix: str) -> tuple[RestRoute, ...]:
-    # Order and content as in a2a-sdk 1.3 create_rest_routes (base_routes).  The same list is also
-    # mounted under "/{tenant}", which is ``_v10_routes("/{tenant}" + prefix)``.
-    return (
-        _route("POST", f"{prefix}/message:send", SEND),
-        _route("POST", f"{prefix}/message:stream", STREAM),
-        _route("POST", f"{prefix}/tasks/{{id}}:cancel", CANCEL_TASK),
-        _route("GET", f"{prefix}/tasks/{{id}}:subscribe", RESUBSCRIBE),
-        _route("POST", f"{prefix}/tasks/{{id}}:subscribe", RESUBSCRIBE),
-        _route("GET", f"{prefix}/tasks/{{id}}", GET_TASK),
-        _route("GET", f"{prefix}/tasks/{{id}}/pushNotificationConfigs/{{push_id}}", PUSH_GET),
-        _route("DELETE", f"{prefix}/tasks/{{id}}/pushNotificationConfigs/{{push_id}}", PUSH_DELETE),
-        _route("POST", f"{prefix}/tasks/{{id}}/pushNotificationConfigs", PUSH_SET),
-        _route("GET", f"{prefix}/tasks/{{id}}/pushNotificationConfigs", PUSH_LIST),
-        _route("GET", f"{prefix}/tasks", LIST_TASKS),
-        _route("GET", f"{prefix}/extendedAgentCard", EXTENDED_CARD),
-    )
+    # The same list is also mounted under "/{tenant}", which is ``_v10_routes("/{tenant}" + prefix)``.
+    return tuple(_route(method, prefix + path, operation) for method, path, operation in _V10_ROUTES)
 
 
 def _v03_routes(prefix: str) -> tuple[RestRoute, ...]:
-    # a2a-sdk 1.3 REST03Adapter.routes(), registered before the 1.0 routes when v0.3 compat is on.
-    v1 = f"{prefix}/v1"
-    return (
-        _route("POST", f"{v1}/message:send", SEND),
-        _route("POST", f"{v1}/message:stream", STREAM),
-        _route("POST", f"{v1}/tasks/{{id}}:cancel", CANCEL_TASK),
-        _route("GET", f"{v1}/tasks/{{id}}:subscribe", RESUBSCRIBE),
-        _route("POST", f"{v1}/tasks/{{id}}:subscribe", RESUBSCRIBE),
-        _route("GET", f"{v1}/tasks/{{id}}", GET_TASK),
-        _route("GET", f"{v1}/tasks/{{id}}/pushNotificationConfigs/{{push_id}}", PUSH_GET),
-        _route("POST", f"{v1}/tasks/{{id}}/pushNotificationConfigs", PUSH_SET),
-        _route("GET", f"{v1}/tasks/{{id}}/pushNotificationConfigs", PUSH_LIST),
-        _route("GET", f"{v1}/card", EXTENDED_CARD),
-    )
+    # Registered before the 1.0 routes when v0.3 compat is on.
+    return tuple(_route(method, f"{prefix}/v1{path}", operation) for method, path, operation in _V03_ROUTES)
 
 
 #: The REST routes with no path prefix, in the order a2a-sdk registers them (0.3, 1.0, tenant mount).
