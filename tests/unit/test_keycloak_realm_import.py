@@ -17,7 +17,7 @@ from mudrika.trust.keycloak.adapters import (
     policy_from_realm,
 )
 from mudrika.trust.levels import TrustLevel
-from mudrika.trust.policy import OperationRule, Principal
+from mudrika.trust.policy import OperationRule, Policy, Principal
 from tests._support.paths import FIXTURES
 
 L = TrustLevel
@@ -176,6 +176,22 @@ def test_policy_from_realm_decides_for_users(realm: RealmRoles) -> None:
     assert policy.decide(user("carol"), "reports/read").allowed
     assert policy.decide(user("erin"), "message/send").reason == "insufficient_trust"
     assert policy.principal_level(user("erin")) is L.GUEST
+
+
+def test_a_policy_from_the_imported_realm_equals_one_from_its_export(
+    realm: RealmRoles, export: dict[str, Any]
+) -> None:
+    operations = {"payments/refund": OperationRule(min_level=L.OPERATOR, permissions=["payments:refund"])}
+    built = [
+        policy_from_realm(realm, operations=operations),
+        Policy.from_realm_export(realm, operations=operations),
+        Policy.from_realm_export(export, operations=operations),
+        Policy.from_realm_export(REALM_FILE, operations=operations),
+    ]
+    for name in ("alice", "bob", "carol", "erin"):
+        principal = Principal(subject=name, roles=realm.user_roles(name))
+        answers = {(p.principal_level(principal), p.decide(principal, "payments/refund")) for p in built}
+        assert len(answers) == 1
 
 
 # --- malformed exports -------------------------------------------------------------------------

@@ -168,12 +168,11 @@ def check_cart(
     contents = cart.model.contents
     check_mandate_expiry(
         rec,
+        rules,
         "cart.expiry",
         _PARTY,
         contents.cart_expiry,
         contents.cart_expiry_at.timestamp(),
-        now=rules.now,
-        leeway=rules.leeway,
         code="cart_expired",
     )
     details = contents.payment_request.details
@@ -262,9 +261,7 @@ def _check_merchant_jwt(
         "merchant.jwt.aud", _PARTY, aud_ok, found, audience, aud, error="binding", code="wrong_aud", key=kid
     )
     # §4.1.4-6: the shared time rule (iat not in the future, nbf and exp honoured; exp required).
-    check_time_claims(
-        rec, "merchant.jwt", _PARTY, claims, now=rules.now, leeway=rules.leeway, key=kid, require_exp=True
-    )
+    check_time_claims(rec, rules, "merchant.jwt", _PARTY, claims, key=kid, require_exp=True)
     iat = numeric_date(claims.get("iat"))
     exp = numeric_date(claims.get("exp"))
     lifetime = exp - iat if exp is not None and iat is not None else None

@@ -18,13 +18,16 @@ import hashlib
 import hmac
 import math
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final, TypedDict, TypeVar, Unpack, cast
+from typing import TYPE_CHECKING, Any, Final, TypedDict, TypeVar, Unpack, cast
 
 from mudrika.crypto._b64 import b64url_encode
 from mudrika.errors import InvalidInput, MudrikaError
 from mudrika.payments._time import Time, epoch, iso
 from mudrika.payments.chain.report import Check, ErrorKind, error_kind_of
 from mudrika.payments.profile import DEFAULT_ALGORITHMS, MAX_CART_LIFETIME, MAX_LEEWAY, MAX_TOKEN_BYTES
+
+if TYPE_CHECKING:
+    from mudrika.payments.chain._keys import StageRules
 
 __all__ = [
     "DEFAULT_ALGORITHMS",
@@ -395,17 +398,17 @@ def _evaluated_before(deadline: str, now: float) -> Texts:
 
 def check_mandate_expiry(
     rec: Recorder,
+    rules: StageRules,
     check_id: str,
     party: str,
     deadline: str,
     expires_at: float,
     *,
-    now: float,
-    leeway: float,
     code: str,
 ) -> bool:
     """Record a mandate's own expiry (``intent_expiry``, ``cart_expiry``): valid strictly before
     ``expires_at + leeway``, the same rule as a JWT's ``exp``."""
+    now, leeway = rules.now, rules.leeway
     return rec.check_later(
         check_id,
         party,
@@ -432,12 +435,11 @@ def numeric_date(value: Any) -> float | None:
 
 def check_time_claims(
     rec: Recorder,
+    rules: StageRules,
     prefix: str,
     party: str,
     claims: Mapping[str, Any],
     *,
-    now: float,
-    leeway: float,
     key: str | None,
     require_exp: bool,
     max_age: float | None = None,
@@ -455,6 +457,7 @@ def check_time_claims(
 
     Returns ``iat`` when all three passed, else ``None``.
     """
+    now, leeway = rules.now, rules.leeway
     mark = rec.last_not_passed
     iat_id, nbf_id, exp_id = _time_ids(prefix)
     raw_iat = claims.get("iat")

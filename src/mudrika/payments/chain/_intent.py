@@ -103,12 +103,11 @@ def check_intent(
             signer, user_did, signed_at = facts
     check_mandate_expiry(
         rec,
+        rules,
         "intent.expiry",
         _PARTY,
         model.intent_expiry,
         model.intent_expiry_at.timestamp(),
-        now=rules.now,
-        leeway=rules.leeway,
         code="intent_expired",
     )
     if rec.last_not_passed != mark:
@@ -151,15 +150,7 @@ def _check_intent_jws(
     # RFC 7519 §4.1.4-6: iat (not in the future; not older than the trust root's intent max age),
     # and nbf / exp when the user wrote them into the intent JWS.
     iat = check_time_claims(
-        rec,
-        "intent.jws",
-        _PARTY,
-        claims,
-        now=rules.now,
-        leeway=rules.leeway,
-        key=kid,
-        require_exp=False,
-        max_age=max_age,
+        rec, rules, "intent.jws", _PARTY, claims, key=kid, require_exp=False, max_age=max_age
     )
     got_hash = claims.get("intent_hash")
     check_signed_hash(

@@ -288,16 +288,7 @@ def _check_issuer(
         code="issuer_mismatch",
         key=kid,
     )
-    check_time_claims(
-        rec,
-        "issuer.jwt",
-        _ISSUER_PARTY,
-        payload,
-        now=rules.now,
-        leeway=rules.leeway,
-        key=kid,
-        require_exp=True,
-    )
+    check_time_claims(rec, rules, "issuer.jwt", _ISSUER_PARTY, payload, key=kid, require_exp=True)
     # SD-JWT VC §3.2.2.1.1: the credential type must be one the trust root accepts from this issuer.
     vct = payload.get("vct")
     accepted = accepted_vct(claimed_iss)
@@ -503,15 +494,7 @@ def _check_key_binding(
     )
     # 5.5 and 5.8: the shared time rule; iat also within the trust root's key-binding max age.
     iat = check_time_claims(
-        rec,
-        "user.kb",
-        _USER_PARTY,
-        claims,
-        now=rules.now,
-        leeway=rules.leeway,
-        key=key,
-        require_exp=False,
-        max_age=kb_max_age,
+        rec, rules, "user.kb", _USER_PARTY, claims, key=key, require_exp=False, max_age=kb_max_age
     )
     # 5.6: bound to this verifier (aud, one string) and this transaction (nonce).
     aud = claims.get("aud")

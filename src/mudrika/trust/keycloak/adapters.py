@@ -77,13 +77,10 @@ def policy_from_realm(
     agent_trust: AgentTrust | None = None,
     allow_anonymous: bool = False,
 ) -> Policy:
-    """Build a :class:`Policy` from imported realm roles (e.g. :meth:`KeycloakAdapter.load_realm`)."""
-    return Policy(
-        roles=realm.roles.values(),
-        operations=operations,
-        agent_trust=agent_trust,
-        allow_anonymous=allow_anonymous,
-        keycloak_groups=realm.groups,
+    """Build a :class:`Policy` from imported realm roles (e.g. :meth:`KeycloakAdapter.load_realm`);
+    the same policy :meth:`Policy.from_realm_export` builds from the export itself."""
+    return Policy.from_realm_export(
+        realm, operations=operations, agent_trust=agent_trust, allow_anonymous=allow_anonymous
     )
 
 

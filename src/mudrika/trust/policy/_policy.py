@@ -52,7 +52,12 @@ from mudrika.trust.models import (
     Level,
 )
 from mudrika.trust.policy._did_roles import DidGrant, DidRoleTable
-from mudrika.trust.policy._realm import import_realm_export, load_realm_export, reject_duplicate_keys
+from mudrika.trust.policy._realm import (
+    RealmRoles,
+    import_realm_export,
+    load_realm_export,
+    reject_duplicate_keys,
+)
 from mudrika.trust.policy._tenants import MAX_TENANT_LENGTH, tenants_from_claims
 
 # The realm importer is imported from its private module (trust.keycloak re-exports it) so loading a
@@ -423,16 +428,21 @@ class Policy:
     @classmethod
     def from_realm_export(
         cls,
-        export: Mapping[str, Any] | str | Path,
+        export: RealmRoles | Mapping[str, Any] | str | Path,
         *,
         operations: Mapping[str, OperationRule],
         agent_trust: AgentTrust | None = None,
         allow_anonymous: bool = False,
     ) -> Policy:
-        """Build from a Keycloak realm export (a path or the parsed JSON): roles carry the levels of
-        their ``trust_level`` attributes (through composites) and Keycloak group paths map to roles."""
-        raw = load_realm_export(export) if isinstance(export, str | Path) else export
-        realm = import_realm_export(raw)
+        """Build from a Keycloak realm export (a path, the parsed JSON, or a realm already imported
+        with :func:`import_realm_export`): roles carry the levels of their ``trust_level`` attributes
+        (through composites) and Keycloak group paths map to roles."""
+        if isinstance(export, RealmRoles):
+            realm = export
+        else:
+            realm = import_realm_export(
+                load_realm_export(export) if isinstance(export, str | Path) else export
+            )
         return cls(
             roles=realm.roles.values(),
             operations=operations,
