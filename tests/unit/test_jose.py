@@ -17,6 +17,7 @@ from mudrika.crypto._b64 import b64url_decode, b64url_encode
 from mudrika.crypto.jose import (
     TrustedKey,
     check_jwt_claims,
+    header_kid,
     parse_unverified_header,
     sign_compact,
     sign_jwt,
@@ -360,3 +361,22 @@ def test_issuer_claim_of_the_wrong_type_is_wrong_iss(p256: KeyPair, issuer: Any)
         with pytest.raises(VerificationError) as info:
             _verify(p256, _claims(iss=iss), issuer=issuer)
         assert info.value.code == "wrong_iss"
+
+
+@pytest.mark.parametrize("header", [{}, {"kid": ""}, {"kid": 7}, {"kid": None}, {"jwk": {"kty": "OKP"}}])
+def test_a_header_without_a_kid_names_nothing_the_verifier_could_anchor(header: dict[str, Any]) -> None:
+    with pytest.raises(UntrustedKeyError) as info:
+        header_kid(header, what="the receipt")
+    assert info.value.code == "no_kid"
+    assert info.value.message == "the receipt names no key (kid)"
+
+
+def test_a_did_url_kid_is_required_only_when_asked_for() -> None:
+    assert header_kid({"kid": "key-1"}, what="the root token") == "key-1"
+    assert header_kid({"kid": "did:web:m.example#k"}, what="x", did_url=True) == "did:web:m.example#k"
+    with pytest.raises(UntrustedKeyError) as info:
+        header_kid({"kid": "key-1"}, what="merchant_authorization", did_url=True)
+    assert (info.value.code, info.value.message) == (
+        "no_kid",
+        "merchant_authorization must name its key by DID URL",
+    )

@@ -46,6 +46,7 @@ __all__ = [
     "TrustedKey",
     "VerifiedJWS",
     "check_jwt_claims",
+    "header_kid",
     "open_compact",
     "parse_unverified_header",
     "sign_compact",
@@ -228,6 +229,20 @@ def _decode_header(encoded: str) -> dict[str, Any]:
     if not isinstance(header, dict):
         raise InvalidInput("JWS header is not a JSON object", code="malformed_jws")
     return header
+
+
+def header_kid(header: Mapping[str, Any], *, what: str, did_url: bool = False) -> str:
+    """The ``kid`` a protected header names, for looking the key up in the verifier's own trust.
+
+    ``UntrustedKeyError`` ``no_kid`` when it names none (or, with ``did_url``, not a DID URL):
+    without a kid there is nothing the verifier could anchor, and a key the header carries itself is
+    never an answer.  ``what`` names the token in the message ("the receipt")."""
+    kid = header.get("kid")
+    if not isinstance(kid, str) or not kid:
+        raise UntrustedKeyError(f"{what} names no key (kid)", code="no_kid")
+    if did_url and not kid.startswith("did:"):
+        raise UntrustedKeyError(f"{what} must name its key by DID URL", code="no_kid")
+    return kid
 
 
 def parse_unverified_header(

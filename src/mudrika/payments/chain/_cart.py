@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final, Literal, NamedTuple
 
+from mudrika.crypto.jose import header_kid
 from mudrika.errors import InvalidInput, UntrustedKeyError
 from mudrika.identity.did import parse_did_url
 from mudrika.payments.chain._common import (
@@ -208,9 +209,7 @@ def _check_merchant_jwt(
     contents_hash: str,
 ) -> CartFacts | None:
     def resolve(header: Mapping[str, Any]) -> ResolvedKey:
-        kid = header.get("kid")
-        if not isinstance(kid, str) or not kid.startswith("did:"):
-            raise UntrustedKeyError("merchant_authorization must name the key by DID URL", code="no_kid")
+        kid = header_kid(header, what="merchant_authorization", did_url=True)
         return rules.keys.merchant_key(kid, owner=_did_of(kid))
 
     checked = check_jws(

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final, NamedTuple
 
-from mudrika.errors import UntrustedKeyError
+from mudrika.crypto.jose import header_kid
 from mudrika.payments.chain._common import (
     TIME_CLAIMS,
     Recorder,
@@ -124,9 +124,7 @@ def _check_intent_jws(
     max_age: float | None,
 ) -> tuple[ResolvedKey, str, float] | None:
     def resolve(header: Mapping[str, Any]) -> ResolvedKey:
-        kid = header.get("kid")
-        if not isinstance(kid, str) or not kid.startswith("did:"):
-            raise UntrustedKeyError("the intent JWS must name the user's key by DID URL", code="no_kid")
+        kid = header_kid(header, what="the intent JWS", did_url=True)
         return rules.keys.user_key(kid, owner=did_of_kid(kid))
 
     checked = check_jws(

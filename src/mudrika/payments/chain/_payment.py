@@ -29,9 +29,9 @@ from typing import Any, Final, NamedTuple
 from mudrika.crypto import sdjwt
 from mudrika.crypto._b64 import b64url_encode
 from mudrika.crypto.jcs import canonicalize
-from mudrika.crypto.jose import KeyResolver, TrustedKey
+from mudrika.crypto.jose import KeyResolver, TrustedKey, header_kid
 from mudrika.crypto.keys import PublicKey
-from mudrika.errors import InvalidInput, MudrikaError, UntrustedKeyError
+from mudrika.errors import InvalidInput, MudrikaError
 from mudrika.identity.methods import jwk as did_jwk
 from mudrika.identity.methods import key as did_key
 from mudrika.payments.chain._cart import check_signed_members
@@ -242,9 +242,7 @@ def _check_issuer(
     assert claimed_iss is not None
 
     def resolve(header: Mapping[str, Any]) -> ResolvedKey:
-        kid = header.get("kid")
-        if not isinstance(kid, str) or not kid:
-            raise UntrustedKeyError("the credential names no issuer key (kid)", code="no_kid")
+        kid = header_kid(header, what="the credential's issuer JWT")
         return rules.keys.issuer_key(kid, owner=claimed_iss)
 
     def verify(key_for: KeyResolver) -> sdjwt.VerifiedIssuerJwt:

@@ -22,7 +22,7 @@ from typing import Any
 
 from mudrika.crypto._b64 import b64url_decode
 from mudrika.crypto.jcs import canonicalize, loads_strict
-from mudrika.crypto.jose import TrustedKey, parse_unverified_header, verify_compact
+from mudrika.crypto.jose import TrustedKey, header_kid, parse_unverified_header, verify_compact
 from mudrika.errors import BindingError, InvalidInput, UntrustedKeyError, VerificationError
 from mudrika.payments._values import parse_timestamp
 from mudrika.payments.trustroot import TrustRoot
@@ -86,9 +86,7 @@ def verify_checkout_jwt(
     for name in ("x5c", "x5u", "jku", "jwk"):
         if name in header:
             raise UntrustedKeyError("merchant keys come only from the trust root", code=f"{name}_refused")
-    kid = header.get("kid")
-    if not isinstance(kid, str) or not kid:
-        raise UntrustedKeyError("the checkout JWT names no key (kid)", code="no_kid")
+    kid = header_kid(header, what="the checkout JWT")
     unverified = _payload(checkout_jwt.split(".")[1])
     merchant = unverified.get("merchant")
     merchant_id = merchant.get("id") if isinstance(merchant, dict) else None

@@ -32,7 +32,7 @@ from pydantic import BaseModel
 
 from mudrika.crypto._b64 import b64url_decode
 from mudrika.crypto.jcs import loads_strict
-from mudrika.crypto.jose import TrustedKey, parse_unverified_header, verify_compact
+from mudrika.crypto.jose import TrustedKey, header_kid, parse_unverified_header, verify_compact
 from mudrika.crypto.keys import PublicKey
 from mudrika.crypto.sdjwt import ParsedSdJwt, VerifiedIssuerJwt, process_disclosures
 from mudrika.errors import ExpiredError, InvalidInput, UntrustedKeyError, VerificationError
@@ -397,9 +397,7 @@ def _root_key(header: Mapping[str, Any], issuer: str, parsed: ParsedSdJwt, trust
     allowed = trust_root.algorithm_set
     if "x5c" in header:
         return _x5c_root_key(header, issuer, parsed, trust_root, allowed)
-    kid = header.get("kid")
-    if not isinstance(kid, str) or not kid:
-        raise UntrustedKeyError("the root token names no key (kid)", code="no_kid")
+    kid = header_kid(header, what="the root token")
     anchor = trust_root.issuer_key(issuer, kid)
     if anchor.algorithms is not None:
         allowed = allowed & anchor.algorithms

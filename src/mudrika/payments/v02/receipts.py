@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from mudrika.crypto._b64 import b64url_decode
 from mudrika.crypto.jcs import loads_strict
-from mudrika.crypto.jose import TrustedKey, parse_unverified_header, verify_compact
+from mudrika.crypto.jose import TrustedKey, header_kid, parse_unverified_header, verify_compact
 from mudrika.errors import (
     BindingError,
     ExpiredError,
@@ -75,9 +75,7 @@ def verify_receipt_jwt(
     """Verify a receipt JWT's signature (trust-root key by ``iss`` and ``kid``), parse it by its schema
     and check ``iat`` (present, not in the future) and ``exp``/``nbf`` when present."""
     header = parse_unverified_header(token, max_bytes=_MAX_RECEIPT)
-    kid = header.get("kid")
-    if not isinstance(kid, str) or not kid:
-        raise UntrustedKeyError("the receipt names no key (kid)", code="no_kid")
+    kid = header_kid(header, what="the receipt")
     unverified = loads_strict(
         b64url_decode(token.split(".")[1], max_len=_MAX_RECEIPT), max_bytes=_MAX_RECEIPT
     )
