@@ -25,21 +25,13 @@ skipped silently.  Parts and mandates per message are capped.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from mudrika.crypto.jcs import DEFAULT_MAX_BYTES, loads_strict
 from mudrika.errors import InvalidInput
-from mudrika.payments.models import (
-    CartMandate,
-    IntentMandate,
-    PaymentMandate,
-    Received,
-    receive_cart,
-    receive_intent,
-    receive_payment,
-)
+from mudrika.payments.models import Ap2Model, CartMandate, IntentMandate, PaymentMandate, Received, receive
 
 __all__ = [
     "AP2_EXTENSION_URI",
@@ -136,11 +128,11 @@ def extract_mandates(
             continue
         for key, value in data.items():
             if key == INTENT_MANDATE_KEY:
-                intents.append(_parse(receive_intent, value, key, index, max_bytes))
+                intents.append(_parse(IntentMandate, value, key, index, max_bytes))
             elif key == CART_MANDATE_KEY:
-                carts.append(_parse(receive_cart, value, key, index, max_bytes))
+                carts.append(_parse(CartMandate, value, key, index, max_bytes))
             elif key == PAYMENT_MANDATE_KEY:
-                payments.append(_parse(receive_payment, value, key, index, max_bytes))
+                payments.append(_parse(PaymentMandate, value, key, index, max_bytes))
             else:
                 if isinstance(key, str) and key.startswith("ap2.") and key not in unknown:
                     unknown.append(key)
@@ -179,10 +171,10 @@ def _data_of(part: Any, index: int) -> Mapping[str, Any] | None:
     return data if isinstance(data, Mapping) else None
 
 
-_R = TypeVar("_R")
+_M = TypeVar("_M", bound=Ap2Model)
 
 
-def _parse(receiver: Callable[..., _R], value: Any, key: str, index: int, max_bytes: int) -> _R:
+def _parse(model: type[_M], value: Any, key: str, index: int, max_bytes: int) -> Received[_M]:
     """Receive one mandate; say which part and key it came from when it fails."""
     if not isinstance(value, Mapping):
         # Already-parsed JSON: a string here is a value, never JSON text to be parsed again.
@@ -190,7 +182,7 @@ def _parse(receiver: Callable[..., _R], value: Any, key: str, index: int, max_by
             f"{key} in part {index} is not a JSON object", code="not_an_object", part=index, key=key
         )
     try:
-        return receiver(value, max_bytes=max_bytes)
+        return receive(model, value, max_bytes=max_bytes)
     except InvalidInput as exc:
         exc.fields.setdefault("part", index)
         exc.fields.setdefault("key", key)

@@ -37,7 +37,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
 from mudrika.crypto.jcs import DEFAULT_MAX_BYTES
 from mudrika.crypto.keys import PublicKey
@@ -74,15 +74,7 @@ from mudrika.payments.chain._payment import (
 )
 from mudrika.payments.chain._trust import Trust
 from mudrika.payments.chain.report import KeyEvidence, VerificationReport
-from mudrika.payments.models import (
-    CartMandate,
-    IntentMandate,
-    PaymentMandate,
-    Received,
-    receive_cart,
-    receive_intent,
-    receive_payment,
-)
+from mudrika.payments.models import Ap2Model, CartMandate, IntentMandate, PaymentMandate, Received, receive
 from mudrika.payments.trustroot import TrustRoot, UnsafeNoTrustRoot
 from mudrika.stores.replay import ReplayStore
 
@@ -96,6 +88,8 @@ __all__ = [
     "inspect_chain",
     "verify_chain",
 ]
+
+_M = TypeVar("_M", bound=Ap2Model)
 
 MandateInput = Received[Any] | bytes | str | Mapping[str, Any]
 
@@ -248,21 +242,15 @@ class _TrustedChain:
     # (1) input ------------------------------------------------------------------------------------
     def admit_inputs(self, intent: MandateInput, cart: MandateInput, payment: MandateInput) -> bool:
         limit = self.policy.max_bytes
-        self.intent = self._receive(
-            "input.intent", "user", intent, model=IntentMandate, receiver=receive_intent, limit=limit
-        )
-        self.cart = self._receive(
-            "input.cart", "merchant", cart, model=CartMandate, receiver=receive_cart, limit=limit
-        )
-        self.payment = self._receive(
-            "input.payment", "user", payment, model=PaymentMandate, receiver=receive_payment, limit=limit
-        )
+        self.intent = self._receive("input.intent", "user", intent, IntentMandate, limit)
+        self.cart = self._receive("input.cart", "merchant", cart, CartMandate, limit)
+        self.payment = self._receive("input.payment", "user", payment, PaymentMandate, limit)
         self.hashes = chain_hashes(self.intent, self.cart, self.payment)
         return self.intent is not None and self.cart is not None and self.payment is not None
 
     def _receive(
-        self, check_id: str, party: str, value: MandateInput, *, model: type[Any], receiver: Any, limit: int
-    ) -> Any:
+        self, check_id: str, party: str, value: MandateInput, model: type[_M], limit: int
+    ) -> Received[_M] | None:
         if isinstance(value, Received):
             if isinstance(value.model, model):
                 self.rec.passed(
@@ -279,7 +267,7 @@ class _TrustedChain:
             )
             return None
         try:
-            received = receiver(value, max_bytes=limit)
+            received = receive(model, value, max_bytes=limit)
         except MudrikaError as exc:
             self.rec.from_error(check_id, party, exc, expected=f"{model.__name__} (strict JSON, AP2 v0.1)")
             return None
