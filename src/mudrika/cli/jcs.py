@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import click
 
@@ -22,22 +22,24 @@ __all__ = ["hash_command", "jcs_command"]
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
+#: The two size limits every reading command shares: option, default, help.
+_LIMITS: Final = (
+    ("--max-depth", DEFAULT_MAX_DEPTH, "Refuse arrays/objects nested deeper than this."),
+    (
+        "--max-bytes",
+        DEFAULT_MAX_BYTES,
+        "Refuse documents larger than this many bytes (checked before parsing).",
+    ),
+)
+
+
 def _limits(func: _F) -> _F:
     """The FILE argument and the two size limits every reading command shares."""
-    func = click.option(
-        "--max-depth",
-        type=click.IntRange(min=1),
-        default=DEFAULT_MAX_DEPTH,
-        show_default=True,
-        help="Refuse arrays/objects nested deeper than this.",
-    )(func)
-    func = click.option(
-        "--max-bytes",
-        type=click.IntRange(min=1),
-        default=DEFAULT_MAX_BYTES,
-        show_default=True,
-        help="Refuse documents larger than this many bytes (checked before parsing).",
-    )(func)
+    for name, default, help_text in _LIMITS:
+        limit = click.option(
+            name, type=click.IntRange(min=1), default=default, show_default=True, help=help_text
+        )
+        func = limit(func)
     return click.argument("source", metavar="[FILE|-]", required=False, default="-")(func)
 
 
