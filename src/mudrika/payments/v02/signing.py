@@ -108,13 +108,29 @@ def issue_open_mandate(
     if "exp" not in content:
         raise InvalidInput("an open mandate must expire (exp)", code="open_mandate_without_exp")
     claims = {"iss": issuer, "iat": int(epoch(now)), DELEGATE_CLAIM: [dict(content)]}
+    return _issue_link(claims, content, key=issuer_key, kid=kid, typ=SIGNED_ROOT_TYP)
+
+
+def _issue_link(
+    claims: dict[str, Any],
+    content: Mapping[str, Any],
+    *,
+    key: KeyPair,
+    kid: str | None,
+    typ: str,
+    alg: str | None = None,
+) -> SdJwt:
+    """One token of a delegation chain (the root or a hop).  ``content`` is its one delegate
+    element, every member of it selectively disclosable; the next delegate's key travels inside the
+    mandate (``cnf``), so the token itself names no holder key."""
     return issue(
         claims,
-        issuer_key=issuer_key,
+        issuer_key=key,
         kid=kid,
         disclosable=disclosable_paths(content),
         holder_key=None,
-        typ=SIGNED_ROOT_TYP,
+        typ=typ,
+        alg=alg,
     )
 
 
@@ -161,15 +177,7 @@ def append_hop(
         binding: sd_digest(bound),
     }
     typ = INTERMEDIATE_TYP if "cnf" in content else TERMINAL_TYP
-    hop = issue(
-        claims,
-        issuer_key=holder_key,
-        kid=None,
-        disclosable=disclosable_paths(content),
-        holder_key=None,
-        typ=typ,
-        alg="ES256",
-    )
+    hop = _issue_link(claims, content, key=holder_key, kid=None, typ=typ, alg="ES256")
     return join_chain([*tokens, hop.compact()])
 
 
