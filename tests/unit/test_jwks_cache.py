@@ -121,6 +121,37 @@ async def test_first_fetch_single_flight_asyncio(cache: JwksCache, realm: LocalR
     assert realm.fetches == 1
 
 
+@pytest.mark.anyio
+async def test_explicit_async_refresh_fetches_now_and_fails_closed_when_the_idp_is_down(
+    cache: JwksCache, realm: LocalRealm
+) -> None:
+    await cache.a_refresh()
+    assert (realm.fetches, cache.generation) == (1, 1)
+    assert (await cache.a_key_for("k1")).kid == "k1"
+    assert realm.fetches == 1  # the refreshed set serves the lookup
+    await cache.a_refresh()  # a second fetch with the same keys is still a success
+    assert (realm.fetches, cache.generation) == (2, 1)
+    realm.fail = True
+    with pytest.raises(IdpUnavailable) as info:
+        await cache.a_refresh()
+    assert info.value.code == "jwks_unavailable"
+    assert (await cache.a_key_for("k1")).kid == "k1"  # the last good set still serves lookups
+
+
+def test_an_explicit_refresh_that_fails_says_so_even_while_an_older_set_serves(
+    cache: JwksCache, realm: LocalRealm
+) -> None:
+    cache.refresh()
+    realm.fail = True
+    with pytest.raises(IdpUnavailable) as info:
+        cache.refresh()
+    assert info.value.code == "jwks_unavailable"
+    assert cache.key_for("k1").kid == "k1"
+    realm.fail = False
+    cache.refresh()
+    assert realm.fetches == 3
+
+
 def test_stale_if_error_serves_last_good_set(cache: JwksCache, realm: LocalRealm, clock: Clock) -> None:
     cache.key_for("k1")
     realm.fail = True

@@ -275,14 +275,23 @@ class JwksCache:
         return self._after_refresh(kid)
 
     def refresh(self) -> None:
-        """Fetch now (e.g. at start-up, to fail fast on a wrong jwks_uri).  Raises IdpUnavailable."""
+        """Fetch now (e.g. at start-up, to fail fast on a wrong jwks_uri, or as a health check).
+
+        Raises IdpUnavailable when this fetch did not produce a key set, even while an older set
+        still serves lookups: a caller asking for a fetch must learn that it failed."""
+        before = self._state
         self._refresh_sync(None, "explicit")
-        if self._state is None:
-            raise IdpUnavailable("could not fetch the identity provider's keys", code="jwks_unavailable")
+        self._raise_unless_fetched(before)
 
     async def a_refresh(self) -> None:
+        """Async :meth:`refresh`."""
+        before = self._state
         await self._refresh_async("explicit")
-        if self._state is None:
+        self._raise_unless_fetched(before)
+
+    def _raise_unless_fetched(self, before: _KeySet | None) -> None:
+        # Every successful fetch installs a new _KeySet, even when its keys are unchanged.
+        if self._state is None or self._state is before:
             raise IdpUnavailable("could not fetch the identity provider's keys", code="jwks_unavailable")
 
     def close(self) -> None:
