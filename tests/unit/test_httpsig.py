@@ -738,6 +738,26 @@ def test_principal_for_a_verified_request(ed_key: KeyPair) -> None:
     assert result.body == BODY
 
 
+@pytest.mark.anyio
+async def test_principal_for_a_verified_request_async_with_a_streamed_body(ed_key: KeyPair) -> None:
+    signer = make_signer(ed_key)
+    verifier = make_verifier(StaticKeyLookup({signer.keyid: ed_key.public_key}))
+    headers = signed_headers(signer)
+
+    async def chunks() -> AsyncIterator[bytes]:
+        yield BODY[:3]
+        yield BODY[3:]
+
+    result = await did_auth.aauthenticate_signed_request(
+        "POST", URL, headers, chunks(), verifier=verifier, roles_for=lambda did: ["agent"]
+    )
+    assert result.principal.did == did_key(ed_key)[0]
+    assert result.principal.roles == frozenset({"agent"})
+    assert result.body == BODY
+    with pytest.raises(ReplayError):  # the nonce was claimed: the same request is refused
+        await did_auth.aauthenticate_signed_request("POST", URL, headers, BODY, verifier=verifier)
+
+
 def test_has_signature() -> None:
     assert did_auth.has_signature([(b"signature-input", b"x")])
     assert did_auth.has_signature({"Signature": "x"})
