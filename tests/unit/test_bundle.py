@@ -193,6 +193,17 @@ def test_malformed_bundles(mutate: Any, code: str) -> None:
     assert info.value.code == code
 
 
+def test_a_malformed_bundle_names_its_first_problem_and_counts_the_rest() -> None:
+    document = _document()
+    document.update(surprise=1, evidence_time="not a time")
+    with pytest.raises(InvalidInput) as info:
+        parse_bundle(json.dumps(document))
+    problems = info.value.fields["errors"]
+    assert sorted(problem["loc"] for problem in problems) == ["evidence_time", "surprise"]
+    assert info.value.message.startswith(f"malformed evidence bundle: {problems[0]['loc']}: ")
+    assert info.value.message.endswith(" (and 1 more)")
+
+
 def test_strict_json_and_size_caps(tmp_path: Path) -> None:
     text = BUNDLE.read_text(encoding="utf-8")
     duplicated = text.replace(

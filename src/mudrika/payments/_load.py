@@ -25,30 +25,21 @@ def validation_errors(exc: ValidationError, *, top_level: str = "") -> list[dict
     ]
 
 
-def validate_document(
-    model_type: type[DocumentT],
-    value: object,
-    *,
-    document: str,
-    code: str,
-    errors_top_level: str = "(top level)",
-    count_others: bool = False,
-) -> DocumentT:
+def validate_document(model_type: type[DocumentT], value: object, *, document: str, code: str) -> DocumentT:
     """``model_type.model_validate(value)``, a violation raised as :class:`InvalidInput` ``code``.
 
-    The message names the first violation, ``malformed <document>: <loc>: <msg>`` (an empty
-    location reads ``(top level)``), followed by ``(and N more)`` when ``count_others`` is set and
-    there are more; ``errors`` lists every violation, its empty location spelt ``errors_top_level``.
-    The two switches exist because each document's messages and ``errors`` are published as they
-    are; the pydantic exception itself is dropped (``from None``) so no input value leaks through it.
+    The message names the first violation, ``malformed <document>: <loc>: <msg>``, followed by
+    ``(and N more)`` when there are more; ``errors`` lists every violation.  An empty location
+    reads ``(top level)`` in both.  The pydantic exception itself is dropped (``from None``) so no
+    input value leaks through it.
     """
     try:
         return model_type.model_validate(value)
     except ValidationError as exc:
-        errors = validation_errors(exc, top_level=errors_top_level)
+        errors = validation_errors(exc, top_level="(top level)")
         first = errors[0]
-        message = f"malformed {document}: {first['loc'] or '(top level)'}: {first['msg']}"
-        if count_others and len(errors) > 1:
+        message = f"malformed {document}: {first['loc']}: {first['msg']}"
+        if len(errors) > 1:
             message += f" (and {len(errors) - 1} more)"
         raise InvalidInput(message, code=code, errors=errors) from None
 

@@ -171,14 +171,7 @@ def bundle_from_value(value: Any) -> EvidenceBundle:
     """
     if not isinstance(value, dict) or value.get("format") != BUNDLE_FORMAT:
         raise InvalidInput(f"not a {BUNDLE_FORMAT} evidence bundle", code="not_a_bundle")
-    return validate_document(
-        EvidenceBundle,
-        value,
-        document="evidence bundle",
-        code="bad_bundle",
-        errors_top_level="",
-        count_others=True,
-    )
+    return validate_document(EvidenceBundle, value, document="evidence bundle", code="bad_bundle")
 
 
 def load_bundle(path: str | Path, *, max_bytes: int = MAX_BUNDLE_BYTES) -> EvidenceBundle:
