@@ -20,6 +20,8 @@ from typing import Any, Final, Literal
 
 from mudrika.cli._demo._identities import MERCHANT_NAME, Party, Provisioned, iso
 from mudrika.cli._demo._verified import Verified, keep_report
+from mudrika.crypto.jcs import loads_strict
+from mudrika.crypto.jose import TrustedKey, verify_compact
 from mudrika.crypto.keystore import write_file_atomic
 from mudrika.errors import InvalidInput
 from mudrika.payments.trustroot import TrustRoot, load_trust_root
@@ -45,6 +47,8 @@ from mudrika.payments.v02.bundle import (
     load_v02_bundle,
     parse_v02_bundle,
 )
+from mudrika.payments.v02.models import Checkout, parse_model
+from mudrika.payments.v02.profile import CHECKOUT_JWT_ALGORITHMS
 from mudrika.stores.replay import ReplayStore
 
 __all__ = [
@@ -193,14 +197,14 @@ def close_mandates(
         nonce=str(offer["checkout_nonce"]),
         now=now,
     )
-    total = sum(price * quantity for _, price, quantity in ITEMS.values())
+    checkout = _signed_checkout(checkout_jwt, merchant)
     payment_chain = append_hop(
         roots.payment_root,
         {
             "vct": VCT_PAYMENT,
             "transaction_id": sd_digest(checkout_jwt),
             "payee": merchant_of(merchant),
-            "payment_amount": {"amount": total, "currency": "USD"},
+            "payment_amount": {"amount": checkout.total.amount, "currency": checkout.currency},
             "payment_instrument": dict(INSTRUMENT),
         },
         holder_key=shopper.key,
@@ -209,6 +213,18 @@ def close_mandates(
         now=now,
     )
     return checkout_chain, payment_chain
+
+
+def _signed_checkout(checkout_jwt: str, merchant: Party) -> Checkout:
+    """The checkout the shopping agent is about to pay, read only once the merchant's signature
+    verified under the merchant's own key: the agent pays the total the merchant signed, for the
+    items the merchant put in the checkout, never a figure of its own."""
+    public = merchant.key.public_key
+    trusted = TrustedKey(
+        key=public, algorithms=CHECKOUT_JWT_ALGORITHMS & public.algorithms, kid=None, owner=merchant.did
+    )
+    verified = verify_compact(checkout_jwt, key=trusted)
+    return parse_model(Checkout, loads_strict(verified.payload), what="checkout")
 
 
 @dataclass(frozen=True, slots=True)
