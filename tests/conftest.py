@@ -6,4 +6,6 @@ pytest_plugins: list[str] = [
     "tests._support.redis_server",
     "tests._support.idp",
     "tests._support.anyio_backend",
+    "tests._support.local_realm",
+    "tests._support.offline",
 ]

@@ -4,20 +4,16 @@ bundle, and a guard that makes any network use fail the test."""
 from __future__ import annotations
 
 import importlib.util
-import socket
 import sys
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
-import httpx
-import pytest
-
 from mudrika.payments.profile import PAYMENT_CREDENTIAL_VCT
 from mudrika.payments.trustroot import TrustRoot, parse_trust_root
 from tests._support.paths import FIXTURES
 
-__all__ = ["BUNDLE", "NONCE", "TRUST_ROOT", "evidence_builder", "forbid_network", "trust_root_for"]
+__all__ = ["BUNDLE", "NONCE", "TRUST_ROOT", "evidence_builder", "trust_root_for"]
 
 BUNDLE = FIXTURES / "evidence" / "bundle.json"
 """The checked-in evidence bundle (its chain verifies at its evidence time)."""
@@ -42,20 +38,6 @@ def evidence_builder() -> ModuleType:
         sys.modules[_BUILDER_MODULE] = module
         spec.loader.exec_module(module)
     return sys.modules[_BUILDER_MODULE]
-
-
-def forbid_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make any attempt to open a connection (sockets, DNS, httpx) fail the test loudly: dispute
-    verification must work offline."""
-
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("dispute verification tried to use the network")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
-    monkeypatch.setattr(httpx.Client, "send", refuse)
-    monkeypatch.setattr(httpx.AsyncClient, "send", refuse)
 
 
 def trust_root_for(

@@ -1,4 +1,4 @@
-"""Shared pieces of the replay-store and nonce tests: a settable clock and the claim races.
+"""Shared pieces of the replay-store tests: the claim races.
 
 Every store (memory, SQLite, Redis) must let exactly one of many simultaneous claims of a key win;
 the races live here once so each store's test only says which claim function it races.
@@ -12,23 +12,12 @@ from collections.abc import Awaitable, Callable
 import anyio
 import httpx
 
-__all__ = ["RACERS", "T0", "FakeClock", "post_concurrently", "race_tasks", "race_threads"]
+__all__ = ["RACERS", "post_concurrently", "race_tasks", "race_threads"]
 
-T0 = 1_700_000_000.0
 """A fixed epoch for tests that drive a store's clock by hand."""
 
 RACERS = 100
 """How many threads or tasks claim the same key at once."""
-
-
-class FakeClock:
-    """A settable clock: ``clock()`` returns ``clock.now`` (starts at :data:`T0`)."""
-
-    def __init__(self, now: float = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def race_threads(claim: Callable[[int], bool], racers: int = RACERS) -> list[bool]:

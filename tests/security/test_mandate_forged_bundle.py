@@ -25,14 +25,9 @@ from mudrika.payments.bundle import EvidenceBundle, inspect_bundle, load_bundle,
 from mudrika.payments.chain import verify_chain
 from mudrika.payments.trustroot import load_trust_root
 from mudrika.stores.replay import MemoryReplayStore
-from tests._support.evidence import BUNDLE, NONCE, TRUST_ROOT, evidence_builder, forbid_network
+from tests._support.evidence import BUNDLE, NONCE, TRUST_ROOT, evidence_builder
 
 pytestmark = pytest.mark.security
-
-
-@pytest.fixture
-def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    forbid_network(monkeypatch)
 
 
 @pytest.fixture(scope="module")

@@ -16,23 +16,13 @@ from cryptography.hazmat.primitives import serialization
 from mudrika.crypto.keys import KeyPair
 from mudrika.trust.jsonrpc import code_for
 from mudrika.trust.keycloak.tokens import AccessTokenVerifier
-from tests._support.tokenfactory import T0, Clock, LocalRealm, compact, hs256_with, realm_jwks
+from tests._support.tokenfactory import Clock, LocalRealm, compact, hs256_with, realm_jwks
 
 pytestmark = pytest.mark.security
 
 INVALID_TOKEN = -32010
 TOKEN_EXPIRED = -32011
 INVALID_SIGNATURE = -32012
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock(T0)
-
-
-@pytest.fixture
-def realm(clock: Clock) -> LocalRealm:
-    return LocalRealm(clock)
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ import pytest
 from mudrika.errors import InvalidInput
 from mudrika.payments.batch import Case, parse_case, verifier_for, verify_bundle_bytes
 from tests._support.dispute_batch import batch_of
-from tests._support.evidence import BUNDLE, NONCE, TRUST_ROOT, forbid_network
+from tests._support.evidence import BUNDLE, NONCE, TRUST_ROOT
+from tests._support.offline import forbid_network
 
 ROOT = TRUST_ROOT.read_bytes()
 

@@ -23,7 +23,6 @@ from tests._support.evidence import (
     NONCE,
     TRUST_ROOT,
     evidence_builder,
-    forbid_network,
     trust_root_for,
 )
 
@@ -35,11 +34,6 @@ def _document() -> dict[str, Any]:
 
 def _root() -> TrustRoot:
     return load_trust_root(TRUST_ROOT)
-
-
-@pytest.fixture
-def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    forbid_network(monkeypatch)
 
 
 @pytest.mark.usefixtures("no_network")

@@ -26,7 +26,8 @@ from mudrika.errors import InvalidInput
 from mudrika.identity.methods import key as did_key
 from mudrika.identity.resolver import DIDResolver
 from tests._support.cli import run_cli
-from tests._support.evidence import BUNDLE, forbid_network
+from tests._support.evidence import BUNDLE
+from tests._support.offline import forbid_network
 from tests._support.paths import FIXTURES
 
 PASSWORD = "contract-test-password"

@@ -13,16 +13,11 @@ from typing import Any
 import pytest
 
 from tests._support.cli import run_cli
-from tests._support.evidence import BUNDLE, NONCE, TRUST_ROOT, forbid_network
+from tests._support.evidence import BUNDLE, NONCE, TRUST_ROOT
 
 #: The analyst's side of the fixture case: the trust root and the processor's nonce.
 CASE = ("--trust-root", str(TRUST_ROOT), "--kb-nonce", NONCE)
 AUDIENCE = "https://payments.processor.example"
-
-
-@pytest.fixture
-def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    forbid_network(monkeypatch)
 
 
 @pytest.mark.usefixtures("no_network")

@@ -24,7 +24,7 @@ from mudrika.payments.chain import kb_nonce_key, merchant_jti_key
 from mudrika.payments.chain._common import Recorder, Texts, numeric_date, single_use_key
 from mudrika.payments.chain.report import Check
 from mudrika.stores.replay import MAX_KEY_BYTES, MemoryReplayStore
-from tests._support.replay import T0, FakeClock
+from tests._support.tokenfactory import T0, Clock
 
 # -- replay keys ------------------------------------------------------------------------------------
 
@@ -35,7 +35,7 @@ from tests._support.replay import T0, FakeClock
     ids=["one-byte", "ascii-at-limit", "utf8-at-limit", "verifier-key"],
 )
 def test_a_key_within_the_limit_is_claimed_once(key: str) -> None:
-    store = MemoryReplayStore(clock=FakeClock())
+    store = MemoryReplayStore(clock=Clock(T0))
     assert store.claim(key, T0 + 60.0) is True
     assert store.claim(key, T0 + 60.0) is False
 
@@ -52,7 +52,7 @@ def test_a_key_within_the_limit_is_claimed_once(key: str) -> None:
     ids=["ascii-over", "utf8-over", "empty", "lone-surrogate", "bytes"],
 )
 def test_a_key_outside_the_rule_is_refused_with_its_code(key: Any, code: str, size: int | None) -> None:
-    store = MemoryReplayStore(clock=FakeClock())
+    store = MemoryReplayStore(clock=Clock(T0))
     with pytest.raises(InvalidInput) as refused:
         store.claim(key, T0 + 60.0)
     assert refused.value.code == code
@@ -65,7 +65,7 @@ def test_a_text_subclass_key_takes_the_full_checks() -> None:
     class Key(str):
         pass
 
-    store = MemoryReplayStore(clock=FakeClock())
+    store = MemoryReplayStore(clock=Clock(T0))
     assert store.claim(Key("jti:x"), T0 + 60.0) is True
     assert store.claim("jti:x", T0 + 60.0) is False
 
@@ -75,7 +75,7 @@ def test_a_text_subclass_key_takes_the_full_checks() -> None:
 
 @pytest.mark.parametrize("expires_at", [T0 + 100.0, T0 + 100, T0 - 100.0, T0 - 100])
 def test_a_claim_is_held_until_the_later_of_its_expiry_and_the_minimum_retention(expires_at: float) -> None:
-    clock = FakeClock()
+    clock = Clock(T0)
     store = MemoryReplayStore(clock=clock, min_retention=30.0)
     assert store.claim("k", expires_at)
     held_until = max(float(expires_at), T0 + 30.0)
@@ -98,7 +98,7 @@ def test_a_claim_is_held_until_the_later_of_its_expiry_and_the_minimum_retention
     ids=["nan", "inf", "-inf", "bool", "text", "too-far"],
 )
 def test_a_deadline_outside_the_rule_is_refused(expires_at: Any, code: str) -> None:
-    store = MemoryReplayStore(clock=FakeClock(), min_retention=5.0, max_ttl=10.0)
+    store = MemoryReplayStore(clock=Clock(T0), min_retention=5.0, max_ttl=10.0)
     with pytest.raises(InvalidInput) as refused:
         store.claim("k", expires_at)
     assert refused.value.code == code
@@ -106,7 +106,7 @@ def test_a_deadline_outside_the_rule_is_refused(expires_at: Any, code: str) -> N
 
 
 def test_a_deadline_exactly_max_ttl_ahead_is_accepted() -> None:
-    store = MemoryReplayStore(clock=FakeClock(), min_retention=5.0, max_ttl=10.0)
+    store = MemoryReplayStore(clock=Clock(T0), min_retention=5.0, max_ttl=10.0)
     assert store.claim("float", T0 + 10.0)
     assert store.claim("int", int(T0) + 10)
 

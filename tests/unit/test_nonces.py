@@ -20,7 +20,7 @@ from mudrika.errors import (
 )
 from mudrika.stores.nonces import NonceIssuer
 from mudrika.stores.replay import MemoryReplayStore
-from tests._support.replay import T0, FakeClock
+from tests._support.tokenfactory import T0, Clock
 
 SECRET = bytes(range(32))
 OTHER_SECRET = bytes(range(1, 33))
@@ -30,7 +30,7 @@ AUD = "did:web:merchant.example"
 class CountingStore(MemoryReplayStore):
     """Counts how often the store is asked, to show rejected nonces never reach it."""
 
-    def __init__(self, clock: FakeClock) -> None:
+    def __init__(self, clock: Clock) -> None:
         super().__init__(clock=clock)
         self.calls = 0
 
@@ -40,17 +40,17 @@ class CountingStore(MemoryReplayStore):
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
+def clock() -> Clock:
+    return Clock(T0)
 
 
 @pytest.fixture
-def store(clock: FakeClock) -> CountingStore:
+def store(clock: Clock) -> CountingStore:
     return CountingStore(clock)
 
 
 @pytest.fixture
-def issuer(store: CountingStore, clock: FakeClock) -> NonceIssuer:
+def issuer(store: CountingStore, clock: Clock) -> NonceIssuer:
     return NonceIssuer(SECRET, store, clock=clock)
 
 
@@ -89,7 +89,7 @@ def test_layout_is_documented_layout(issuer: NonceIssuer) -> None:
     assert raw[41:] == hmac.new(SECRET, b"mudrika-nonce-v1\x00" + raw[:41], hashlib.sha256).digest()
 
 
-def test_expired(issuer: NonceIssuer, clock: FakeClock, store: CountingStore) -> None:
+def test_expired(issuer: NonceIssuer, clock: Clock, store: CountingStore) -> None:
     nonce = issuer.issue(AUD, ttl=60)
     clock.now = T0 + 60
     with pytest.raises(ExpiredError) as info:
@@ -98,7 +98,7 @@ def test_expired(issuer: NonceIssuer, clock: FakeClock, store: CountingStore) ->
     assert store.calls == 0
 
 
-def test_leeway_absorbs_skew(store: CountingStore, clock: FakeClock) -> None:
+def test_leeway_absorbs_skew(store: CountingStore, clock: Clock) -> None:
     issuer = NonceIssuer(SECRET, store, clock=clock, leeway=10)
     nonce = issuer.issue(AUD, ttl=60)
     clock.now = T0 + 69
@@ -143,7 +143,7 @@ def test_extending_the_expiry_is_detected(issuer: NonceIssuer) -> None:
     assert info.value.code == "unknown_nonce"
 
 
-def test_other_secret_is_unknown_and_rotation_accepts_previous(clock: FakeClock) -> None:
+def test_other_secret_is_unknown_and_rotation_accepts_previous(clock: Clock) -> None:
     old = NonceIssuer(OTHER_SECRET, MemoryReplayStore(clock=clock), clock=clock)
     nonce = old.issue(AUD)
     store = MemoryReplayStore(clock=clock)
@@ -184,7 +184,7 @@ def test_non_canonical_spelling_is_unknown(issuer: NonceIssuer) -> None:
     issuer.consume(nonce, AUD)
 
 
-def test_store_down_propagates_unavailable(clock: FakeClock) -> None:
+def test_store_down_propagates_unavailable(clock: Clock) -> None:
     store = MemoryReplayStore(clock=clock)
     issuer = NonceIssuer(SECRET, store, clock=clock)
     nonce = issuer.issue(AUD)
@@ -193,7 +193,7 @@ def test_store_down_propagates_unavailable(clock: FakeClock) -> None:
         issuer.consume(nonce, AUD)
 
 
-def test_claim_is_held_until_expiry(issuer: NonceIssuer, clock: FakeClock) -> None:
+def test_claim_is_held_until_expiry(issuer: NonceIssuer, clock: Clock) -> None:
     nonce = issuer.issue(AUD, ttl=100)
     issuer.consume(nonce, AUD)
     clock.now = T0 + 99
@@ -241,7 +241,7 @@ def test_config_checks(store: CountingStore) -> None:
 @settings(max_examples=100, deadline=None)
 @given(st.text(max_size=120) | st.from_regex(r"[A-Za-z0-9_-]{98}", fullmatch=True))
 def test_never_issued_is_refused(candidate: str) -> None:
-    clock = FakeClock()
+    clock = Clock(T0)
     store = MemoryReplayStore(clock=clock)
     issuer = NonceIssuer(SECRET, store, clock=clock)
     with pytest.raises(VerificationError):

@@ -16,16 +16,17 @@ from mudrika.stores.replay import (
     aclaim_or_raise,
     claim_or_raise,
 )
-from tests._support.replay import T0, FakeClock, race_tasks, race_threads
+from tests._support.replay import race_tasks, race_threads
+from tests._support.tokenfactory import T0, Clock
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
+def clock() -> Clock:
+    return Clock(T0)
 
 
 @pytest.fixture
-def store(clock: FakeClock) -> MemoryReplayStore:
+def store(clock: Clock) -> MemoryReplayStore:
     return MemoryReplayStore(max_entries=1000, clock=clock, min_retention=5)
 
 
@@ -40,7 +41,7 @@ def test_first_claim_wins(store: MemoryReplayStore) -> None:
     assert store.claim("jti:iss:b", T0 + 60) is True
 
 
-def test_expiry_re_allows(store: MemoryReplayStore, clock: FakeClock) -> None:
+def test_expiry_re_allows(store: MemoryReplayStore, clock: Clock) -> None:
     assert store.claim("k", T0 + 60)
     clock.now = T0 + 59.999
     assert not store.claim("k", T0 + 120)
@@ -49,7 +50,7 @@ def test_expiry_re_allows(store: MemoryReplayStore, clock: FakeClock) -> None:
     assert not store.claim("k", T0 + 120)
 
 
-def test_past_expiry_is_held_for_min_retention(store: MemoryReplayStore, clock: FakeClock) -> None:
+def test_past_expiry_is_held_for_min_retention(store: MemoryReplayStore, clock: Clock) -> None:
     # A token accepted within the verifier's leeway after its exp must still be single use.
     assert store.claim("late", T0 - 10)
     clock.now = T0 + 4.9
@@ -58,7 +59,7 @@ def test_past_expiry_is_held_for_min_retention(store: MemoryReplayStore, clock: 
     assert store.claim("late", T0 - 10)
 
 
-def test_expiry_too_far_is_invalid(clock: FakeClock) -> None:
+def test_expiry_too_far_is_invalid(clock: Clock) -> None:
     store = MemoryReplayStore(clock=clock, max_ttl=3600)
     assert store.claim("ok", T0 + 3600)
     with pytest.raises(InvalidInput) as info:
@@ -90,7 +91,7 @@ def test_key_caps(store: MemoryReplayStore) -> None:
         assert info.value.code == code
 
 
-def test_full_store_fails_closed_and_never_evicts(clock: FakeClock) -> None:
+def test_full_store_fails_closed_and_never_evicts(clock: Clock) -> None:
     store = MemoryReplayStore(max_entries=3, clock=clock, min_retention=0)
     for key in ("a", "b", "c"):
         assert store.claim(key, T0 + 10)
@@ -106,7 +107,7 @@ def test_full_store_fails_closed_and_never_evicts(clock: FakeClock) -> None:
     assert len(store) == 1
 
 
-def test_purge_drops_only_expired(store: MemoryReplayStore, clock: FakeClock) -> None:
+def test_purge_drops_only_expired(store: MemoryReplayStore, clock: Clock) -> None:
     store.claim("short", T0 + 10)
     store.claim("long", T0 + 100)
     clock.now = T0 + 50
@@ -182,7 +183,7 @@ def test_bad_config() -> None:
 )
 def test_matches_reference_model(ops: list[tuple[str, int, int]]) -> None:
     """Against a plain dict model: a key is refused exactly while an earlier winning claim is live."""
-    clock = FakeClock(0.0)
+    clock = Clock(0.0)
     store = MemoryReplayStore(max_entries=10, clock=clock, min_retention=0)
     model: dict[str, float] = {}
     for key, ttl, advance in ops:

@@ -14,12 +14,13 @@ import pytest
 
 from mudrika.errors import InvalidInput, ReplayError, UnavailableError
 from mudrika.stores.replay import MAX_KEY_BYTES, ReplayStore, SqliteReplayStore, claim_or_raise
-from tests._support.replay import T0, FakeClock, race_tasks, race_threads
+from tests._support.replay import race_tasks, race_threads
+from tests._support.tokenfactory import T0, Clock
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
+def clock() -> Clock:
+    return Clock(T0)
 
 
 @pytest.fixture
@@ -28,7 +29,7 @@ def db(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(db: Path, clock: FakeClock) -> Iterator[SqliteReplayStore]:
+def store(db: Path, clock: Clock) -> Iterator[SqliteReplayStore]:
     store = SqliteReplayStore(db, clock=clock, min_retention=5)
     yield store
     store.close()
@@ -50,7 +51,7 @@ def test_is_a_replay_store_in_wal_mode(store: SqliteReplayStore, db: Path) -> No
         conn.close()
 
 
-def test_first_claim_wins_and_expiry_re_allows(store: SqliteReplayStore, clock: FakeClock) -> None:
+def test_first_claim_wins_and_expiry_re_allows(store: SqliteReplayStore, clock: Clock) -> None:
     assert store.claim("jti:iss:a", T0 + 60) is True
     assert store.claim("jti:iss:a", T0 + 60) is False
     assert store.claim("jti:iss:b", T0 + 60) is True
@@ -61,7 +62,7 @@ def test_first_claim_wins_and_expiry_re_allows(store: SqliteReplayStore, clock: 
     assert store.claim("jti:iss:a", T0 + 120) is False
 
 
-def test_past_expiry_is_held_for_min_retention(store: SqliteReplayStore, clock: FakeClock) -> None:
+def test_past_expiry_is_held_for_min_retention(store: SqliteReplayStore, clock: Clock) -> None:
     assert store.claim("late", T0 - 100)
     clock.now = T0 + 4
     assert not store.claim("late", T0 - 100)
@@ -83,7 +84,7 @@ def test_key_and_expiry_caps(store: SqliteReplayStore) -> None:
     assert info.value.code == "replay_expiry_too_far"
 
 
-def test_claims_survive_reopen(db: Path, clock: FakeClock) -> None:
+def test_claims_survive_reopen(db: Path, clock: Clock) -> None:
     first = SqliteReplayStore(db, clock=clock)
     assert first.claim("durable", T0 + 60)
     first.close()
@@ -94,7 +95,7 @@ def test_claims_survive_reopen(db: Path, clock: FakeClock) -> None:
         second.close()
 
 
-def test_periodic_purge_deletes_expired_rows(db: Path, clock: FakeClock) -> None:
+def test_periodic_purge_deletes_expired_rows(db: Path, clock: Clock) -> None:
     store = SqliteReplayStore(db, clock=clock, min_retention=0, purge_interval=30)
     try:
         for i in range(10):

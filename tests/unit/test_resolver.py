@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import socket
 import sys
 from typing import Any
 
-import httpx
 import pytest
 
 from mudrika.crypto._multibase import base58btc_encode
@@ -230,18 +228,6 @@ async def test_async_paths() -> None:
 
 
 # -- offline ---------------------------------------------------------------------------------------
-@pytest.fixture
-def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make every way out fail loudly: httpx (sync and async) and raw sockets."""
-
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("network used by an offline resolver")
-
-    monkeypatch.setattr(httpx.Client, "send", refuse)
-    monkeypatch.setattr(httpx.AsyncClient, "send", refuse)
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
 
 
 def _web_document(did: str, public: PublicKey) -> dict[str, Any]:

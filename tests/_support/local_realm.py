@@ -1,5 +1,6 @@
-"""Fixtures the offline token and middleware tests share: a settable clock, a local identity
-provider that signs with it, and a JWKS cache that fetches that provider's keys in-process.
+"""Fixtures the offline token and middleware tests share (unit and security alike): a settable
+clock, a local identity provider that signs with it, and a JWKS cache that fetches that provider's
+keys in-process.  Registered as a plugin by the root conftest.
 
 A test file that needs another clock (the wall clock, or a FakeClock of its own) defines its own
 ``clock`` fixture; pytest's override applies to ``realm`` and ``jwks`` as well.
