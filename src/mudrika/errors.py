@@ -35,7 +35,8 @@ class MudrikaError(Exception):
     A subclass names its default code in its header, ``class ReplayError(VerificationError,
     code="replay")``, so the code sits beside the class it identifies.  Two classes may not claim the
     same code: callers and logs match on codes, and a shared one would let a reader mistake one
-    failure for another.
+    failure for another.  (A module reloaded in place, as a notebook's autoreload does, defines the
+    same class again under the same name: that is the same owner, not a second one.)
     """
 
     default_code: ClassVar[str] = "error"
@@ -45,9 +46,10 @@ class MudrikaError(Exception):
         super().__init_subclass__(**kwargs)
         if code is None:
             return
-        owner = MudrikaError._code_owners.setdefault(code, cls)
-        if owner is not cls:
+        owner = MudrikaError._code_owners.get(code)
+        if owner is not None and (owner.__module__, owner.__qualname__) != (cls.__module__, cls.__qualname__):
             raise TypeError(f"error code {code!r} already belongs to {owner.__qualname__}")
+        MudrikaError._code_owners[code] = cls
         cls.default_code = code
 
     def __init__(self, message: str, *, code: str | None = None, **fields: Any) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import types
+
 import pytest
 
 from mudrika import errors
@@ -47,6 +49,18 @@ def test_a_second_class_cannot_claim_a_taken_code() -> None:
 
         class AnotherReplay(errors.VerificationError, code="replay"):
             """Would make ``code == "replay"`` ambiguous for every caller matching on it."""
+
+
+def test_a_module_reloaded_in_place_may_define_its_classes_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(errors.MudrikaError._code_owners, "replay", errors.ReplayError)
+    reloaded = types.new_class(
+        "ReplayError",
+        (errors.VerificationError,),
+        {"code": "replay"},
+        lambda namespace: namespace.update(__module__="mudrika.errors"),
+    )
+    assert reloaded is not errors.ReplayError
+    assert reloaded("again").code == "replay"
 
 
 def test_a_subclass_without_a_code_inherits_its_parents() -> None:
