@@ -37,6 +37,7 @@ __all__ = [
     "TIME_CLAIMS",
     "CheckNotes",
     "Deferred",
+    "FailureNotes",
     "Recorder",
     "StepFailed",
     "Texts",
