@@ -1,9 +1,9 @@
-"""Fixtures the offline token and middleware tests share (unit and security alike): a settable
-clock, a local identity provider that signs with it, and a JWKS cache that fetches that provider's
-keys in-process.  Registered as a plugin by the root conftest.
+"""Fixtures the offline tests share (tokens, middleware, replay stores, nonces; unit and security
+alike): a settable clock at ``T0``, a local identity provider that signs with it, and a JWKS cache
+that fetches that provider's keys in-process.  Registered as a plugin by the root conftest.
 
-A test file that needs another clock (the wall clock, or a FakeClock of its own) defines its own
-``clock`` fixture; pytest's override applies to ``realm`` and ``jwks`` as well.
+A test file that needs another clock (the wall clock, say) defines its own ``clock`` fixture;
+pytest's override applies to ``realm`` and ``jwks`` as well.
 """
 
 from __future__ import annotations

@@ -40,11 +40,6 @@ class CountingStore(MemoryReplayStore):
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock(T0)
-
-
-@pytest.fixture
 def store(clock: Clock) -> CountingStore:
     return CountingStore(clock)
 

@@ -21,11 +21,6 @@ from tests._support.tokenfactory import T0, Clock
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock(T0)
-
-
-@pytest.fixture
 def store(clock: Clock) -> MemoryReplayStore:
     return MemoryReplayStore(max_entries=1000, clock=clock, min_retention=5)
 

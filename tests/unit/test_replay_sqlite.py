@@ -19,11 +19,6 @@ from tests._support.tokenfactory import T0, Clock
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock(T0)
-
-
-@pytest.fixture
 def db(tmp_path: Path) -> Path:
     return tmp_path / "replay.sqlite3"
 
