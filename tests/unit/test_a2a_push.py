@@ -28,6 +28,7 @@ from mudrika.trust.a2a.push import (
     check_webhook_url,
     webhook_url_validator,
 )
+from tests._support.tokenfactory import Clock
 
 NOW = 1_750_000_000.0
 URL = "https://client.example/hooks/a2a"
@@ -116,6 +117,33 @@ async def test_replay_is_refused(agent: Agent, webhook: Webhook, client: httpx.A
     again = await client.post("/hooks/a2a", content=body, headers=headers)
     assert again.status_code == 401
     assert again.json() == {"error": "unauthorized"}
+    assert len(webhook.received) == 1
+
+
+@pytest.mark.anyio
+async def test_a_replay_inside_the_leeway_after_exp_is_refused(agent: Agent, webhook: Webhook) -> None:
+    """The guard accepts a token until ``exp + leeway``, so the jti must be held that long too."""
+    clock = Clock(NOW + 1)
+    guard = PushNotificationGuard(
+        webhook,
+        path="/hooks/a2a",
+        audience=URL,
+        trusted_agents=[agent.did],
+        algorithms=["ES256"],
+        resolver=DIDResolver.offline({}),
+        replay_store=MemoryReplayStore(clock=clock),
+        expected_token=TOKEN,
+        leeway=5.0,
+        clock=clock,
+    )
+    body = _body()
+    headers = _headers(agent, body)  # iat NOW, exp NOW + 60
+    transport = httpx.ASGITransport(app=guard)
+    async with httpx.AsyncClient(transport=transport, base_url="https://client.example") as http:
+        assert (await http.post("/hooks/a2a", content=body, headers=headers)).status_code == 204
+        clock.now = NOW + 60 + 2.5  # past exp, still inside the leeway: the token itself is accepted
+        again = await http.post("/hooks/a2a", content=body, headers=headers)
+    assert again.status_code == 401
     assert len(webhook.received) == 1
 
 

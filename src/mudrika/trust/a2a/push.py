@@ -287,7 +287,8 @@ class PushNotificationGuard:
         # The key is a digest: a long DID (an RSA did:key) must not push it past the store's key limit.
         key = "push:" + body_digest(f"{claims['iss']}\n{claims['jti']}".encode())
         try:
-            first = await self._store.aclaim(key, float(claims["exp"]))
+            # Held until the last instant _verify would still accept the token (exp + leeway).
+            first = await self._store.aclaim(key, float(claims["exp"]) + self._leeway)
         except UnavailableError as exc:
             _log.warning("push replay store unavailable (%s)", exc.code)
             await _answer(send, 503, "unavailable")
