@@ -150,10 +150,15 @@ def _check_intent_jws(
     iat = check_time_claims(
         rec, rules, "intent.jws", _PARTY, claims, key=kid, require_exp=False, max_age=max_age
     )
-    got_hash = claims.get("intent_hash")
-    check_signed_hash(
-        rec, "intent.jws.intent_hash", _PARTY, got_hash, expected_hash, code="intent_hash_mismatch", key=kid
+    hash_ok = check_signed_hash(
+        rec,
+        "intent.jws.intent_hash",
+        _PARTY,
+        claims.get("intent_hash"),
+        expected_hash,
+        code="intent_hash_mismatch",
+        key=kid,
     )
-    if not iss_ok or iat is None or got_hash != expected_hash:
+    if not iss_ok or iat is None or not hash_ok:
         return None
     return checked.key, owner, iat
