@@ -11,7 +11,7 @@ modules hold one RFC section each: ``_disclosure`` (§4.2), ``_process`` (§7.1 
 
 from __future__ import annotations
 
-from mudrika.crypto.sdjwt._disclosure import SD_ALG, Disclosure, SaltSource
+from mudrika.crypto.sdjwt._disclosure import SD_ALG, Disclosure, SaltSource, digest_of
 from mudrika.crypto.sdjwt._issue import NEVER_DISCLOSABLE
 from mudrika.crypto.sdjwt._kb import KB_JWT_TYP, KeyBinding
 from mudrika.crypto.sdjwt._presentation import (
@@ -53,6 +53,7 @@ __all__ = [
     "VerifiedIssuerJwt",
     "VerifiedSdJwt",
     "check_validity",
+    "digest_of",
     "holder_key_from_cnf",
     "issue",
     "parse",

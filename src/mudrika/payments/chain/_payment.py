@@ -21,13 +21,11 @@ every KB claim separately (``user.kb.aud`` *and* ``user.kb.nonce`` can both be w
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Final, NamedTuple
 
 from mudrika.crypto import sdjwt
-from mudrika.crypto._b64 import b64url_encode
 from mudrika.crypto.jcs import canonicalize
 from mudrika.crypto.jose import KeyResolver, TrustedKey, header_kid
 from mudrika.crypto.keys import PublicKey
@@ -428,11 +426,6 @@ def _holder_key_of(jwk: dict[str, Any]) -> tuple[TrustedKey, str]:
     return trusted, trusted.key.thumbprint()
 
 
-def _sd_hash(sd_jwt: str) -> str:
-    # RFC 9901 §4.3.1: base64url(SHA-256(US-ASCII of <issuer-jwt>~<d1>~...~<dN>~)).
-    return b64url_encode(hashlib.sha256(sd_jwt.encode("ascii")).digest())
-
-
 def _check_key_binding(
     rec: Recorder,
     parsed: sdjwt.ParsedSdJwt,
@@ -521,7 +514,7 @@ def _check_key_binding(
         key=key,
     )
     # 5.7: sd_hash over exactly the issuer JWT and the Disclosures presented with it.
-    expected_sd_hash = _sd_hash(parsed.sd_jwt)
+    expected_sd_hash = sdjwt.digest_of(parsed.sd_jwt)
     check_signed_hash(
         rec,
         "user.kb.sd_hash",

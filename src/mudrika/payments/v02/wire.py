@@ -10,12 +10,10 @@ carries a separate KB-JWT: the next hop *is* the key binding).  Following the of
 
 from __future__ import annotations
 
-import base64
-import hashlib
 from dataclasses import dataclass, field
 
 from mudrika.crypto._compact import compact_text
-from mudrika.crypto.sdjwt import ParsedSdJwt, SdJwtLimits, parse
+from mudrika.crypto.sdjwt import ParsedSdJwt, SdJwtLimits, digest_of, parse
 from mudrika.errors import InvalidInput
 from mudrika.payments.v02.profile import CHAIN_SEPARATOR, MAX_CHAIN_BYTES, MAX_HOPS
 
@@ -25,12 +23,10 @@ __all__ = ["CHAIN_LIMITS", "ParsedChain", "join_chain", "parse_chain", "sd_diges
 CHAIN_LIMITS = SdJwtLimits(max_bytes=MAX_CHAIN_BYTES, max_disclosures=256, max_disclosure_bytes=128 * 1024)
 
 
-def sd_digest(text: str) -> str:
-    """base64url(SHA-256(ASCII ``text``)) without padding: how ``sd_hash``, ``issuer_jwt_hash``,
-    ``checkout_hash``, ``transaction_id`` and receipt ``reference`` values are computed (``_sd_alg``
-    sha-256, the only one this profile accepts)."""
-    digest = hashlib.sha256(text.encode("ascii")).digest()
-    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+#: base64url(SHA-256(ASCII text)) without padding: how ``sd_hash``, ``issuer_jwt_hash``,
+#: ``checkout_hash``, ``transaction_id`` and receipt ``reference`` values are computed (``_sd_alg``
+#: sha-256, the only one this profile accepts); the SD-JWT layer's own digest, under this profile's name.
+sd_digest = digest_of
 
 
 @dataclass(frozen=True, slots=True)
