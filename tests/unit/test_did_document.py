@@ -413,6 +413,15 @@ def test_lazy_and_eager_documents_compare_equal_either_way(keys: dict[str, Publi
     assert len(without.verification_methods or ()) == 1
 
 
+def test_lazy_and_eager_documents_hash_alike(keys: dict[str, PublicKey]) -> None:
+    from mudrika.identity.methods import key as did_key
+
+    did = did_key.create(keys["ed25519"])
+    assert hash(did_key.document(did)) == hash(_eager(did))  # the lazy one built its method first
+    other = did_key.document(did_key.create(KeyPair.generate("ed25519").public_key))
+    assert len({did_key.document(did), _eager(did), other}) == 2
+
+
 def test_key_agreement_is_built_once_under_concurrent_readers(
     keys: dict[str, PublicKey], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -557,7 +557,9 @@ class DIDDocument(BaseModel):
 
     def __hash__(self) -> int:
         self._build_deferred()
-        return super().__hash__()
+        # What pydantic generates for a frozen model (the field values, in order); it generates
+        # nothing once the class defines __hash__ itself, and BaseModel.__hash__ is None.
+        return hash(tuple(self.__dict__[name] for name in type(self).model_fields))
 
     def __iter__(self) -> Iterator[tuple[str, Any]]:  # type: ignore[override]
         self._build_deferred()
