@@ -120,6 +120,7 @@ def test_html_report_has_the_unanchored_banner(capsys: pytest.CaptureFixture[str
     text = anchored.read_text()
     assert "<h2>UNANCHORED</h2>" not in text
     assert "Keys the verdict rests on" in text
+    assert "<summary>cart (raw JSON as received)</summary>" in text
     assert "ij40EeFkDAwv1WZlfp1kSw2umINfw6ap3QkrNPcUkyM" in text
 
 

@@ -148,6 +148,20 @@ def test_a_v02_bundle_is_verified_by_both_commands(capsys: pytest.CaptureFixture
     assert "trust root" in err
 
 
+def test_dispute_verify_writes_the_page_of_a_v02_bundle(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bundle, trust_root = str(FIXTURES / "bundle.json"), str(FIXTURES / "trust-root.json")
+    page = tmp_path / "report.html"
+    code, _, err = run(capsys, "dispute", "verify", bundle, "--trust-root", trust_root, "--html", str(page))
+    assert code == 1  # UNANCHORED, as above: the page is written all the same
+    assert "wrote" in err
+    text = page.read_text(encoding="utf-8")
+    assert '<div class="banner"><h2>UNANCHORED</h2>' in text
+    assert "v02.checkout.hop1.signature" in text
+    assert "Raw signed bytes" not in text  # a v0.2 bundle carries chains, not mandate objects
+
+
 def analyst_case(bundle: object, **members: object) -> dict[str, object]:
     """A case line whose hop expectations are the analyst's own records of the payment."""
     return {

@@ -55,7 +55,7 @@ from mudrika.cli._common import (
     trust_root_option,
     write_output,
 )
-from mudrika.errors import InvalidInput
+from mudrika.errors import InvalidInput, MudrikaError
 
 if TYPE_CHECKING:
     from mudrika.payments.batch import BundleResult, Case
@@ -441,54 +441,41 @@ def verify_command(
 def _verify_single(
     item: _Item, options: dict[str, Any], *, as_json: bool, json_out: Path | None, html_path: Path | None
 ) -> int:
-    from mudrika.payments.batch import verify_bundle_bytes
+    from mudrika.payments.batch import BundleResult, inspect_bundle_bytes
+    from mudrika.payments.bundle import BUNDLE_FORMAT
 
     if item.problem is not None:
         raise item.problem
     assert item.data is not None
-    result = verify_bundle_bytes(item.data, case=item.case, render="always", **options)
-    if result.error is not None:
+    try:
+        inspected = inspect_bundle_bytes(
+            item.data, trust_root=options["trust_root"], case=item.case, at=options["at"]
+        )
+    except MudrikaError as exc:
         # Reported by the CLI's error contract (code, fields, every problem; JSON with --json).
-        fields = {
-            key: value for key, value in result.error["fields"].items() if key not in ("message", "code")
-        }
-        raise InvalidInput(str(result.error["message"]), code=str(result.error["code"]), **fields)
+        fields = {key: value for key, value in exc.fields.items() if key not in ("message", "code")}
+        raise InvalidInput(exc.message, code=exc.code, **fields) from None
+    verbose = bool(options["verbose"])
+    result = BundleResult.from_report(item.case.name, inspected.report, verbose=verbose, render="always")
     assert result.text is not None
-    assert result.report is not None
     err(result.text)
     if json_out is not None:
         _write_lines(json_out, [result])
     if html_path is not None:
-        _write_single_html(item, options, html_path)
+        # The page shows a v0.1 bundle's raw mandates beside the report; a v0.2 bundle's chains are
+        # not mandate objects, so its page is the report alone.
+        document = inspected.document
+        v01 = isinstance(document, dict) and document.get("format") == BUNDLE_FORMAT
+        write_html(
+            inspected.report,
+            html_path,
+            title=f"AP2 dispute report — {Path(item.case.name).name}",
+            mandates=document.get("mandates") if v01 else None,
+            verbose=verbose,
+        )
     if as_json:
         emit_json(result.report)
     return _exit_code([result])
-
-
-def _write_single_html(item: _Item, options: dict[str, Any], html_path: Path) -> None:
-    """The HTML page needs the report object and the raw mandates (not only the JSON result)."""
-    from mudrika.crypto.frozenjson import thaw
-    from mudrika.payments.bundle import inspect_bundle, parse_bundle
-    from mudrika.payments.trustroot import parse_trust_root
-
-    assert item.data is not None
-    bundle = parse_bundle(item.data)
-    root = parse_trust_root(options["trust_root"]) if options["trust_root"] is not None else None
-    report = inspect_bundle(
-        bundle,
-        trust_root=root,
-        at=options["at"],
-        merchant_audience=item.case.merchant_audience,
-        kb_audience=item.case.kb_audience,
-        kb_nonce=item.case.kb_nonce,
-    )
-    write_html(
-        report,
-        html_path,
-        title=f"AP2 dispute report — {Path(item.case.name).name}",
-        mandates=thaw(bundle.mandates.model_dump()),
-        verbose=bool(options["verbose"]),
-    )
 
 
 def _write_lines(path: Path, results: list[BundleResult]) -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, NamedTuple
 
 from pydantic import Field, TypeAdapter, ValidationError
 
@@ -44,7 +44,9 @@ __all__ = [
     "V02_CASE_FIELDS",
     "BundleResult",
     "Case",
+    "Inspected",
     "Outcome",
+    "inspect_bundle_bytes",
     "parse_case",
     "verifier_for",
     "verify_bundle_bytes",
@@ -175,6 +177,31 @@ class BundleResult:
             error={"code": exc.code, "message": exc.message, "fields": dict(exc.fields)},
         )
 
+    @classmethod
+    def from_report(
+        cls,
+        name: str,
+        report: VerificationReport,
+        *,
+        verbose: bool = False,
+        render: Literal["never", "failures", "always"] = "failures",
+    ) -> BundleResult:
+        """The result of a bundle that was checked: its verdict, counts, first failure, the report
+        as JSON, and the text report when ``render`` asks for it."""
+        data = report.to_dict(verbose=verbose)
+        first = report.first_failure
+        want_text = render == "always" or (render == "failures" and not report.ok)
+        return cls(
+            name=name,
+            outcome=report.verdict,
+            counts=dict(data["counts"]),
+            first_failure=f"{first.id}: {data['failures'][0]['meaning']}" if first is not None else None,
+            report=data,
+            text=render_text(report, title=f"AP2 dispute report — {name}", verbose=verbose)
+            if want_text
+            else None,
+        )
+
     @property
     def ok(self) -> bool:
         return self.outcome == "OK"
@@ -245,6 +272,25 @@ def verifier_for(document: Any) -> Verifier:
     return verifier
 
 
+class Inspected(NamedTuple):
+    """One bundle checked: its report, and the bundle as strictly parsed JSON (for a page that shows
+    the raw mandates beside the report)."""
+
+    report: VerificationReport
+    document: Any
+
+
+def inspect_bundle_bytes(
+    bundle: bytes, *, trust_root: bytes | None, case: Case, at: Time | None = None
+) -> Inspected:
+    """Verify one bundle offline, in whichever evidence format it declares; raises for a malformed
+    bundle, case or trust root (``InvalidInput``).  Arguments as :func:`verify_bundle_bytes`."""
+    root = None if trust_root is None else _trust_root(trust_root)
+    when = None if at is None else epoch(at)
+    document = loads_strict(bundle, max_bytes=MAX_BUNDLE_BYTES, max_depth=64)
+    return Inspected(verifier_for(document)(document, root, case, when), document)
+
+
 def verify_bundle_bytes(
     bundle: bytes,
     *,
@@ -263,27 +309,10 @@ def verify_bundle_bytes(
     and fields.
     """
     try:
-        root = None
-        if trust_root is not None:
-            root = _trust_root(trust_root)
-        when = None if at is None else epoch(at)
-        document = loads_strict(bundle, max_bytes=MAX_BUNDLE_BYTES, max_depth=64)
-        report = verifier_for(document)(document, root, case, when)
+        inspected = inspect_bundle_bytes(bundle, trust_root=trust_root, case=case, at=at)
     except MudrikaError as exc:
         return BundleResult.from_error(case.name, exc)
-    data = report.to_dict(verbose=verbose)
-    first = report.first_failure
-    want_text = render == "always" or (render == "failures" and not report.ok)
-    return BundleResult(
-        name=case.name,
-        outcome=report.verdict,
-        counts=dict(data["counts"]),
-        first_failure=f"{first.id}: {data['failures'][0]['meaning']}" if first is not None else None,
-        report=data,
-        text=render_text(report, title=f"AP2 dispute report — {case.name}", verbose=verbose)
-        if want_text
-        else None,
-    )
+    return BundleResult.from_report(case.name, inspected.report, verbose=verbose, render=render)
 
 
 def verify_bundles(
