@@ -315,6 +315,19 @@ def test_stdin_takes_one_bundle_or_json_lines_of_cases(
     assert [(r["path"], r["verdict"]) for r in results] == [("a", "OK"), ("b", "OK")]
 
 
+@pytest.mark.parametrize("argv", [("-",), ("--cases", "-")])
+def test_oversized_stdin_is_refused_not_cut_short(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: tuple[str, ...]
+) -> None:
+    line = json.dumps({"id": "a", "bundle": str(BUNDLE), "kb_nonce": NONCE}).encode() + b"\n"
+    monkeypatch.setattr("mudrika.cli.dispute._MAX_CASES_BYTES", len(line) * 2 - 1)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(line * 2)))
+    code, out, err = run_cli(capsys, "dispute", "verify", *argv, "--json")
+    assert code == 2
+    assert json.loads(out)["error"]["code"] == "too_large"
+    assert "stdin is larger than" in err
+
+
 @pytest.mark.usefixtures("no_network")
 def test_a_directory_is_every_bundle_in_it(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     for name in ("one.json", "two.json"):

@@ -531,7 +531,8 @@ def _read_file_prefix(path: str | Path, max_bytes: int) -> bytes:
 
 def _refuse_oversized(source: str | Path, data: bytes, max_bytes: int) -> bytes:
     if len(data) > max_bytes:
-        raise InvalidInput(f"{source} is larger than {max_bytes} bytes", code="too_large", limit=max_bytes)
+        what = "stdin" if source == "-" else source
+        raise InvalidInput(f"{what} is larger than {max_bytes} bytes", code="too_large", limit=max_bytes)
     return data
 
 

@@ -49,6 +49,7 @@ from mudrika.cli._common import (
     kb_nonce_option,
     output_file_options,
     read_file,
+    read_input,
     read_json_file,
     report_verbose_option,
     split_pairs,
@@ -215,9 +216,7 @@ def _work_items(
             if stdin_used:
                 raise click.UsageError("'-' (stdin) can be given once")
             stdin_used = True
-            data = sys.stdin.buffer.read(_MAX_CASES_BYTES + 1)
-            if len(data) > _MAX_CASES_BYTES:
-                raise InvalidInput("stdin is too large", code="too_large", limit=_MAX_CASES_BYTES)
+            data = read_input("-", max_bytes=_MAX_CASES_BYTES)
             if _is_one_bundle(data):
                 items.append(_Item(case_for("-"), data))
             else:
@@ -233,7 +232,7 @@ def _work_items(
         if cases_path == "-":
             if stdin_used:
                 raise click.UsageError("'-' (stdin) can be given once")
-            data = sys.stdin.buffer.read(_MAX_CASES_BYTES + 1)
+            data = read_input("-", max_bytes=_MAX_CASES_BYTES)
             base = Path.cwd()
         else:
             data = read_file(cases_path, max_bytes=_MAX_CASES_BYTES)
