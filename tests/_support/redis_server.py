@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ import pytest
 from tests._support.net import free_port
 from tests._support.processes import stop_process
 
-__all__ = ["RedisServer", "redis_server"]
+__all__ = ["RedisServer", "private_redis_server", "redis_server", "require_redis_executable"]
 
 
 def _ping(port: int) -> bool:
@@ -108,17 +109,30 @@ def start_redis_server() -> RedisServer:
     return server
 
 
-@pytest.fixture(scope="session")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+def require_redis_executable() -> str:
+    """The ``redis-server`` to start for a test; the test is skipped without one, except on CI,
+    where it fails: CI must never pass by skipping the Redis tests."""
     executable = redis_executable()
     if executable is None:
         message = "redis-server is not installed; scripts/setup.sh installs it"
         if os.environ.get("CI"):
             pytest.fail(message + " (CI must not skip the Redis tests)")
         pytest.skip(message)
-    server = RedisServer(executable, free_port(), tmp_path_factory.mktemp("redis"))
+    return executable
+
+
+@contextmanager
+def private_redis_server(workdir: Path, extra_args: Sequence[str] = ()) -> Iterator[RedisServer]:
+    """A Redis server of the test's own (started), stopped on exit."""
+    server = RedisServer(require_redis_executable(), free_port(), workdir, extra_args)
     server.start()
     try:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    with private_redis_server(tmp_path_factory.mktemp("redis")) as server:
+        yield server

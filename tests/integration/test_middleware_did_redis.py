@@ -37,8 +37,7 @@ from mudrika.crypto.keys import KeyPair, KeyType
 from mudrika.errors import UnavailableError
 from mudrika.stores.replay import RedisReplayStore
 from mudrika.trust.middleware import ProtectedApp, protect
-from tests._support.net import free_port
-from tests._support.redis_server import RedisServer, redis_executable
+from tests._support.redis_server import RedisServer, private_redis_server
 from tests._support.served import serve_asgi
 
 pytestmark = pytest.mark.integration
@@ -73,15 +72,8 @@ class Deployment:
 
 @pytest.fixture(scope="module")
 def private_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    executable = redis_executable()
-    if executable is None:
-        pytest.skip("redis-server is not installed; scripts/setup.sh installs it")
-    server = RedisServer(executable, free_port(), tmp_path_factory.mktemp("redis-did"))
-    server.start()
-    try:
+    with private_redis_server(tmp_path_factory.mktemp("redis-did")) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def _policy_file(directory: Path, did: str) -> Path:

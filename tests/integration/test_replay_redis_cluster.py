@@ -28,7 +28,7 @@ from mudrika.stores.replay import RedisReplayStore
 from mudrika.trust.httpsig import REPLAY_KEY_PREFIX, HttpMessageSigner
 from tests._support.httpsig import did_key, sign_request
 from tests._support.net import free_port
-from tests._support.redis_server import RedisServer, redis_executable
+from tests._support.redis_server import RedisServer, require_redis_executable
 from tests.integration._apps.cluster_app import ENV_AGENT, ENV_NODES, PUBLIC_ORIGIN
 from tests.integration._apps.replicas import serve_replicas
 
@@ -76,9 +76,7 @@ def _form_cluster(nodes: list[RedisServer]) -> None:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[RedisServer]]:
-    executable = redis_executable()
-    if executable is None:
-        pytest.skip("redis-server is not installed; scripts/setup.sh installs it")
+    executable = require_redis_executable()
     root = tmp_path_factory.mktemp("cluster")
     nodes = [_node(executable, root) for _ in range(3)]
     try:

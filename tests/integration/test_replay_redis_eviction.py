@@ -11,17 +11,16 @@ import pytest
 from mudrika.errors import InvalidInput, UnavailableError
 from mudrika.stores.replay import RedisReplayStore
 from tests._support.net import free_port
-from tests._support.redis_server import RedisServer, redis_executable
+from tests._support.redis_server import RedisServer, require_redis_executable
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[RedisServer]:
-    executable = redis_executable()
-    if executable is None:
-        pytest.skip("redis-server is not installed; scripts/setup.sh installs it")
-    node = RedisServer(executable, free_port(), tmp_path, ["--maxmemory-policy", "allkeys-lru"])
+    node = RedisServer(
+        require_redis_executable(), free_port(), tmp_path, ["--maxmemory-policy", "allkeys-lru"]
+    )
     try:
         yield node
     finally:
