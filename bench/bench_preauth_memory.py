@@ -2,7 +2,7 @@
 
 The attack (issue 10, item 3): open 150 connections, each announcing a 1 MiB JSON-RPC body and sending
 all of it but the last byte, then stall.  A server that buffers the body before it authenticates holds
-up to 1 MiB per connection for as long as the client likes.  Three servers, the same Starlette app
+up to 1 MiB per connection for as long as the client likes.  Five servers, the same Starlette app
 behind uvicorn (one worker, one process each, h11), each started fresh for every repetition:
 
 * **anchor: buffer, then authenticate** -- reads the whole body (capped at 1 MiB, no deadline), then
@@ -19,7 +19,7 @@ behind uvicorn (one worker, one process each, h11), each started fresh for every
   deadline.
 
 RSS is read from ``/proc/<pid>/status`` (VmRSS) after start-up and again once the uploads have stalled
-for 1 s; the row is the growth in MiB, median (min–max) over ``--repetitions`` runs, the three servers
+for 1 s; the row is the growth in MiB, median (min–max) over ``--repetitions`` runs, the five servers
 interleaved in each repetition.  Target for the unauthenticated uploads: growth < 10 MiB.
 
 Run: .venv/bin/python bench/bench_preauth_memory.py [--repetitions 5] [--uploads 150]
@@ -259,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     growth: dict[str, list[float]] = {kind: [] for kind in KINDS}
     for _ in range(args.repetitions):
-        for kind in KINDS:  # interleaved: a disturbance hits all three alike
+        for kind in KINDS:  # interleaved: a disturbance hits them all alike
             growth[kind].append(measure(kind, args.uploads))
     spreads = {kind: Spread.of(values) for kind, values in growth.items()}
     ours = spreads["ours"]

@@ -144,8 +144,8 @@ class _Entry:
 
 
 class _Plan(NamedTuple):
-    """What the cheap checks decided (a tuple: one is built per cache miss, a frozen dataclass
-    costs three times as much to build).  ``generation`` is the key set an introspection result
+    """What the cheap checks decided (a tuple: one is built per cache miss, and a frozen dataclass
+    costs more to build).  ``generation`` is the key set an introspection result
     belongs to; a JWT's result belongs to the key set its key came from."""
 
     digest: bytes
