@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         "says so; a row that fails says **not met**. Nothing is rounded in our favour: ratios are "
         "printed to two decimals and compared unrounded.\n\n"
     )
-    document = header + _summary(sections) + "\n" + produced
+    document = header + _summary(sections + carried) + "\n" + produced
     if args.write_docs:
         document = "\n".join([document.rstrip() + "\n", *carried])
         DOCS.write_text(document, encoding="utf-8")
