@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Literal, Self, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Final, Literal, Self, TypeAlias, TypeVar, cast, overload
 
 from pydantic import (
     BaseModel,
@@ -589,12 +589,14 @@ class DIDDocument(BaseModel):
         return self.capability_delegation or ()
 
     # -- queries -------------------------------------------------------------------------------------
+    def _private(self) -> dict[str, Any]:
+        # The private attributes, straight from pydantic's dict: its ``__getattr__`` route costs
+        # about a microsecond per read, and a key lookup reads several of them.
+        return cast(dict[str, Any], self.__pydantic_private__)
+
     @property
     def did(self) -> DID:
-        # Straight from the private-attribute dict: pydantic's ``__getattr__`` route costs a
-        # microsecond, and every resolution and key lookup asks for the DID.
-        private = self.__pydantic_private__
-        did: DID = private["_did"] if private is not None else self._did
+        did: DID = self._private()["_did"]
         return did
 
     def to_json(self) -> dict[str, Any]:
@@ -605,18 +607,20 @@ class DIDDocument(BaseModel):
     def all_methods(self) -> Mapping[str, VerificationMethod]:
         """Every verification method (top-level and embedded), by absolute id, in document order."""
         self._build_deferred()
-        return MappingProxyType(self._methods)
+        return MappingProxyType(self._private()["_methods"])
 
     def authorised(self, purpose: Purpose) -> tuple[str, ...]:
         """Absolute ids of the verification methods authorised for ``purpose``, in document order."""
         if purpose == "keyAgreement":
             self._build_deferred()
-        return self._purposes.get(purpose, ())
+        found: tuple[str, ...] = self._private()["_purposes"].get(purpose, ())
+        return found
 
     def verification_method(self, did_url: str) -> VerificationMethod:
         """The verification method with this id (absolute, or relative ``#frag``); else ``unknown_key``."""
         key_id = self._lookup(did_url)  # first: the lookup may build the deferred method
-        return self._methods[key_id]
+        method: VerificationMethod = self._private()["_methods"][key_id]
+        return method
 
     @overload
     def key_for(self, did_url: str, purpose: Literal["keyAgreement"]) -> AgreementKey: ...
@@ -639,16 +643,17 @@ class DIDDocument(BaseModel):
             raise InvalidInput(
                 "unknown verification relationship", code="bad_purpose", purpose=str(purpose)[:32]
             )
-        if key_id not in self._purposes.get(purpose, ()):
+        private = self._private()  # read after the lookup: it may have built the deferred method
+        if key_id not in private["_purposes"].get(purpose, ()):
             raise UntrustedKeyError(
                 "key is not authorised for this purpose",
                 code="not_authorised_for_purpose",
                 kid=key_id[:256],
                 purpose=purpose,
             )
-        key = self._keys.get(key_id)
+        key: AgreementKey | None = private["_keys"].get(key_id)
         if key is None:
-            raise self._methods[key_id].unusable() or UntrustedKeyError(
+            raise private["_methods"][key_id].unusable() or UntrustedKeyError(
                 "verification method yields no key", code="no_public_key", kid=key_id[:256]
             )
         if purpose != "keyAgreement" and isinstance(key, X25519PublicKey):
@@ -661,11 +666,11 @@ class DIDDocument(BaseModel):
         return key
 
     def _lookup(self, did_url: str) -> str:
-        url = DIDURL.absolute(did_url, self._did)
-        key_id = str(url)
-        if key_id not in self._methods and self._deferred is not None:
+        private = self._private()
+        key_id = str(DIDURL.absolute(did_url, private["_did"]))
+        if key_id not in private["_methods"] and private["_deferred"] is not None:
             self._build_deferred()  # the URL may name the deferred method
-        if key_id not in self._methods:
+        if key_id not in private["_methods"]:
             raise UntrustedKeyError(
                 "no such verification method in the DID document", code="unknown_key", kid=key_id[:256]
             )
