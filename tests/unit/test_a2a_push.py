@@ -148,6 +148,36 @@ async def test_a_replay_inside_the_leeway_after_exp_is_refused(agent: Agent, web
 
 
 @pytest.mark.anyio
+async def test_a_trusted_agent_whose_did_cannot_be_found_is_refused_not_unavailable(webhook: Webhook) -> None:
+    """A missing DID document is a deny (401): an outage answer (503) would invite retries and let a
+    sender make the receiver look down."""
+    pair = KeyPair.generate("p256")
+    did = "did:web:gone.example"
+    guard = PushNotificationGuard(
+        webhook,
+        path="/hooks/a2a",
+        audience=URL,
+        trusted_agents=[did],
+        algorithms=["ES256"],
+        resolver=DIDResolver.offline({}),
+        replay_store=MemoryReplayStore(),
+        expected_token=TOKEN,
+        clock=lambda: NOW + 1,
+    )
+    body = _body()
+    signature = PushSigner(pair, kid=f"{did}#key-1", clock=lambda: NOW).sign(URL, body)
+    transport = httpx.ASGITransport(app=guard)
+    async with httpx.AsyncClient(transport=transport, base_url="https://client.example") as http:
+        response = await http.post(
+            "/hooks/a2a",
+            content=body,
+            headers={PUSH_SIGNATURE_HEADER: signature, NOTIFICATION_TOKEN_HEADER: TOKEN},
+        )
+    assert response.status_code == 401
+    assert webhook.received == []
+
+
+@pytest.mark.anyio
 @pytest.mark.parametrize(
     "case",
     ["other_body", "other_audience", "wrong_token", "no_token", "no_signature", "untrusted_agent", "typ"],

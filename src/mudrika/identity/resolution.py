@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, Final, Protocol, runtime_checkable
 
-from mudrika.errors import BindingError, InvalidInput, ResolutionError
+from mudrika.errors import BindingError, InvalidInput, ResolutionError, UntrustedKeyError
 from mudrika.identity.did import DID
 from mudrika.identity.document import DIDDocument
 
@@ -22,12 +22,33 @@ __all__ = [
     "MethodDriver",
     "ResolutionResult",
     "check_document_id",
+    "key_refusal",
     "parse_document",
     "result",
 ]
 
 #: The representation every driver produces (DID Core §6.2, JSON).
 CONTENT_TYPE: Final = "application/did+json"
+
+#: Resolution outcomes that say "this signer has no usable key" rather than "try again later": they
+#: are a deny (401), not an outage (503), so an attacker naming an unsupported or missing DID learns
+#: nothing from the status and cannot make the server look unavailable.
+_NO_KEY_CODES: Final = frozenset(
+    {"notFound", "methodNotSupported", "invalidDidDocument", "representationNotSupported"}
+)
+
+
+def key_refusal(exc: ResolutionError) -> UntrustedKeyError | ResolutionError:
+    """What a failed resolution means to a verifier looking for a signer's key: an
+    :class:`~mudrika.errors.UntrustedKeyError` (``unresolvable_key``) when the DID has no usable
+    key, the :class:`~mudrika.errors.ResolutionError` itself (an outage: fail closed) otherwise."""
+    if exc.code in _NO_KEY_CODES:
+        return UntrustedKeyError(
+            "the signer's DID has no usable key", code="unresolvable_key", reason=exc.code
+        )
+    return exc
+
+
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 #: Shared resolution metadata per (method, driver); bounded, since a fallback driver (didkit, a
 #: snapshot) answers for method names that come from the DIDs it is asked about.

@@ -13,8 +13,9 @@ from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 from mudrika.crypto.jose import FORBIDDEN_HEADERS, TrustedKey
-from mudrika.errors import InvalidInput, UntrustedKeyError, VerificationError
+from mudrika.errors import InvalidInput, ResolutionError, UntrustedKeyError, VerificationError
 from mudrika.identity.did import parse_did_url
+from mudrika.identity.resolution import key_refusal
 from mudrika.identity.resolver import DIDResolver
 
 #: The only algorithms these signatures may use: a shared-secret MAC (HS256, a2a-sdk's card default)
@@ -87,9 +88,17 @@ class DidKeyTrust:
     def key_for(self, header: Mapping[str, Any]) -> TrustedKey:
         """The trusted key for a protected header (resolving the DID synchronously)."""
         kid, did = self._screen(header)
-        return self._trusted_key(kid, did, self._resolver.resolve_key(kid, "assertionMethod"))
+        try:
+            public = self._resolver.resolve_key(kid, "assertionMethod")
+        except ResolutionError as exc:
+            raise key_refusal(exc) from None
+        return self._trusted_key(kid, did, public)
 
     async def akey_for(self, header: Mapping[str, Any]) -> TrustedKey:
         """:meth:`key_for` without blocking the event loop (did:web is fetched asynchronously)."""
         kid, did = self._screen(header)
-        return self._trusted_key(kid, did, await self._resolver.aresolve_key(kid, "assertionMethod"))
+        try:
+            public = await self._resolver.aresolve_key(kid, "assertionMethod")
+        except ResolutionError as exc:
+            raise key_refusal(exc) from None
+        return self._trusted_key(kid, did, public)

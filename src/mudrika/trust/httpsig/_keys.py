@@ -9,11 +9,12 @@ appears in the document" (an ``assertionMethod`` key signs credentials, not requ
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Final, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from mudrika.crypto.keys import PublicKey
 from mudrika.errors import InvalidInput, ResolutionError, UntrustedKeyError
 from mudrika.identity.document import DIDDocument
+from mudrika.identity.resolution import key_refusal
 from mudrika.trust.httpsig._profile import check_keyid
 
 __all__ = ["DIDKeyResolver", "DocumentKeyLookup", "KeyLookup", "ResolverKeyLookup", "StaticKeyLookup"]
@@ -80,22 +81,6 @@ class DIDKeyResolver(Protocol):
     async def aresolve_key(self, did_url: str, purpose: Literal["authentication"]) -> PublicKey: ...
 
 
-#: Resolution outcomes that say "this signer has no usable key" rather than "try again later": they
-#: are a deny (401), not an outage (503), so an attacker naming an unsupported or missing DID learns
-#: nothing from the status and cannot make the server look unavailable.
-_NO_KEY_CODES: Final = frozenset(
-    {"notFound", "methodNotSupported", "invalidDidDocument", "representationNotSupported"}
-)
-
-
-def _no_key(exc: ResolutionError) -> UntrustedKeyError | ResolutionError:
-    if exc.code in _NO_KEY_CODES:
-        return UntrustedKeyError(
-            "the signer's DID has no usable key", code="unresolvable_key", reason=exc.code
-        )
-    return exc
-
-
 class ResolverKeyLookup:
     """Adapter: resolve the keyid's DID with a DID resolver, purpose ``authentication``.
 
@@ -112,11 +97,11 @@ class ResolverKeyLookup:
         try:
             return self._resolver.resolve_key(keyid, "authentication")
         except ResolutionError as exc:
-            raise _no_key(exc) from None
+            raise key_refusal(exc) from None
 
     async def alookup(self, keyid: str) -> PublicKey:
         check_keyid(keyid)
         try:
             return await self._resolver.aresolve_key(keyid, "authentication")
         except ResolutionError as exc:
-            raise _no_key(exc) from None
+            raise key_refusal(exc) from None
