@@ -74,6 +74,7 @@ __all__ = [
     "Refusal",
     "TokenExpired",
     "code_for",
+    "echo_id",
     "error_response",
     "http_status_for",
     "message_for",
@@ -231,9 +232,10 @@ def www_authenticate(value: BaseException | JsonRpcAuthCode | int, *, realm: str
     return challenge if error is None else f'{challenge}, error="{error}"'
 
 
-def _echo_id(request_id: Any) -> str | int | None:
-    # JSON-RPC 2.0 §5: the id is echoed; when it could not be determined it is null.  Only ids a
-    # request may legally carry are echoed, and very long strings are not reflected back.
+def echo_id(request_id: Any) -> str | int | None:
+    """A request id as a response may echo it (JSON-RPC 2.0 §5; null when it could not be
+    determined): only ids a request may legally carry, and no string over 256 characters is
+    reflected back."""
     if isinstance(request_id, bool):
         return None
     if isinstance(request_id, int):
@@ -249,7 +251,7 @@ def error_response(value: BaseException | JsonRpcAuthCode | int, request_id: Any
     return {
         "jsonrpc": "2.0",
         "error": {"code": int(code), "message": _MESSAGE[code]},
-        "id": _echo_id(request_id),
+        "id": echo_id(request_id),
     }
 
 
@@ -379,7 +381,7 @@ class Refusal:
 
     def response(self, profile: ErrorProfile, request_id: Any) -> dict[str, Any]:
         """A whole JSON-RPC 2.0 error response, the request id echoed when it may be."""
-        return {"jsonrpc": "2.0", "error": self.error_object(profile), "id": _echo_id(request_id)}
+        return {"jsonrpc": "2.0", "error": self.error_object(profile), "id": echo_id(request_id)}
 
     def rest_body(self) -> dict[str, Any]:
         """The ``a2a`` profile's REST body: a ``google.rpc.Status`` in JSON (A2A 1.0 §11.6)."""

@@ -32,6 +32,7 @@ __all__ = [
     "RestRoute",
     "operation_for_method",
     "operation_for_route",
+    "route_for",
     "tenant_for_route",
 ]
 
@@ -185,28 +186,39 @@ def _routes_for(prefix: str) -> tuple[RestRoute, ...]:
     return routes
 
 
-def operation_for_route(method: str, path: str, *, prefix: str = "") -> str | None:
-    """The operation a REST request performs, or None when no A2A route matches (deny).
+def _match(method: str, path: str, prefix: str) -> RestRoute | None:
+    verb = "GET" if method == "HEAD" else method
+    for route in _routes_for(prefix):
+        if route.method == verb and route.pattern.match(path):
+            return route
+    return None
+
+
+def route_for(method: str, path: str, *, prefix: str = "") -> tuple[str, str | None] | None:
+    """The operation a REST request performs and the tenant it names, from one match; None when no
+    A2A route matches (deny).
 
     ``path`` is the ASGI route path (``scope["path"]`` without ``root_path``); ``prefix`` is the
     ``path_prefix`` given to ``create_rest_routes``.  The first route whose path *and* method match
     wins, the ``/{tenant}`` mount of the 1.0 routes last.  ``HEAD`` is matched as ``GET``, as
-    Starlette does.
+    Starlette does.  The tenant is the first path segment when the matching route is one of the
+    ``/{tenant}`` mount's, None otherwise.
     """
-    verb = "GET" if method == "HEAD" else method
-    for route in _routes_for(prefix):
-        if route.method == verb and route.pattern.match(path):
-            return route.operation
-    return None
+    route = _match(method, path, prefix)
+    if route is None:
+        return None
+    tenant = path.split("/", 2)[1] if route.template.startswith("/{tenant}") else None
+    return route.operation, tenant
+
+
+def operation_for_route(method: str, path: str, *, prefix: str = "") -> str | None:
+    """The operation of :func:`route_for`, or None when no A2A route matches (deny)."""
+    route = _match(method, path, prefix)
+    return None if route is None else route.operation
 
 
 def tenant_for_route(method: str, path: str, *, prefix: str = "") -> str | None:
-    """The tenant a REST request names: the first path segment when the route that matches (as in
-    :func:`operation_for_route`) is one of the ``/{tenant}`` mount's; None otherwise."""
-    verb = "GET" if method == "HEAD" else method
-    for route in _routes_for(prefix):
-        if route.method == verb and route.pattern.match(path):
-            if route.template.startswith("/{tenant}"):
-                return path.split("/", 2)[1]
-            return None
-    return None
+    """The tenant of :func:`route_for`: the first path segment when the matching route is one of the
+    ``/{tenant}`` mount's; None otherwise."""
+    found = route_for(method, path, prefix=prefix)
+    return None if found is None else found[1]

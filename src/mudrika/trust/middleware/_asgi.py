@@ -99,6 +99,7 @@ from mudrika.trust.jsonrpc import (
     ErrorProfile,
     InvalidToken,
     Refusal,
+    echo_id,
     profile_for_version,
     refusal_for,
     refusal_for_denial,
@@ -434,16 +435,8 @@ def _call_tenant(call: Mapping[str, Any]) -> str | None:
 # --- JSON-RPC helpers ----------------------------------------------------------------------------
 
 
-def _echo(request_id: Any) -> str | int | None:
-    """A request id as it may be echoed: an integer or a string of at most 256 characters."""
-    echoed = request_id if isinstance(request_id, str | int) and not isinstance(request_id, bool) else None
-    if isinstance(echoed, str) and len(echoed) > 256:
-        echoed = None
-    return echoed
-
-
 def _rpc_error(code: int, request_id: Any) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "error": {"code": code, "message": _MESSAGES[code]}, "id": _echo(request_id)}
+    return {"jsonrpc": "2.0", "error": {"code": code, "message": _MESSAGES[code]}, "id": echo_id(request_id)}
 
 
 def _reject_constant(name: str) -> Any:
@@ -750,7 +743,7 @@ class A2AAuthMiddleware:
             if how.profile is ErrorProfile.A2A:
                 error["data"] = [info]
             request_id = ids[0] if ids and len(ids) == 1 else None
-            payload = {"jsonrpc": "2.0", "error": error, "id": _echo(request_id)}
+            payload = {"jsonrpc": "2.0", "error": error, "id": echo_id(request_id)}
         await send_json(send, 400, payload)
 
     async def _send_refusal(
@@ -847,12 +840,12 @@ class A2AAuthMiddleware:
         )
 
     async def _rest(self, exchange: _Exchange, body: bytes, method: str, path: str) -> None:
-        operation = a2a_methods.operation_for_route(method, path, prefix=self.rest_prefix)
-        if operation is None:
+        route = a2a_methods.route_for(method, path, prefix=self.rest_prefix)
+        if route is None:
             _log.info("no A2A route for %s %s", log_value(method, limit=16), log_value(path))
             await send_json(exchange.send, 404, _rpc_error(METHOD_NOT_FOUND, None))
             return
-        tenant = a2a_methods.tenant_for_route(method, path, prefix=self.rest_prefix)
+        operation, tenant = route
         await self._decide_and_forward(exchange, operation, tenant, body=body, echo=b"")
 
     async def _jsonrpc(self, exchange: _Exchange, body: bytes) -> None:
