@@ -26,7 +26,7 @@ from mudrika.errors import (
     SignatureError,
 )
 from mudrika.trust.a2a.extensions import AP2_V01_EXTENSION_URI, AP2_V02_EXTENSION_URI, ap2_versions
-from mudrika.trust.a2a.methods import tenant_for_route
+from mudrika.trust.a2a.methods import route_for, tenant_for_route
 from mudrika.trust.jsonrpc import (
     A2A_CODES,
     ERROR_INFO_TYPE,
@@ -434,6 +434,9 @@ async def test_extensions_header_is_recorded_and_required_ones_enforced() -> Non
 
 
 def test_tenant_is_read_from_the_route_starlette_would_match() -> None:
+    assert route_for("POST", "/acme/message:send") == ("message/send", "acme")
+    assert route_for("HEAD", "/tasks/7") == ("tasks/get", None)
+    assert route_for("GET", "/acme/unknown") is None
     assert tenant_for_route("POST", "/acme/message:send") == "acme"
     assert tenant_for_route("GET", "/acme/tasks/7") == "acme"
     assert tenant_for_route("POST", "/message:send") is None
