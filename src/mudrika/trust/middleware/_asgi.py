@@ -694,6 +694,7 @@ class A2AAuthMiddleware:
         how: _Answering,
         *,
         body: bytes = b"",
+        ids: list[Any] | None = None,
         method: str = "",
         path: str = "",
         close: bool = False,
@@ -720,7 +721,7 @@ class A2AAuthMiddleware:
         else:
             # A bug in an authenticator is a deny, never a pass.
             _log.error("authenticator raised %s", type(exc).__name__, exc_info=exc)
-        await self._send_refusal(send, refusal, how, body=body, close=close)
+        await self._send_refusal(send, refusal, how, body=body, ids=ids, close=close)
 
     async def _extension_required(self, send: Send, how: _Answering, missing: list[str], body: bytes) -> None:
         """A2A's own ``ExtensionSupportRequiredError`` (-32008; REST 400 ``FAILED_PRECONDITION``): the
@@ -747,10 +748,20 @@ class A2AAuthMiddleware:
         await send_json(send, 400, payload)
 
     async def _send_refusal(
-        self, send: Send, refusal: Refusal, how: _Answering, *, body: bytes = b"", close: bool = False
+        self,
+        send: Send,
+        refusal: Refusal,
+        how: _Answering,
+        *,
+        body: bytes = b"",
+        ids: list[Any] | None = None,
+        close: bool = False,
     ) -> None:
         """Answer ``refusal`` in the request's profile: JSON-RPC error(s) with the ids echoed, or, for
-        an ``a2a`` REST request, a ``google.rpc.Status``; the challenge, ``Retry-After`` as fits."""
+        an ``a2a`` REST request, a ``google.rpc.Status``; the challenge, ``Retry-After`` as fits.
+
+        ``ids`` are the ids of a single call already parsed (echoed as they are); otherwise they are
+        read from ``body``, which is parsed only for this."""
         headers: list[tuple[bytes, bytes]] = []
         challenge = refusal.challenge(how.profile, realm=self.realm)
         if challenge is not None:
@@ -763,10 +774,12 @@ class A2AAuthMiddleware:
         if how.rest and how.profile is ErrorProfile.A2A:
             payload = refusal.rest_body()
         else:
-            ids = _ids_for_echo(body) if body else None
+            batch = False
+            if ids is None and body:
+                ids, batch = _ids_for_echo(body), body.lstrip().startswith(b"[")
             if not ids:
                 payload = refusal.response(how.profile, None)
-            elif len(ids) == 1 and not body.lstrip().startswith(b"["):
+            elif len(ids) == 1 and not batch:
                 payload = refusal.response(how.profile, ids[0])
             elif refusal.status in (401, 403):
                 payload = [refusal.response(how.profile, request_id) for request_id in ids]
@@ -790,8 +803,9 @@ class A2AAuthMiddleware:
             self._read_slots = anyio.CapacityLimiter(self.max_concurrent_reads)
         return self._read_slots
 
-    async def _commit(self, exchange: _Exchange, body: bytes) -> bool:
-        """Claim the pending single-use values of an authorised request; False when answered here."""
+    async def _commit(self, exchange: _Exchange, ids: list[Any] | None) -> bool:
+        """Claim the pending single-use values of an authorised request; False when answered here.
+        ``ids`` are the request ids a refusal echoes (None: none, as for REST or a batch)."""
         send, auth, how = exchange.send, exchange.auth, exchange.how
         if auth.pending_claim is None:
             return True
@@ -802,7 +816,7 @@ class A2AAuthMiddleware:
         try:
             await auth.pending_claim()
         except Exception as exc:
-            await self._refuse(send, _Failed(auth.scheme, exc), how, body=body)
+            await self._refuse(send, _Failed(auth.scheme, exc), how, ids=ids)
             return False
         return True
 
@@ -846,7 +860,7 @@ class A2AAuthMiddleware:
             await send_json(exchange.send, 404, _rpc_error(METHOD_NOT_FOUND, None))
             return
         operation, tenant = route
-        await self._decide_and_forward(exchange, operation, tenant, body=body, echo=b"")
+        await self._decide_and_forward(exchange, operation, tenant, body=body, ids=None)
 
     async def _jsonrpc(self, exchange: _Exchange, body: bytes) -> None:
         # Step 4: parse.
@@ -874,22 +888,28 @@ class A2AAuthMiddleware:
             _log.info("unknown JSON-RPC method from %s", log_value(exchange.auth.principal.subject))
             await send_json(exchange.send, 404, _rpc_error(METHOD_NOT_FOUND, request_id))
             return
-        await self._decide_and_forward(exchange, operation, tenant, body=body, echo=body)
+        await self._decide_and_forward(exchange, operation, tenant, body=body, ids=[request_id])
 
     async def _decide_and_forward(
-        self, exchange: _Exchange, operation: str, tenant: str | None, *, body: bytes, echo: bytes
+        self,
+        exchange: _Exchange,
+        operation: str,
+        tenant: str | None,
+        *,
+        body: bytes,
+        ids: list[Any] | None,
     ) -> None:
         """Step 5 for one call (a REST request or a single JSON-RPC call): the policy, per tenant when
-        the call names one; then the pending claims; then the app, replaying ``body``.  ``echo`` is
-        the body whose request id a refusal echoes (empty for REST)."""
+        the call names one; then the pending claims; then the app, replaying ``body``.  ``ids`` hold
+        the call's request id, which a refusal echoes (None for REST): the body is not parsed again."""
         auth = exchange.auth
         decision = self.policy.decide(auth.principal, operation, tenant=tenant)
         if not decision.allowed:
             self._deny_log(auth, operation, decision)
             refusal = refusal_for_denial(decision.reason, scheme=auth.scheme)
-            await self._send_refusal(exchange.send, refusal, exchange.how, body=echo)
+            await self._send_refusal(exchange.send, refusal, exchange.how, ids=ids)
             return
-        if not await self._commit(exchange, echo):
+        if not await self._commit(exchange, ids):
             return
         downstream = _annotate(exchange.scope, auth, (decision,), (tenant,), exchange.how.extensions)
         await self.app(downstream, replay(body, exchange.receive), exchange.send)
@@ -939,7 +959,7 @@ class A2AAuthMiddleware:
                     headers.append((b"www-authenticate", challenge.encode("latin-1")))
             await send_json(send, status, payload, headers)
             return
-        if not await self._commit(exchange, b""):
+        if not await self._commit(exchange, None):
             return
         downstream = _annotate(exchange.scope, auth, tuple(decisions), tuple(tenants), how.extensions)
         if not errors and len(allowed) == len(calls):
