@@ -8,14 +8,15 @@ from pathlib import Path
 import pytest
 
 from mudrika.errors import InvalidInput
+from mudrika.payments.batch import VERIFIERS, verifier_for
+from mudrika.payments.bundle import BUNDLE_FORMAT
 from mudrika.payments.trustroot import load_trust_root
 from mudrika.payments.v02 import HopExpectation
 from mudrika.payments.v02.bundle import (
-    detect_profile,
+    BUNDLE_FORMAT_V02,
     inspect_v02_bundle,
     load_v02_bundle,
     parse_v02_bundle,
-    profile_of,
 )
 from tests._support.ap2_v02 import CHECKOUT_NONCE, CP_AUDIENCE, FIXTURE_TIME, MERCHANT_DID, PAYMENT_NONCE
 
@@ -25,10 +26,12 @@ TRUST_ROOT = FIXTURES / "ap2-v02" / "trust-root.json"
 
 
 def test_profiles_are_told_apart_by_format() -> None:
-    assert detect_profile(BUNDLE.read_bytes()) == "ap2-v0.2"
+    v02 = json.loads(BUNDLE.read_bytes())
+    assert verifier_for(v02) is VERIFIERS[BUNDLE_FORMAT_V02]
     for v01 in sorted((FIXTURES / "evidence").glob("*.json")):
-        assert detect_profile(v01.read_bytes()) == "ap2-v0.1"
-    assert detect_profile(b"not json") == "ap2-v0.1"
+        document = json.loads(v01.read_bytes())
+        if document.get("format") == BUNDLE_FORMAT:
+            assert verifier_for(document) is VERIFIERS[BUNDLE_FORMAT]
 
 
 def test_the_fixture_is_unanchored_on_the_evidence_word_and_ok_on_the_analyst_word() -> None:
@@ -67,11 +70,3 @@ def test_bundles_are_parsed_strictly() -> None:
     with pytest.raises(InvalidInput) as caught:
         inspect_v02_bundle(parse_v02_bundle(json.dumps(document)), trust_root=None)  # type: ignore[arg-type]
     assert caught.value.code == "trust_root_required"
-
-
-def test_profile_of_a_file(tmp_path: Path) -> None:
-    assert profile_of(BUNDLE) == "ap2-v0.2"
-    assert profile_of(tmp_path / "missing.json") == "ap2-v0.1"
-    large = tmp_path / "large.json"
-    large.write_bytes(b" " * 64 + BUNDLE.read_bytes())
-    assert profile_of(large, max_bytes=32) == "ap2-v0.1"

@@ -18,8 +18,7 @@ Format (``docs/ap2-v02.md`` "Evidence bundle"); we own it, so unknown members ar
      "expectations": {"checkout_hops": [{"aud": "...", "nonce": "..."}],
                       "payment_hops": [{"aud": "...", "nonce": "..."}]}}
 
-:func:`detect_profile` tells a dispute tool which verifier a bundle file is for, reading only its
-``format`` member.
+:func:`mudrika.payments.batch.verifier_for` picks the verifier of a bundle by this ``format`` member.
 """
 
 from __future__ import annotations
@@ -29,12 +28,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from mudrika.crypto.jcs import loads_strict
 from mudrika.errors import InvalidInput
 from mudrika.net.limits import read_capped
-from mudrika.payments._load import AwareTimestamp, validation_errors
+from mudrika.payments._load import AwareTimestamp, validate_document
 from mudrika.payments._time import Time
 from mudrika.payments.chain.report import VerificationReport
 from mudrika.payments.models import parse_timestamp
@@ -48,12 +47,10 @@ __all__ = [
     "MAX_BUNDLE_BYTES",
     "BundleHop",
     "V02Bundle",
-    "detect_profile",
     "inspect_v02_bundle",
     "inspect_v02_case",
     "load_v02_bundle",
     "parse_v02_bundle",
-    "profile_of",
     "v02_bundle_from_value",
 ]
 
@@ -61,8 +58,6 @@ BUNDLE_FORMAT_V02: Final = "mudrika.evidence/ap2-v0.2"
 MAX_BUNDLE_BYTES: Final = 4 * 1024 * 1024
 _MAX_TOKEN: Final = 512 * 1024
 _MAX_TEXT: Final = 2048
-
-Profile = Literal["ap2-v0.1", "ap2-v0.2"]
 
 
 class _Owned(BaseModel):
@@ -106,25 +101,6 @@ class V02Bundle(_Owned):
         return json.dumps(self.model_dump(mode="json", exclude_none=True), indent=indent, ensure_ascii=False)
 
 
-def detect_profile(raw: bytes | str) -> Profile:
-    """``ap2-v0.2`` for a v0.2 bundle, ``ap2-v0.1`` for anything else (its own parser then decides)."""
-    try:
-        value = loads_strict(raw, max_bytes=MAX_BUNDLE_BYTES, max_depth=64)
-    except InvalidInput:
-        return "ap2-v0.1"
-    return "ap2-v0.2" if isinstance(value, dict) and value.get("format") == BUNDLE_FORMAT_V02 else "ap2-v0.1"
-
-
-def profile_of(path: str | Path, *, max_bytes: int = MAX_BUNDLE_BYTES) -> Profile:
-    """:func:`detect_profile` of a bundle file; an unreadable or oversized file is ``ap2-v0.1`` (whose
-    loader then reports the problem)."""
-    try:
-        data = read_capped(path, max_bytes=max_bytes, name="bundle")
-    except InvalidInput:
-        return "ap2-v0.1"
-    return detect_profile(data)
-
-
 def parse_v02_bundle(raw: bytes | str, *, max_bytes: int = MAX_BUNDLE_BYTES) -> V02Bundle:
     """Strictly parse a v0.2 bundle (codes: those of ``loads_strict``, ``not_a_bundle``, ``bad_bundle``)."""
     return v02_bundle_from_value(loads_strict(raw, max_bytes=max_bytes, max_depth=64))
@@ -134,15 +110,7 @@ def v02_bundle_from_value(value: object) -> V02Bundle:
     """A v0.2 bundle from already strictly parsed JSON (as a dispute batch holds it)."""
     if not isinstance(value, dict) or value.get("format") != BUNDLE_FORMAT_V02:
         raise InvalidInput(f"not a {BUNDLE_FORMAT_V02} evidence bundle", code="not_a_bundle")
-    try:
-        return V02Bundle.model_validate(value)
-    except ValidationError as exc:
-        errors = validation_errors(exc, top_level="(top level)")
-        raise InvalidInput(
-            f"malformed evidence bundle: {errors[0]['loc']}: {errors[0]['msg']}",
-            code="bad_bundle",
-            errors=errors,
-        ) from None
+    return validate_document(V02Bundle, value, document="evidence bundle", code="bad_bundle")
 
 
 def load_v02_bundle(path: str | Path, *, max_bytes: int = MAX_BUNDLE_BYTES) -> V02Bundle:
