@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar, cast
 
 from mudrika.errors import InvalidInput
-from mudrika.payments.models import Ap2Model, Received, receive
+from mudrika.payments.models import Ap2Model, Received, outgoing, receive
 
 __all__ = ["contents_to_sign"]
 
@@ -34,7 +34,7 @@ def contents_to_sign(
     if isinstance(contents, Received):
         received = contents
     elif isinstance(contents, model_type):
-        received = receive(model_type, contents.to_wire())
+        received = outgoing(contents)
     else:
         # mypy cannot narrow a type variable by isinstance; what is left is meant to be a mapping,
         # and receive() refuses anything else as not a JSON object.

@@ -442,7 +442,7 @@ def _run(
         _payment_stage(state, evidence.payment_chain, trust_root, tuple(payment_hops), at, usage)
     _receipt_stage(state, evidence, trust_root, at)
     if replay_store is not None:
-        if all(check.passed for check in state.recorder.checks):
+        if state.recorder.all_passed:
             _single_use(state, replay_store, at)
         else:
             names = ["v02.single_use.checkout"] + (
