@@ -224,6 +224,11 @@ def test_budget_adds_this_payment_to_what_was_spent() -> None:
     assert caught.value.code == "usage_history_required"
     with pytest.raises(PolicyDenied):
         evaluate_payment_constraint({**budget, "currency": "EUR"}, scope(MandateUsage(0, 0, "EUR", None)))
+    for not_a_number in (True, "1000", None):  # the strict model refuses what is not a JSON number
+        with pytest.raises(InvalidInput):
+            evaluate_payment_constraint(
+                {**budget, "max": not_a_number}, scope(MandateUsage(0, 0, "USD", None))
+            )
 
 
 def test_agent_recurrence_counts_occurrences_and_spacing() -> None:

@@ -28,7 +28,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import Field
 
 from mudrika.crypto.jcs import MAX_SAFE_INTEGER
 from mudrika.errors import BindingError, InvalidInput, PolicyDenied
@@ -36,11 +36,15 @@ from mudrika.payments._values import parse_timestamp
 from mudrika.payments.v02.models import (
     Amount,
     Checkout,
+    Currency,
     LineItemRequirement,
     Merchant,
+    MinorUnits,
     PaymentInstrument,
     PaymentMandate,
     Pisp,
+    Text,
+    _Strict,
     parse_model,
 )
 
@@ -110,13 +114,10 @@ ISO_4217_EXPONENTS: Final[Mapping[str, int]] = {
 }
 
 _MAX_LIST: Final = 256
-_Text = Annotated[str, StringConstraints(min_length=1, max_length=2048)]
-_Currency = Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")]
-_Minor = Annotated[int, Field(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER)]
 
 
-class _Constraint(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, hide_input_in_errors=True)
+class _Constraint(_Strict):
+    """A constraint type: one of the AP2-owned strict models."""
 
 
 class AllowedMerchants(_Constraint):
@@ -136,14 +137,14 @@ class AllowedPayees(_Constraint):
 
 class AmountRange(_Constraint):
     type: Literal["payment.amount_range"]
-    currency: _Currency
-    max: _Minor
-    min: _Minor | None = None
+    currency: Currency
+    max: MinorUnits
+    min: MinorUnits | None = None
 
 
 class PaymentReference(_Constraint):
     type: Literal["payment.reference"]
-    conditional_transaction_id: _Text
+    conditional_transaction_id: Text
 
 
 class AgentRecurrence(_Constraint):
@@ -165,13 +166,13 @@ class AllowedPisps(_Constraint):
 class Budget(_Constraint):
     type: Literal["payment.budget"]
     max: int | float
-    currency: _Currency
+    currency: Currency
 
 
 class ExecutionDate(_Constraint):
     type: Literal["payment.execution_date"]
-    not_before: _Text | None = None
-    not_after: _Text | None = None
+    not_before: Text | None = None
+    not_after: Text | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,7 +332,7 @@ def _amount_range(raw: Mapping[str, Any], scope: PaymentScope) -> None:
     constraint = parse_model(AmountRange, raw, what="payment.amount_range")
     amount = scope.payment.payment_amount
     _require_currency(amount, constraint.currency, message="currency outside the mandate")
-    low = constraint.min if constraint.min is not None else None
+    low = constraint.min
     if amount.amount > constraint.max or (low is not None and amount.amount < low):
         raise PolicyDenied(
             "amount outside the allowed range",
@@ -435,13 +436,7 @@ def major_to_minor(value: int | float, currency: str) -> int:
 
 
 def _budget(raw: Mapping[str, Any], scope: PaymentScope) -> None:
-    constraint = parse_model(Budget, raw, what="payment.budget")
-    if (
-        isinstance(constraint.max, bool)
-        or not isinstance(raw.get("max"), int | float)
-        or isinstance(raw.get("max"), bool)
-    ):
-        raise InvalidInput("budget max must be a JSON number", code="bad_amount")
+    constraint = parse_model(Budget, raw, what="payment.budget")  # strict: max is a JSON number
     limit = major_to_minor(constraint.max, constraint.currency)
     amount = scope.payment.payment_amount
     _require_currency(amount, constraint.currency, message="budget currency differs")
