@@ -77,6 +77,7 @@ __all__ = [
     "cart_contents_hash",
     "cart_mandate_hash",
     "intent_hash",
+    "intent_mandate_hash",
     "money_equal",
     "outgoing",
     "parse_time",
@@ -530,6 +531,11 @@ def intent_hash(intent: Received[IntentMandate]) -> str:
 def cart_contents_hash(cart: Received[CartMandate]) -> str:
     """H(CartContents): the ``cart_hash`` claim of ``merchant_authorization``."""
     return _h(_member(cart.raw, "contents"))
+
+
+def intent_mandate_hash(intent: Received[IntentMandate]) -> str:
+    """H(whole IntentMandate, user_authorization included): ``transaction_data[2]`` of the KB-JWT."""
+    return _h(intent.raw)
 
 
 def cart_mandate_hash(cart: Received[CartMandate]) -> str:

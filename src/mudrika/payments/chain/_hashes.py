@@ -1,4 +1,4 @@
-"""The four mandate hashes of one chain, each computed once.
+"""The five mandate hashes of one chain, each computed once.
 
 Why here: every hash is over the raw received object (docs/payments.md, "Hashes"), and
 canonicalising a 2 KB cart costs far more than the comparisons that use the hash.  The verifier
@@ -31,6 +31,7 @@ from mudrika.payments.models import (
     cart_contents_hash,
     cart_mandate_hash,
     intent_hash,
+    intent_mandate_hash,
     payment_contents_hash,
 )
 
@@ -64,7 +65,7 @@ def chain_hashes(
     hashes: dict[str, str] = {}
     if intent is not None:
         hashes["intent"] = intent_hash(intent)
-        hashes["intent_mandate"] = _b64_sha256(canonicalize(intent.raw))
+        hashes["intent_mandate"] = intent_mandate_hash(intent)
     if cart is not None:
         hashes["cart_contents"], hashes["cart"] = cart_hashes(cart)
     if payment is not None:

@@ -35,6 +35,7 @@ from mudrika.payments.models import (
     PaymentMandateContents,
     Received,
     cart_mandate_hash,
+    intent_mandate_hash,
     receive_payment,
 )
 from mudrika.payments.profile import PAYMENT_CREDENTIAL_VCT
@@ -125,7 +126,7 @@ def sign_payment(
         raise InvalidInput("the intent must be a received IntentMandate", code="not_an_intent")
     issued = credential if isinstance(credential, sdjwt.SdJwt) else sdjwt.SdJwt.from_compact(credential)
     plain = thaw(contents.raw)
-    transaction_data = [cart_mandate_hash(cart), mandate_hash(plain), mandate_hash(thaw(intent.raw))]
+    transaction_data = [cart_mandate_hash(cart), mandate_hash(plain), intent_mandate_hash(intent)]
     presentation = sdjwt.present(
         issued,
         disclose=disclose,
