@@ -118,6 +118,16 @@ class AnchorKey:
     algorithms: frozenset[str] | None = None
     source: str | None = None
 
+    def trusted(self, allowed: frozenset[str], *, owner: str, whose: str) -> TrustedKey:
+        """This key as a verifier trusts it: the algorithms ``allowed`` (the trust root's and the
+        profile's) narrowed by the pin's own ``alg``.  ``UntrustedKeyError`` ``alg_not_allowed`` when
+        none of them fits the key; ``whose`` names the key in that message."""
+        if self.algorithms is not None:
+            allowed &= self.algorithms
+        if not allowed & self.key.algorithms:
+            raise UntrustedKeyError(f"no allowed algorithm fits {whose}", code="alg_not_allowed")
+        return TrustedKey(key=self.key, algorithms=allowed, kid=None, owner=owner)
+
 
 class TrustRoot(_Owned):
     """A parsed ``mudrika.trust-root/v1`` file; hand it to the chain verifier as ``trust_root=``."""

@@ -22,7 +22,7 @@ from typing import Any
 
 from mudrika.crypto._b64 import b64url_decode
 from mudrika.crypto.jcs import canonicalize, loads_strict
-from mudrika.crypto.jose import TrustedKey, header_kid, parse_unverified_header, verify_compact
+from mudrika.crypto.jose import header_kid, parse_unverified_header, verify_compact
 from mudrika.errors import BindingError, InvalidInput, UntrustedKeyError, VerificationError
 from mudrika.payments._values import parse_timestamp
 from mudrika.payments.trustroot import TrustRoot
@@ -97,12 +97,11 @@ def verify_checkout_jwt(
             "the checkout's merchant is not pinned in the trust root", code="untrusted_merchant"
         )
     anchor = trust_root.merchant_key(merchant_id, kid)
-    allowed = trust_root.algorithm_set & CHECKOUT_JWT_ALGORITHMS
-    if anchor.algorithms is not None:
-        allowed &= anchor.algorithms
-    if not allowed & anchor.key.algorithms:
-        raise UntrustedKeyError("no allowed algorithm fits the merchant's pinned key", code="alg_not_allowed")
-    trusted = TrustedKey(key=anchor.key, algorithms=allowed, kid=None, owner=merchant_id)
+    trusted = anchor.trusted(
+        trust_root.algorithm_set & CHECKOUT_JWT_ALGORITHMS,
+        owner=merchant_id,
+        whose="the merchant's pinned key",
+    )
     verified = verify_compact(checkout_jwt, key=trusted, max_bytes=_MAX_CHECKOUT_JWT)
     raw = _payload_bytes(verified.payload)
     checkout = parse_model(Checkout, raw, what="checkout")

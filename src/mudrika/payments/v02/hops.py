@@ -399,12 +399,8 @@ def _root_key(header: Mapping[str, Any], issuer: str, parsed: ParsedSdJwt, trust
         return _x5c_root_key(header, issuer, parsed, trust_root, allowed)
     kid = header_kid(header, what="the root token")
     anchor = trust_root.issuer_key(issuer, kid)
-    if anchor.algorithms is not None:
-        allowed = allowed & anchor.algorithms
-    if not allowed & anchor.key.algorithms:
-        raise UntrustedKeyError("no allowed algorithm fits the pinned key", code="alg_not_allowed")
     return _RootKey(
-        key=TrustedKey(key=anchor.key, algorithms=allowed, kid=None, owner=issuer),
+        key=anchor.trusted(allowed, owner=issuer, whose="the pinned key"),
         label=anchor.kid,
         provenance=f"trust root: issuers[{issuer[:120]}] key {kid[:120]}",
     )

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from mudrika.crypto._b64 import b64url_decode
 from mudrika.crypto.jcs import loads_strict
-from mudrika.crypto.jose import TrustedKey, header_kid, parse_unverified_header, verify_compact
+from mudrika.crypto.jose import header_kid, parse_unverified_header, verify_compact
 from mudrika.errors import (
     BindingError,
     ExpiredError,
@@ -90,14 +90,10 @@ def verify_receipt_jwt(
             got=iss[:200],
         )
     anchor = _signer(trust_root, kind, iss, kid)
-    allowed = trust_root.algorithm_set & RECEIPT_ALGORITHMS
-    if anchor.algorithms is not None:
-        allowed &= anchor.algorithms
-    if not allowed & anchor.key.algorithms:
-        raise UntrustedKeyError("no allowed algorithm fits the receipt signer's key", code="alg_not_allowed")
-    verified = verify_compact(
-        token, key=TrustedKey(key=anchor.key, algorithms=allowed, owner=iss), max_bytes=_MAX_RECEIPT
+    trusted = anchor.trusted(
+        trust_root.algorithm_set & RECEIPT_ALGORITHMS, owner=iss, whose="the receipt signer's key"
     )
+    verified = verify_compact(token, key=trusted, max_bytes=_MAX_RECEIPT)
     claims = loads_strict(verified.payload, max_bytes=_MAX_RECEIPT)
     model: type[CheckoutReceipt] | type[PaymentReceipt] = (
         CheckoutReceipt if kind == "checkout" else PaymentReceipt
