@@ -60,7 +60,15 @@ from mudrika.payments.v02.profile import (
 )
 from mudrika.payments.v02.wire import CHAIN_LIMITS, ParsedChain, sd_digest
 
-__all__ = ["HOP_CHECKS", "ROOT_CHECKS", "HopExpectation", "TokenRole", "VerifiedToken", "verify_tokens"]
+__all__ = [
+    "HOP_CHECKS",
+    "ROOT_CHECKS",
+    "HopExpectation",
+    "TokenRole",
+    "VerifiedToken",
+    "check_times",
+    "verify_tokens",
+]
 
 TokenRole = Literal["root", "intermediate", "terminal"]
 
@@ -533,16 +541,21 @@ def _times(
     """``exp``, ``nbf`` and ``iat`` wherever they appear (token and mandate), with the trust root's leeway."""
     if require_exp and "exp" not in content and "exp" not in payload:
         raise VerificationError("an open mandate must expire (exp)", code="open_mandate_without_exp")
-    now, leeway = context.now, context.leeway
     for claims in (payload, content):
-        if "exp" in claims and now >= _int_claim(claims, "exp") + leeway:
-            raise ExpiredError("mandate expired", code="expired", got=str(claims["exp"]))
-        if "nbf" in claims and now + leeway < _int_claim(claims, "nbf"):
-            raise VerificationError("mandate not yet valid", code="not_yet_valid", got=str(claims["nbf"]))
-        if "iat" in claims and now + leeway < _int_claim(claims, "iat"):
-            raise VerificationError(
-                "mandate issued in the future", code="iat_in_future", got=str(claims["iat"])
-            )
+        check_times(claims, now=context.now, leeway=context.leeway, what="mandate")
+
+
+def check_times(claims: Mapping[str, Any], *, now: float, leeway: float, what: str) -> None:
+    """The v0.2 time rule for whichever of ``exp``, ``nbf`` and ``iat`` ``claims`` carries: each an
+    integer NumericDate (``bad_time_claim``); valid strictly before ``exp + leeway`` (``expired``),
+    not before ``nbf - leeway`` (``not_yet_valid``), not issued after ``now + leeway``
+    (``iat_in_future``).  ``what`` names the object in the messages ("mandate", "receipt")."""
+    if "exp" in claims and now >= _int_claim(claims, "exp") + leeway:
+        raise ExpiredError(f"{what} expired", code="expired", got=str(claims["exp"]))
+    if "nbf" in claims and now + leeway < _int_claim(claims, "nbf"):
+        raise VerificationError(f"{what} not yet valid", code="not_yet_valid", got=str(claims["nbf"]))
+    if "iat" in claims and now + leeway < _int_claim(claims, "iat"):
+        raise VerificationError(f"{what} issued in the future", code="iat_in_future", got=str(claims["iat"]))
 
 
 def _binding(payload: Mapping[str, Any], previous: ParsedSdJwt) -> None:

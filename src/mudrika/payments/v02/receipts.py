@@ -27,14 +27,12 @@ from mudrika.crypto.jcs import loads_strict
 from mudrika.crypto.jose import header_kid, parse_unverified_header, verify_compact
 from mudrika.errors import (
     BindingError,
-    ExpiredError,
     InvalidInput,
     PolicyDenied,
     UntrustedKeyError,
-    VerificationError,
 )
 from mudrika.payments.trustroot import AnchorKey, TrustRoot
-from mudrika.payments.v02.hops import VerifiedToken
+from mudrika.payments.v02.hops import VerifiedToken, check_times
 from mudrika.payments.v02.models import CheckoutReceipt, PaymentReceipt, parse_model
 from mudrika.payments.v02.profile import RECEIPT_ALGORITHMS
 from mudrika.payments.v02.wire import sd_digest
@@ -98,19 +96,8 @@ def verify_receipt_jwt(
     model: type[CheckoutReceipt] | type[PaymentReceipt] = (
         CheckoutReceipt if kind == "checkout" else PaymentReceipt
     )
-    receipt = parse_model(model, claims, what=f"{kind} receipt")
-    leeway = trust_root.leeway_seconds
-    if now + leeway < receipt.iat:
-        raise VerificationError("receipt issued in the future", code="iat_in_future")
-    assert isinstance(claims, dict)
-    for name in ("exp", "nbf"):
-        value = claims.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise InvalidInput(f"receipt '{name}' must be an integer", code="bad_time_claim")
-    if isinstance(claims.get("exp"), int) and now >= claims["exp"] + leeway:
-        raise ExpiredError("receipt expired", code="expired")
-    if isinstance(claims.get("nbf"), int) and now + leeway < claims["nbf"]:
-        raise VerificationError("receipt not yet valid", code="not_yet_valid")
+    receipt = parse_model(model, claims, what=f"{kind} receipt")  # refuses anything but an object
+    check_times(claims, now=now, leeway=trust_root.leeway_seconds, what="receipt")
     return VerifiedReceipt(receipt=receipt, key=anchor.kid, thumbprint=anchor.key.thumbprint(), claims=claims)
 
 
