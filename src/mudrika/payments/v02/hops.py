@@ -308,7 +308,7 @@ def _hop(
         verified = run("signature", lambda: _signature(parsed, key))
         payload = _disclosed(run, parsed, verified, key)
         run("claims", lambda: _known_claims(payload, _HOP_CLAIMS))
-        run("binding", lambda: _binding(payload, previous.parsed))
+        run("binding", lambda: _binding(payload, previous))
         run(
             "aud",
             lambda: _expected_claim(payload, "aud", None if expectation is None else expectation.audience),
@@ -558,7 +558,7 @@ def check_times(claims: Mapping[str, Any], *, now: float, leeway: float, what: s
         raise VerificationError(f"{what} issued in the future", code="iat_in_future", got=str(claims["iat"]))
 
 
-def _binding(payload: Mapping[str, Any], previous: ParsedSdJwt) -> None:
+def _binding(payload: Mapping[str, Any], previous: VerifiedToken) -> None:
     has_sd_hash = "sd_hash" in payload
     has_jwt_hash = "issuer_jwt_hash" in payload
     if has_sd_hash == has_jwt_hash:
@@ -568,7 +568,8 @@ def _binding(payload: Mapping[str, Any], previous: ParsedSdJwt) -> None:
             expected="exactly one",
         )
     name = "sd_hash" if has_sd_hash else "issuer_jwt_hash"
-    expected = sd_digest(previous.sd_jwt if has_sd_hash else previous.issuer_jwt)
+    # The previous token's sd_hash was computed when it was admitted; a token may be 256 KB.
+    expected = previous.sd_hash if has_sd_hash else sd_digest(previous.parsed.issuer_jwt)
     got = payload[name]
     if not isinstance(got, str) or not hmac.compare_digest(
         got.encode("ascii", "replace"), expected.encode("ascii")
