@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from mudrika.cli import main
+from mudrika.crypto import sdjwt
 from mudrika.crypto.keys import KeyPair
 from mudrika.crypto.keystore import write_private_key
 from mudrika.identity.methods import key as did_key
@@ -252,6 +253,37 @@ def test_bad_input_exits_2(capsys: pytest.CaptureFixture[str], world: dict[str, 
     )
     assert code == 2
     assert "duplicate" in err
+
+
+def test_sign_payment_checks_the_key_against_the_credentials_holder(
+    capsys: pytest.CaptureFixture[str], world: dict[str, Any]
+) -> None:
+    base = _sign_all(capsys, world)
+    no_cnf = sdjwt.issue(
+        {"iss": ISSUER, "vct": "mandate.payment.1"},
+        issuer_key=KeyPair.generate("p256"),
+        kid="iss-1",
+        disclosable=(),
+        holder_key=None,
+    )
+    other_holder = issue_user_credential(
+        issuer_key=KeyPair.generate("p256"),
+        issuer=ISSUER,
+        kid="iss-1",
+        user_key=KeyPair.generate("p256").public_key,
+        now=1_759_000_000,
+    )
+    for credential, code in ((no_cnf, "bad_cnf"), (other_holder, "key_mismatch")):
+        (base / "credential.txt").write_text(credential.compact() + "\n")
+        status, out, err = run_cli(
+            capsys, "mandate", "sign-payment", str(FIXTURES / "ap2" / "payment_mandate_contents.json"),
+            "--key", world["user_key"], "--cart", str(base / "cart.json"), "--intent", str(base / "intent.json"),
+            "--credential", str(base / "credential.txt"), "--aud", AUD, "--nonce", NONCE,
+            "--now", "2025-10-01T12:21:08Z", "--password-env", "MUDRIKA_TEST_PASSWORD",
+        )  # fmt: skip
+        assert status == 2
+        assert out == ""
+        assert f"({code}" in err
 
 
 def test_help_explains_itself(capsys: pytest.CaptureFixture[str]) -> None:

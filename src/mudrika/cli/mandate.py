@@ -88,17 +88,17 @@ def _documents(files: tuple[str, ...]) -> dict[str, Any]:
 
 def _credential_holder_matches(credential: str, pair: KeyPair) -> None:
     """Refuse a --key that is not the credential's cnf key (read, not verified: this is our own input)."""
-    import base64
+    from mudrika.crypto._b64 import b64url_decode
+    from mudrika.crypto.sdjwt import holder_key_from_cnf, parse
+    from mudrika.errors import MudrikaError
 
-    from mudrika.crypto.keys import PublicKey
-    from mudrika.crypto.sdjwt import parse
-
-    parsed = parse(credential)
+    parsed = parse(credential)  # three base64url segments, or refused
     try:
-        segment = parsed.issuer_jwt.split(".")[1]
-        payload = loads_strict(base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4)))
-        holder = PublicKey.from_jwk(payload["cnf"]["jwk"])
-    except (IndexError, KeyError, TypeError, ValueError, InvalidInput):
+        payload = loads_strict(b64url_decode(parsed.issuer_jwt.split(".")[1]))
+        if not isinstance(payload, dict):
+            raise InvalidInput("the credential's payload is not an object", code="bad_cnf")
+        holder = holder_key_from_cnf(payload).key
+    except MudrikaError:
         raise InvalidInput("the credential names no usable holder key (cnf.jwk)", code="bad_cnf") from None
     if holder != pair.public_key:
         raise InvalidInput(
