@@ -140,6 +140,16 @@ def test_did_resolve_offline_snapshot(tmp_path: Path, capsys: pytest.CaptureFixt
     assert _json(capsys)["didDocument"] == identity["did_document"]
 
 
+def test_an_oversized_snapshot_is_refused_before_it_is_read_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    snapshot = tmp_path / "snapshot.json"
+    snapshot.write_text(json.dumps({"did:web:shop.example": {"id": "did:web:shop.example"}}))
+    monkeypatch.setattr("mudrika.cli.did._MAX_SNAPSHOT", 16)
+    assert main(["did", "resolve", "did:web:shop.example", "--snapshot", str(snapshot), "--json"]) == 2
+    assert _json(capsys)["error"]["code"] == "too_large"
+
+
 def test_csr_create(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     main(["keys", "generate", "--out", str(tmp_path / "k"), "--password-env", "MUDRIKA_TEST_PW"])
     capsys.readouterr()

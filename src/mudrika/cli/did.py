@@ -20,6 +20,7 @@ from mudrika.cli._common import (
     force_option,
     json_option,
     password_options,
+    read_json_file,
     read_password,
 )
 from mudrika.errors import InvalidInput
@@ -139,16 +140,11 @@ def resolve(did: str, snapshot: Path | None, as_json: bool, allow_private_networ
     did:web goes through the egress policy: loopback, private, link-local and metadata addresses are
     refused unless --allow-private-network is given.
     """
-    from mudrika.crypto.jcs import loads_strict
     from mudrika.identity.resolver import DIDResolver
     from mudrika.net.egress import EgressPolicy
 
     if snapshot is not None:
-        try:
-            raw = snapshot.read_bytes()
-        except OSError as exc:
-            raise InvalidInput(f"cannot read {snapshot}: {exc.strerror}", code="not_found") from None
-        documents: Any = loads_strict(raw, max_bytes=_MAX_SNAPSHOT)
+        documents: Any = read_json_file(snapshot, max_bytes=_MAX_SNAPSHOT)
         if not isinstance(documents, dict):
             raise InvalidInput("a snapshot is a JSON object mapping DIDs to documents", code="bad_snapshot")
         resolver = DIDResolver.offline(documents)
