@@ -147,7 +147,9 @@ def test_an_oversized_snapshot_is_refused_before_it_is_read_whole(
     snapshot.write_text(json.dumps({"did:web:shop.example": {"id": "did:web:shop.example"}}))
     monkeypatch.setattr("mudrika.cli.did._MAX_SNAPSHOT", 16)
     assert main(["did", "resolve", "did:web:shop.example", "--snapshot", str(snapshot), "--json"]) == 2
-    assert _json(capsys)["error"]["code"] == "too_large"
+    error = _json(capsys)["error"]
+    assert isinstance(error, dict)
+    assert error["code"] == "too_large"
 
 
 def test_csr_create(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
