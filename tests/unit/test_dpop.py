@@ -261,6 +261,9 @@ def test_configuration_refuses_symmetric_algorithms_and_bad_origins() -> None:
     store = MemoryReplayStore(10)
     with pytest.raises(InvalidInput):
         DPoPVerifier(algorithms={"HS256"}, replay_store=store, public_origin=ORIGIN)
+    with pytest.raises(InvalidInput) as caught:  # an allow-list: a name it does not know is refused too
+        DPoPVerifier(algorithms={"ES256", "foo"}, replay_store=store, public_origin=ORIGIN)
+    assert caught.value.fields["refused"] == ["foo"]
     with pytest.raises(InvalidInput):
         DPoPVerifier(algorithms=set(), replay_store=store, public_origin=ORIGIN)
     with pytest.raises(InvalidInput):

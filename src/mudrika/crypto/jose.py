@@ -39,6 +39,7 @@ from mudrika.crypto.keys import KeyPair, KeyType, PublicKey
 from mudrika.errors import ExpiredError, InvalidInput, UntrustedKeyError, VerificationError
 
 __all__ = [
+    "ASYMMETRIC_ALGORITHMS",
     "DEFAULT_MAX_TOKEN_BYTES",
     "FORBIDDEN_HEADERS",
     "KeyResolver",
@@ -59,6 +60,12 @@ __all__ = [
 DEFAULT_MAX_TOKEN_BYTES: Final = 64 * 1024
 _MAX_HEADER_BYTES: Final = 4096
 _MAX_LEEWAY: Final = 300.0
+#: The asymmetric JWS algorithms (RFC 7518 §3, RFC 8037, RFC 8812): what any verifier that must
+#: tell parties apart may allow.  A shared-secret MAC (HS256) proves nothing to a party that does not
+#: hold the secret, and one that does could forge it; ``none`` proves nothing at all.
+ASYMMETRIC_ALGORITHMS: Final = frozenset(
+    {"ES256", "ES384", "ES256K", "EdDSA", "Ed25519", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512"}
+)
 #: Headers that would let the token choose its own verification key.  Never honoured (docs/security.md).
 FORBIDDEN_HEADERS: Final = frozenset({"jku", "x5u", "x5c", "jwk"})
 #: Every token a key signs carries the same encoded protected header, so the result of decoding and

@@ -10,19 +10,15 @@ outside the verifier's allow-list, and any header that points at a key elsewhere
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any, Final
+from typing import Any
 
-from mudrika.crypto.jose import FORBIDDEN_HEADERS, TrustedKey
+from mudrika.crypto.jose import ASYMMETRIC_ALGORITHMS, FORBIDDEN_HEADERS, TrustedKey
 from mudrika.errors import InvalidInput, ResolutionError, UntrustedKeyError, VerificationError
 from mudrika.identity.did import parse_did_url
 from mudrika.identity.resolution import key_refusal
 from mudrika.identity.resolver import DIDResolver
 
-#: The only algorithms these signatures may use: a shared-secret MAC (HS256, a2a-sdk's card default)
-#: proves nothing to a party that does not hold the secret, and one that does could forge it.
-ASYMMETRIC_ALGORITHMS: Final = frozenset(
-    {"ES256", "ES384", "ES256K", "EdDSA", "Ed25519", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512"}
-)
+__all__ = ["ASYMMETRIC_ALGORITHMS", "DidKeyTrust", "check_kid"]
 
 
 def check_kid(kid: str) -> str:

@@ -41,6 +41,7 @@ from typing import Any, Final
 
 from mudrika.crypto._b64 import b64url_decode, b64url_encode
 from mudrika.crypto.jcs import loads_strict
+from mudrika.crypto.jose import ASYMMETRIC_ALGORITHMS
 from mudrika.crypto.keys import PublicKey
 from mudrika.errors import InvalidInput, MudrikaError, ReplayError, SignatureError
 from mudrika.stores.replay import ReplayStore, aclaim_or_raise
@@ -64,7 +65,6 @@ DPOP_REPLAY_PREFIX: Final = "dpop:"
 _MAX_PROOF_BYTES: Final = 8 * 1024
 _MAX_JTI_CHARS: Final = 256
 _SEGMENT: Final = re.compile(r"[A-Za-z0-9_-]+")
-_SYMMETRIC: Final = frozenset({"HS256", "HS384", "HS512", "none"})
 
 
 def access_token_hash(token: str) -> str:
@@ -145,8 +145,12 @@ class DPoPVerifier:
         clock: Callable[[], float] = time.time,
     ) -> None:
         allowed = frozenset(algorithms)
-        if not allowed or allowed & _SYMMETRIC:
-            raise InvalidInput("DPoP needs a non-empty list of asymmetric algorithms", code="bad_config")
+        if not allowed or not allowed <= ASYMMETRIC_ALGORITHMS:
+            raise InvalidInput(
+                "DPoP needs a non-empty list of asymmetric algorithms",
+                code="bad_config",
+                refused=sorted(allowed - ASYMMETRIC_ALGORITHMS)[:8],
+            )
         if not (math.isfinite(max_age) and max_age > 0 and math.isfinite(leeway) and 0 <= leeway <= 30):
             raise InvalidInput("max_age must be > 0 and leeway within 0..30 s", code="bad_config")
         if not isinstance(replay_store, ReplayStore):
