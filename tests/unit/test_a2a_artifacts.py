@@ -121,6 +121,11 @@ def test_unsigned_and_too_old(agent: Agent) -> None:
     with pytest.raises(VerificationError) as info:
         _verifier(agent, max_age=5).verify(_signed(agent), task_id="t-1", context_id="c-1")
     assert info.value.code == "expired"
+    # Half-open: at exactly iat + max_age (the verifier's clock reads NOW + 10) the signature is too old.
+    assert _verifier(agent, max_age=10.5).verify(_signed(agent), task_id="t-1", context_id="c-1")
+    with pytest.raises(VerificationError) as info:
+        _verifier(agent, max_age=10).verify(_signed(agent), task_id="t-1", context_id="c-1")
+    assert info.value.code == "expired"
     unlimited = _verifier(agent, max_age=None).verify(_signed(agent), task_id="t-1", context_id="c-1")
     assert unlimited.issued_at == int(NOW)
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from typing import Any, Final, Literal
 
 from mudrika.crypto._b64 import b64url_encode
 from mudrika.crypto.jcs import canonicalize, loads_strict
-from mudrika.crypto.jose import sign_compact, verify_compact
+from mudrika.crypto.jose import sign_jwt, verify_compact
 from mudrika.crypto.keys import KeyPair
 from mudrika.errors import BindingError, InvalidInput, VerificationError
 from mudrika.identity.resolver import DIDResolver
@@ -55,6 +54,8 @@ SIGNATURE_KEY: Final = "mudrika/partsSignature"
 PARTS_SIGNATURE_TYP: Final = "a2a-parts+jws"
 #: More parts than this in one artifact or message is refused.
 MAX_PARTS: Final = 256
+#: How far ahead of the verifier's clock a signature's iat may be (clock skew between agents).
+_FUTURE_LEEWAY: Final = 30
 _IMPLICIT_PART_MEMBERS: Final = {"filename": "", "mediaType": "", "metadata": {}}
 
 Kind = Literal["artifact", "message"]
@@ -125,8 +126,7 @@ def sign_parts(
         "iat": int(time.time() if now is None else now),
         "partsSha256": parts_digest(obj),
     }
-    payload = json.dumps(claims, separators=(",", ":"), ensure_ascii=False).encode()
-    token = sign_compact(payload, key, alg=algorithm, kid=kid, typ=PARTS_SIGNATURE_TYP)
+    token = sign_jwt(claims, key, alg=algorithm, kid=kid, typ=PARTS_SIGNATURE_TYP)
     metadata = obj.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise InvalidInput("'metadata' must be an object", code="invalid_parts")
@@ -151,8 +151,9 @@ class VerifiedParts:
 class PartsVerifier:
     """Verify parts signatures against the verifier's trusted DIDs and algorithms.
 
-    ``max_age`` (seconds) bounds how old a signature may be at ``now``; ``None`` accepts any age
-    (archived artifacts).  The task and context a verifier expects are per call and required.
+    ``max_age`` (seconds) bounds how old a signature may be at ``now`` (valid strictly before
+    ``iat + max_age``); ``None`` accepts any age (archived artifacts).  A signature up to
+    :data:`_FUTURE_LEEWAY` seconds ahead of this clock is accepted (the signer's clock may run fast).  The task and context a verifier expects are per call and required.
     """
 
     __slots__ = ("_clock", "_max_age", "_trust")
@@ -198,9 +199,10 @@ class PartsVerifier:
         if not isinstance(issued_at, int) or isinstance(issued_at, bool):
             raise InvalidInput("signature has no integer iat", code="malformed_claim")
         now = self._clock()
-        if issued_at > now + 30:
+        if issued_at > now + _FUTURE_LEEWAY:
             raise VerificationError("signature issued in the future", code="iat_in_future")
-        if self._max_age is not None and now - issued_at > self._max_age:
+        # Half-open, as every time rule in mudrika: valid strictly before iat + max_age.
+        if self._max_age is not None and now >= issued_at + self._max_age:
             raise VerificationError("signature too old", code="expired")
         # 4. The parts: every one, in order.
         signed_digest = claims.get("partsSha256")
