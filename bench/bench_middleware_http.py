@@ -31,7 +31,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -47,6 +46,7 @@ sys.path.insert(0, str(REPO_ROOT / "src"))
 sys.path.insert(0, str(REPO_ROOT / "bench"))
 
 from tests._support.net import free_port, wait_listening  # noqa: E402
+from tests._support.processes import stop_process  # noqa: E402
 
 from _timing import Spread, fmt, ratio, verdict  # noqa: E402
 
@@ -125,12 +125,7 @@ class Server:
         wait_listening(self.port, timeout=20.0)
 
     def stop(self) -> None:
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process, timeout=10)
 
 
 def load(port: int, body_file: str, tokens_file: str, duration: float, connections: int) -> dict[str, float]:
