@@ -25,8 +25,12 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
 sys.path.insert(0, str(REPO_ROOT / "src"))
 sys.path.insert(0, str(REPO_ROOT / "bench"))
+
+from tests._support.dispute_batch import batch_of  # noqa: E402
+from tests._support.evidence import TRUST_ROOT  # noqa: E402
 
 from _timing import MIN_REPETITIONS, Spread, fmt, measure, ratio, replace_section, verdict  # noqa: E402
 from mudrika.payments.batch import BundleResult, Case, verify_bundles  # noqa: E402
@@ -34,30 +38,19 @@ from mudrika.payments.batch import BundleResult, Case, verify_bundles  # noqa: E
 TARGET = 1.8
 HEADING = "## Dispute batch (bench/bench_dispute_batch.py)"
 MUDRIKA = Path(sys.executable).with_name("mudrika")
-EVIDENCE = REPO_ROOT / "fixtures" / "evidence"
-NONCE = "kb-nonce-7d1e5b0c9a3f"
-KINDS = ("genuine", "amount-raised", "other-nonce", "genuine", "no-case-nonce")
 
 
-def write_batch(directory: Path, count: int) -> Path:
-    """``count`` bundles and their case file (the analyst's nonce per payment) under ``directory``."""
-    template = json.loads((EVIDENCE / "bundle.json").read_text(encoding="utf-8"))
+def write_batch(directory: Path, jobs: list[tuple[bytes, Case]]) -> Path:
+    """The batch as an analyst holds it: each bundle in a file, and the case file naming them."""
     bundles = directory / "bundles"
     bundles.mkdir()
     lines = []
-    for index in range(count):
-        kind = KINDS[index % len(KINDS)]
-        document = json.loads(json.dumps(template))
-        case: dict[str, str] = {"id": f"{index:04d}-{kind}", "bundle": f"bundles/{index:04d}.json"}
-        if kind == "amount-raised":
-            total = document["mandates"]["payment"]["payment_mandate_contents"]["payment_details_total"]
-            total["amount"]["value"] = 138.49 + index
-        if kind == "other-nonce":
-            case["kb_nonce"] = f"someone-elses-nonce-{index}"
-        elif kind != "no-case-nonce":
-            case["kb_nonce"] = NONCE
-        (bundles / f"{index:04d}.json").write_text(json.dumps(document), encoding="utf-8")
-        lines.append(json.dumps(case))
+    for index, (data, case) in enumerate(jobs):
+        (bundles / f"{index:04d}.json").write_bytes(data)
+        line = {"id": case.name, "bundle": f"bundles/{index:04d}.json"}
+        if case.kb_nonce is not None:
+            line["kb_nonce"] = case.kb_nonce
+        lines.append(json.dumps(line))
     cases = directory / "cases.jsonl"
     cases.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return cases
@@ -66,7 +59,7 @@ def write_batch(directory: Path, count: int) -> Path:
 def _runner(cases: Path, jobs: int, log: Path) -> Callable[[], object]:
     argv = [
         str(MUDRIKA), "dispute", "verify", "--cases", str(cases),
-        "--trust-root", str(EVIDENCE / "trust-root.json"), "--jobs", str(jobs),
+        "--trust-root", str(TRUST_ROOT), "--jobs", str(jobs),
     ]  # fmt: skip
 
     def run() -> object:
@@ -79,15 +72,12 @@ def _runner(cases: Path, jobs: int, log: Path) -> Callable[[], object]:
     return run
 
 
-def _function_runners(cases: Path, pool: ProcessPoolExecutor) -> dict[str, Callable[[], object]]:
+def _function_runners(
+    jobs: list[tuple[bytes, Case]], pool: ProcessPoolExecutor
+) -> dict[str, Callable[[], object]]:
     """The batch's pure function alone (no process start-up, no reading, no printing): the share of
     the command that a pool can spread, serial beside a warm pool of two, on the same bundles."""
-    root = (EVIDENCE / "trust-root.json").read_bytes()
-    jobs = []
-    for line in cases.read_text(encoding="utf-8").splitlines():
-        case = json.loads(line)
-        data = (cases.parent / case["bundle"]).read_bytes()
-        jobs.append((data, Case(name=case["id"], kb_nonce=case.get("kb_nonce"))))
+    root = TRUST_ROOT.read_bytes()
     chunks = [jobs[start : start + 4] for start in range(0, len(jobs), 4)]
 
     def serial() -> object:
@@ -133,13 +123,14 @@ def _seconds(spread: Spread) -> Spread:
 def section(bundles: int, repetitions: int) -> str:
     with tempfile.TemporaryDirectory(prefix="mudrika-bench-") as folder:
         directory = Path(folder)
-        cases = write_batch(directory, bundles)
+        jobs = batch_of(bundles)
+        cases = write_batch(directory, jobs)
         one = _runner(cases, 1, directory / "jobs1.log")
         two = _runner(cases, 2, directory / "jobs2.log")
         one()
         two()  # warm-up, untimed: page cache, bytecode
         with ProcessPoolExecutor(max_workers=2) as pool:
-            functions = _function_runners(cases, pool)
+            functions = _function_runners(jobs, pool)
             for run in functions.values():
                 run()  # warm-up: the workers' imports and caches
             rows = {"--jobs 1 (anchor)": one, "--jobs 2": two, **functions}
