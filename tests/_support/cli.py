@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 
 from mudrika.cli import main
@@ -16,3 +19,10 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def run_cli_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, str]:
+    """:func:`run_cli` with stdout read as the one JSON document a ``--json`` run prints (``None``
+    when it printed nothing)."""
+    code, out, err = run_cli(capsys, *argv)
+    return code, json.loads(out) if out.strip() else None, err

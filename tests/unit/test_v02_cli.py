@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from mudrika.cli import main
 from mudrika.crypto.keys import KeyPair, KeyType
 from mudrika.crypto.keystore import write_private_key
 from mudrika.payments.v02 import sd_digest
@@ -27,16 +26,12 @@ from tests._support.ap2_v02 import (
     trust_root_for,
 )
 from tests._support.ap2_v02 import Keys as V02Keys
+from tests._support.cli import run_cli_json
+from tests._support.paths import FIXTURES as PATHS_FIXTURES
 
 PASSWORD = "correct horse battery staple"
 NOW = "2026-05-01T12:00:00Z"
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "ap2-v02"
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, json.loads(out) if out.strip() else None, err
+FIXTURES = PATHS_FIXTURES / "ap2-v02"
 
 
 @pytest.fixture
@@ -64,7 +59,7 @@ def test_a_transaction_is_signed_and_verified_through_the_cli(
     capsys: pytest.CaptureFixture[str], world: dict[str, Any]
 ) -> None:
     base: Path = world["dir"]
-    code, signed, _ = run(
+    code, signed, _ = run_cli_json(
         capsys, "mandate", "v02", "sign-checkout", str(base / "checkout.json"), *key_args(world, "merchant"),
         "--kid", MERCHANT_KID,
     )  # fmt: skip
@@ -72,14 +67,14 @@ def test_a_transaction_is_signed_and_verified_through_the_cli(
     assert signed["checkout_hash"] == sd_digest(signed["checkout_jwt"])
     closed = {"vct": "mandate.checkout.1", **signed}
     (base / "closed.json").write_text(json.dumps(closed))
-    code, root, _ = run(
+    code, root, _ = run_cli_json(
         capsys, "mandate", "v02", "issue-open", str(base / "open_checkout.json"), *key_args(world, "issuer"),
         "--iss", AGENT_PROVIDER, "--kid", AGENT_PROVIDER_KID, "--now", "2026-05-01T11:59:00Z",
     )  # fmt: skip
     assert code == 0
     assert "/delegate_payload/0" in root["disclosable_paths"]
     (base / "root.txt").write_text(root["sd_jwt"])
-    code, presented, _ = run(
+    code, presented, _ = run_cli_json(
         capsys, "mandate", "v02", "present", str(base / "root.txt"), str(base / "closed.json"),
         *key_args(world, "agent"), "--aud", MERCHANT_DID, "--nonce", CHECKOUT_NONCE, "--now", NOW,
     )  # fmt: skip
@@ -90,17 +85,17 @@ def test_a_transaction_is_signed_and_verified_through_the_cli(
         "--checkout-chain", str(base / "chain.txt"), "--checkout-aud", MERCHANT_DID,
         "--checkout-nonce", CHECKOUT_NONCE, "--at", NOW, "--json",
     )  # fmt: skip
-    code, report, err = run(capsys, *verify, "--replay-db", str(base / "replay.sqlite"))
+    code, report, err = run_cli_json(capsys, *verify, "--replay-db", str(base / "replay.sqlite"))
     assert code == 0, err
     assert report["verdict"] == "OK"
     assert report["format"] == "mudrika.report/v2"
     assert "OK: every check passed" in err
     # The same consent a second time, on the same replay database: refused.
-    code, report, _ = run(capsys, *verify, "--replay-db", str(base / "replay.sqlite"))
+    code, report, _ = run_cli_json(capsys, *verify, "--replay-db", str(base / "replay.sqlite"))
     assert code == 1
     assert report["verdict"] == "FAILED"
     wrong_nonce = [arg if arg != CHECKOUT_NONCE else "guessed" for arg in verify]
-    code, report, _ = run(capsys, *wrong_nonce)
+    code, report, _ = run_cli_json(capsys, *wrong_nonce)
     assert code == 1
     assert "guessed" not in json.dumps(report)
 
@@ -108,21 +103,23 @@ def test_a_transaction_is_signed_and_verified_through_the_cli(
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], world: dict[str, Any]) -> None:
     base: Path = world["dir"]
     trust = ("--trust-root", str(base / "trust-root.json"))
-    assert run(capsys, "mandate", "v02", "verify", *trust)[0] == 2
+    assert run_cli_json(capsys, "mandate", "v02", "verify", *trust)[0] == 2
     assert (
-        run(capsys, "mandate", "v02", "verify", *trust, "--checkout-chain", "x", "--checkout-aud", "a")[0]
+        run_cli_json(
+            capsys, "mandate", "v02", "verify", *trust, "--checkout-chain", "x", "--checkout-aud", "a"
+        )[0]
         == 2
     )
     (base / "chain.txt").write_text(world["template"].checkout_chain)
     (base / "usage.json").write_text('{"occurrences": 1, "currency": "USD", "refunds": 3}')
-    code, error, _ = run(
+    code, error, _ = run_cli_json(
         capsys, "mandate", "v02", "verify", *trust, "--checkout-chain", str(base / "chain.txt"),
         "--checkout-aud", MERCHANT_DID, "--checkout-nonce", CHECKOUT_NONCE, "--usage", str(base / "usage.json"), "--json",
     )  # fmt: skip
     assert code == 2
     assert error["error"]["code"] == "bad_usage"
     (base / "bad.json").write_text('{"vct": "mandate.checkout.open.1", "vct": "twice"}')
-    code, _, err = run(
+    code, _, err = run_cli_json(
         capsys, "mandate", "v02", "issue-open", str(base / "bad.json"), *key_args(world, "issuer"),
         "--iss", AGENT_PROVIDER, "--kid", AGENT_PROVIDER_KID,
     )  # fmt: skip
@@ -132,18 +129,20 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], world: dict[str
 
 def test_a_v02_bundle_is_verified_by_both_commands(capsys: pytest.CaptureFixture[str]) -> None:
     bundle, trust_root = str(FIXTURES / "bundle.json"), str(FIXTURES / "trust-root.json")
-    code, report, err = run(capsys, "dispute", "verify", bundle, "--trust-root", trust_root, "--json")
+    code, report, err = run_cli_json(
+        capsys, "dispute", "verify", bundle, "--trust-root", trust_root, "--json"
+    )
     assert code == 1  # the nonces came from the bundle: UNANCHORED
     assert report["verdict"] == "UNANCHORED"
     assert "UNANCHORED" in err
-    code, report, _ = run(
+    code, report, _ = run_cli_json(
         capsys, "mandate", "v02", "verify", bundle, "--trust-root", trust_root, "--json",
         "--checkout-aud", MERCHANT_DID, "--checkout-nonce", "checkout-nonce-7f3a",
         "--payment-aud", "https://credentials.example", "--payment-nonce", "payment-nonce-91c2",
     )  # fmt: skip
     assert code == 0
     assert report["verdict"] == "OK"
-    code, _, err = run(capsys, "dispute", "verify", bundle)
+    code, _, err = run_cli_json(capsys, "dispute", "verify", bundle)
     assert code == 2
     assert "trust root" in err
 
@@ -153,7 +152,9 @@ def test_dispute_verify_writes_the_page_of_a_v02_bundle(
 ) -> None:
     bundle, trust_root = str(FIXTURES / "bundle.json"), str(FIXTURES / "trust-root.json")
     page = tmp_path / "report.html"
-    code, _, err = run(capsys, "dispute", "verify", bundle, "--trust-root", trust_root, "--html", str(page))
+    code, _, err = run_cli_json(
+        capsys, "dispute", "verify", bundle, "--trust-root", trust_root, "--html", str(page)
+    )
     assert code == 1  # UNANCHORED, as above: the page is written all the same
     assert "wrote" in err
     text = page.read_text(encoding="utf-8")
@@ -179,7 +180,7 @@ def batch(
     assert len(cases) >= 2  # one case prints its report alone
     path = tmp_path / "cases.jsonl"
     path.write_text("".join(json.dumps(case) + "\n" for case in cases), encoding="utf-8")
-    code, summary, _ = run(
+    code, summary, _ = run_cli_json(
         capsys, "dispute", "verify", "--cases", str(path), "--trust-root", str(trust_root), "--json"
     )
     return code, {result["path"]: result for result in summary["results"]}
