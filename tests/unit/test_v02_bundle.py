@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -19,8 +18,8 @@ from mudrika.payments.v02.bundle import (
     parse_v02_bundle,
 )
 from tests._support.ap2_v02 import CHECKOUT_NONCE, CP_AUDIENCE, FIXTURE_TIME, MERCHANT_DID, PAYMENT_NONCE
+from tests._support.paths import FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 BUNDLE = FIXTURES / "ap2-v02" / "bundle.json"
 TRUST_ROOT = FIXTURES / "ap2-v02" / "trust-root.json"
 
