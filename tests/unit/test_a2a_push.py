@@ -239,6 +239,37 @@ async def test_cheap_rejections_come_first(agent: Agent, client: httpx.AsyncClie
 
 
 @pytest.mark.anyio
+async def test_a_repeated_content_length_cannot_hide_an_oversized_one(agent: Agent, webhook: Webhook) -> None:
+    guard = PushNotificationGuard(
+        webhook,
+        path="/hooks/a2a",
+        audience=URL,
+        trusted_agents=[agent.did],
+        algorithms=["ES256"],
+        resolver=DIDResolver.offline({}),
+        replay_store=MemoryReplayStore(),
+        expected_token=None,
+    )
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        raise AssertionError("a refused upload is never read")
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        sent.append(dict(message))
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/hooks/a2a",
+        "headers": [(b"content-length", b"10"), (b"content-length", str(2 * 1024 * 1024).encode())],
+    }
+    await guard(scope, receive, send)
+    assert sent[0]["status"] == 413
+    assert webhook.received == []
+
+
+@pytest.mark.anyio
 async def test_other_paths_pass_through(client: httpx.AsyncClient, webhook: Webhook) -> None:
     assert (await client.post("/health", content=b"")).status_code == 204
     assert webhook.received == [(b"", {})]

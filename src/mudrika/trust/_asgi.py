@@ -12,7 +12,17 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-__all__ = ["ASGIApp", "BodyTooLarge", "Message", "Receive", "Scope", "Send", "collect_body", "replay"]
+__all__ = [
+    "ASGIApp",
+    "BodyTooLarge",
+    "Message",
+    "Receive",
+    "Scope",
+    "Send",
+    "collect_body",
+    "declared_too_large",
+    "replay",
+]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -23,6 +33,16 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 class BodyTooLarge(Exception):
     """The body passed its cap while streaming; the caller answers 413 in its own form."""
+
+
+def declared_too_large(scope: Scope, limit: int) -> bool:
+    """True when any ``Content-Length`` the request declares is not a plain number or is over
+    ``limit``: refused before a byte is read.  Every value counts, so a repeated header cannot slip
+    a bad one past the check."""
+    return any(
+        key == b"content-length" and (not value.isdigit() or int(value) > limit)
+        for key, value in scope.get("headers", ())
+    )
 
 
 async def collect_body(receive: Receive, limit: int) -> bytes | None:

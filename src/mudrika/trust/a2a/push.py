@@ -47,7 +47,16 @@ from mudrika.errors import InvalidInput, MudrikaError, UnavailableError, Verific
 from mudrika.identity.resolver import DIDResolver
 from mudrika.net.egress import EgressPolicy
 from mudrika.stores.replay import ReplayStore
-from mudrika.trust._asgi import ASGIApp, BodyTooLarge, Receive, Scope, Send, collect_body, replay
+from mudrika.trust._asgi import (
+    ASGIApp,
+    BodyTooLarge,
+    Receive,
+    Scope,
+    Send,
+    collect_body,
+    declared_too_large,
+    replay,
+)
 from mudrika.trust.a2a._didkeys import ASYMMETRIC_ALGORITHMS, DidKeyTrust, check_kid
 
 __all__ = [
@@ -248,8 +257,7 @@ class PushNotificationGuard:
         if scope.get("method") != "POST":
             await _answer(send, 405, "method_not_allowed")
             return
-        declared = _header(scope, b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self._max_body):
+        if declared_too_large(scope, self._max_body):
             await _answer(send, 413, "too_large")
             return
         # 2. The configured token, in constant time.

@@ -10,7 +10,17 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-from mudrika.trust._asgi import ASGIApp, BodyTooLarge, Message, Receive, Scope, Send, collect_body, replay
+from mudrika.trust._asgi import (
+    ASGIApp,
+    BodyTooLarge,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    collect_body,
+    declared_too_large,
+    replay,
+)
 
 __all__ = [
     "ASGIApp",
@@ -91,10 +101,9 @@ async def read_body(scope: Scope, receive: Receive, send: Send, limit: int) -> b
     reading anything, and bytes are counted across ``http.request`` messages, so a chunked body with
     no length is stopped as soon as it passes the limit rather than after it has been buffered.
     """
-    for key, value in scope["headers"]:
-        if key == b"content-length" and (not value.isdigit() or int(value) > limit):
-            await body_too_large(send)
-            return None
+    if declared_too_large(scope, limit):
+        await body_too_large(send)
+        return None
     try:
         return await collect_body(receive, limit)
     except BodyTooLarge:
