@@ -47,6 +47,7 @@ __all__ = [
     "TrustedKey",
     "VerifiedJWS",
     "check_jwt_claims",
+    "decode_protected_header",
     "header_kid",
     "open_compact",
     "parse_unverified_header",
@@ -229,7 +230,10 @@ def _split(token: str | bytes, max_bytes: int) -> tuple[str, str, str]:
     return parts[0], parts[1], parts[2]
 
 
-def _decode_header(encoded: str) -> dict[str, Any]:
+def decode_protected_header(encoded: str) -> dict[str, Any]:
+    """The JSON object a base64url protected-header segment encodes (strict parse, at most 4 KiB),
+    decoded *without verifying anything*: every compact token's header, and a JWS in JSON
+    serialization's, whose header arrives apart from any compact token."""
     if len(encoded) > _MAX_HEADER_BYTES:
         raise InvalidInput("JWS header too large", code="too_large", limit=_MAX_HEADER_BYTES)
     header = loads_strict(b64url_decode(encoded), max_bytes=_MAX_HEADER_BYTES, max_depth=8)
@@ -257,7 +261,7 @@ def parse_unverified_header(
 ) -> dict[str, Any]:
     """Return the protected header *without verifying anything* — only for choosing a key by ``kid``."""
     encoded, _, _ = _split(token, max_bytes)
-    return _decode_header(encoded)
+    return decode_protected_header(encoded)
 
 
 def _check_header(
@@ -364,7 +368,7 @@ def _open(
     checked = _CHECKED_HEADERS.get(encoded_header)
     if checked is None:
         # §5.2 steps 2-4: decode and parse the protected header.
-        header: Mapping[str, Any] = _decode_header(encoded_header)
+        header: Mapping[str, Any] = decode_protected_header(encoded_header)
         # §5.2 step 5: understand every parameter that must be understood.
         alg = _check_header(header, understood_crit, validated_key_headers)
         if "crit" not in header and not FORBIDDEN_HEADERS.intersection(header):

@@ -35,9 +35,15 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from mudrika.crypto._b64 import b64url_decode, b64url_encode
+from mudrika.crypto._b64 import b64url_encode
 from mudrika.crypto.jcs import canonicalize, loads_strict
-from mudrika.crypto.jose import FORBIDDEN_HEADERS, TrustedKey, sign_compact, verify_compact
+from mudrika.crypto.jose import (
+    FORBIDDEN_HEADERS,
+    TrustedKey,
+    decode_protected_header,
+    sign_compact,
+    verify_compact,
+)
 from mudrika.crypto.keys import KeyPair
 from mudrika.errors import InvalidInput, MudrikaError, VerificationError
 from mudrika.identity.resolver import DIDResolver
@@ -405,17 +411,6 @@ class CardReport:
         }
 
 
-def _protected_header(encoded: str) -> dict[str, Any]:
-    try:
-        raw = b64url_decode(encoded)
-    except InvalidInput:
-        raise InvalidInput("protected header is not base64url", code="malformed_jws") from None
-    header = loads_strict(raw, max_bytes=4096, max_depth=4)
-    if not isinstance(header, dict):
-        raise InvalidInput("protected header is not a JSON object", code="malformed_jws")
-    return header
-
-
 class AgentCardVerifier:
     """Verify Agent Card signatures against keys the verifier trusts (A2A §8.4.3).
 
@@ -533,7 +528,7 @@ def _parse_entry(index: int, entry: Any) -> _Entry | SignatureCheck:
             not isinstance(unprotected, dict) or _STEERING.intersection(unprotected)
         ):
             raise VerificationError("unprotected header tries to steer verification", code="bad_header")
-        header = _protected_header(protected)
+        header = decode_protected_header(protected)
     except MudrikaError as exc:
         return SignatureCheck(index, False, None, None, None, exc.code)
     kid, alg = header.get("kid"), header.get("alg")
