@@ -72,9 +72,6 @@ DEFAULT_MAX_FETCHES_PER_DID: Final = 5
 DEFAULT_MAX_FETCHES_PER_HOST: Final = 30
 #: Bound on the DIDs and hosts remembered by the negative cache and the rate limiter.
 _MAX_TRACKED: Final = 10_000
-#: Drivers whose resolution is a pure function of the DID (self-certifying, never any I/O): exact
-#: types, so a subclass that overrides ``aresolve`` still gets awaited.
-_COMPUTED_DRIVERS: Final[frozenset[type]] = frozenset({KeyDriver, JwkDriver})
 
 
 class SnapshotDriver(LocalDriver):
@@ -230,10 +227,10 @@ class DIDResolver:
             return cached
         parsed, driver = self._admitted(did, accept)
         try:
-            if type(driver) in _COMPUTED_DRIVERS:
-                # Fast path: did:key and did:jwk are pure computations on the DID (no I/O, nothing
-                # to wait for), so their synchronous resolve is called directly, without building
-                # and awaiting a coroutine that would only call it.
+            if getattr(type(driver), "aresolve", None) is LocalDriver.aresolve:
+                # Fast path: a driver answering from memory whose async form is LocalDriver's (it
+                # only calls resolve) is called directly, without building and awaiting a coroutine
+                # that would only call it.  A subclass that overrides aresolve is still awaited.
                 resolved = driver.resolve(parsed)
             else:
                 resolved = await driver.aresolve(parsed)
