@@ -148,8 +148,11 @@ class DIDResolver:
         self._per_did = FixedWindows(max_fetches_per_did, rate_window, max_keys=_MAX_TRACKED)
         self._per_host = FixedWindows(max_fetches_per_host, rate_window, max_keys=_MAX_TRACKED)
         self._clock = clock
-        defaults = (KeyDriver(), JwkDriver(), WebDriver(egress=egress or EgressPolicy()))
-        for driver in defaults if drivers is None else drivers:
+        if drivers is None:
+            # The did:web driver's own defaults (its timeout is its egress deadline) unless the
+            # caller gives a policy; none of it is built for a resolver given its drivers.
+            drivers = (KeyDriver(), JwkDriver(), WebDriver(egress=egress))
+        for driver in drivers:
             self.register(driver)
 
     @classmethod
