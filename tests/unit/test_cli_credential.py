@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from mudrika.cli import main
+from mudrika.crypto.keys import PublicKey
 from mudrika.crypto.sdjwt import parse
 from tests._support.cli import run_cli
 from tests._support.paths import FIXTURES
@@ -80,6 +81,33 @@ def test_issuing_with_another_key_is_refused(
     )  # fmt: skip
     assert code == 2
     assert json.loads(out)["error"]["code"] == "jwks_needed"
+
+
+def test_an_https_issuer_key_is_checked_against_its_jwk_set(
+    parties: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    issuer, user = parties["issuer"], parties["user"]
+    public = {
+        name: PublicKey.from_pem(Path(parties[name]["key"]).with_name("public.pem").read_bytes()).to_jwk()
+        for name in ("issuer", "merchant")
+    }
+    jwks = parties["dir"] / "jwks.json"
+    for keys, expected in (
+        ([{**public["issuer"], "kid": "k1"}], 0),
+        ([{**public["merchant"], "kid": "k1"}], "key_mismatch"),
+        ([{**public["issuer"], "kid": "k2"}], "key_not_in_jwks"),
+        ([{**public["issuer"], "kid": "k1"}, {**public["merchant"], "kid": "k1"}], "duplicate_kid"),
+    ):
+        jwks.write_text(json.dumps({"keys": keys}))
+        code, out, err = run_cli(
+            capsys, "credential", "issue", "--key", issuer["key"], *PW, "--issuer", "https://issuer.example",
+            "--kid", "k1", "--jwks", str(jwks), "--holder-did", user["did"], "--json",
+        )  # fmt: skip
+        if expected == 0:
+            assert code == 0, err
+        else:
+            assert code == 2
+            assert json.loads(out)["error"]["code"] == expected
 
 
 def test_sign_intent_refuses_a_key_the_kid_does_not_name(

@@ -196,19 +196,20 @@ def issue_command(
 
 
 def _check_jwks(key: Any, kid: str, jwks: Any) -> None:
-    from mudrika.crypto.keys import PublicKey
+    """The JWK Set verifiers will use must list ``key`` under ``kid``; read by the same rules a
+    verifier applies (one key per kid, signing keys only)."""
+    from mudrika.crypto.jose import ASYMMETRIC_ALGORITHMS
+    from mudrika.trust.keycloak.jwks import parse_jwks
 
-    entries = jwks.get("keys") if isinstance(jwks, dict) else None
-    if not isinstance(entries, list):
-        raise InvalidInput("--jwks is not a JWK Set (no 'keys')", code="bad_jwks")
-    for entry in entries:
-        if isinstance(entry, dict) and entry.get("kid") == kid:
-            if PublicKey.from_jwk({name: value for name, value in entry.items() if name != "kid"}) != key:
-                raise InvalidInput(
-                    f"the key given with --key is not the key the JWK Set lists under {kid}",
-                    code="key_mismatch",
-                    kid=kid,
-                    got_thumbprint=key.thumbprint(),
-                )
-            return
-    raise InvalidInput(f"the JWK Set lists no key with kid {kid}", code="key_not_in_jwks", kid=kid)
+    listed = parse_jwks(jwks, algorithms=ASYMMETRIC_ALGORITHMS).get(kid)
+    if listed is None:
+        raise InvalidInput(
+            f"the JWK Set lists no signing key with kid {kid}", code="key_not_in_jwks", kid=kid
+        )
+    if listed.key != key:
+        raise InvalidInput(
+            f"the key given with --key is not the key the JWK Set lists under {kid}",
+            code="key_mismatch",
+            kid=kid,
+            got_thumbprint=key.thumbprint(),
+        )
