@@ -46,6 +46,7 @@ __all__ = [
     "OpenedJWS",
     "TrustedKey",
     "VerifiedJWS",
+    "asymmetric_allow_list",
     "check_jwt_claims",
     "decode_protected_header",
     "header_kid",
@@ -67,6 +68,17 @@ _MAX_LEEWAY: Final = 300.0
 ASYMMETRIC_ALGORITHMS: Final = frozenset(
     {"ES256", "ES384", "ES256K", "EdDSA", "Ed25519", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512"}
 )
+
+
+def asymmetric_allow_list(algorithms: Collection[str], *, refusal: str) -> frozenset[str]:
+    """A verifier's algorithm allow-list: non-empty and asymmetric only, or ``InvalidInput``
+    ``bad_config`` with ``refusal`` as its message and the names it refused."""
+    allowed = frozenset(algorithms)
+    if not allowed or not allowed <= ASYMMETRIC_ALGORITHMS:
+        raise InvalidInput(refusal, code="bad_config", refused=sorted(allowed - ASYMMETRIC_ALGORITHMS)[:8])
+    return allowed
+
+
 #: Headers that would let the token choose its own verification key.  Never honoured (docs/security.md).
 FORBIDDEN_HEADERS: Final = frozenset({"jku", "x5u", "x5c", "jwk"})
 #: Every token a key signs carries the same encoded protected header, so the result of decoding and

@@ -44,6 +44,14 @@ def validate_document(model_type: type[DocumentT], value: object, *, document: s
         raise InvalidInput(message, code=code, errors=errors) from None
 
 
+def validate_bundle(model_type: type[DocumentT], value: object, *, bundle_format: str) -> DocumentT:
+    """An evidence bundle of ``bundle_format`` from strictly parsed JSON: ``not_a_bundle`` when it
+    declares another format (or none), ``bad_bundle`` listing every violation of its schema."""
+    if not isinstance(value, dict) or value.get("format") != bundle_format:
+        raise InvalidInput(f"not a {bundle_format} evidence bundle", code="not_a_bundle")
+    return validate_document(model_type, value, document="evidence bundle", code="bad_bundle")
+
+
 def _aware(value: str) -> str:
     # pydantic reports a ValueError as a located violation; our InvalidInput would escape it.
     try:

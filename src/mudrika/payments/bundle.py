@@ -38,9 +38,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mudrika.crypto.frozenjson import thaw
 from mudrika.crypto.jcs import canonicalize, loads_strict
-from mudrika.errors import InvalidInput
 from mudrika.net.limits import read_capped
-from mudrika.payments._load import AwareTimestamp, validate_document
+from mudrika.payments._load import AwareTimestamp, validate_bundle
 from mudrika.payments.chain import inspect_chain
 from mudrika.payments.chain._common import DEFAULT_ALGORITHMS, MAX_LEEWAY, Time, epoch, iso
 from mudrika.payments.chain._keys import KeyMaterial
@@ -169,9 +168,7 @@ def bundle_from_value(value: Any) -> EvidenceBundle:
     Split from :func:`parse_bundle` so a caller that has parsed the JSON once to pick the profile
     (``format``) does not parse it twice.
     """
-    if not isinstance(value, dict) or value.get("format") != BUNDLE_FORMAT:
-        raise InvalidInput(f"not a {BUNDLE_FORMAT} evidence bundle", code="not_a_bundle")
-    return validate_document(EvidenceBundle, value, document="evidence bundle", code="bad_bundle")
+    return validate_bundle(EvidenceBundle, value, bundle_format=BUNDLE_FORMAT)
 
 
 def load_bundle(path: str | Path, *, max_bytes: int = MAX_BUNDLE_BYTES) -> EvidenceBundle:

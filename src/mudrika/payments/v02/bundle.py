@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from mudrika.crypto.jcs import loads_strict
 from mudrika.errors import InvalidInput
 from mudrika.net.limits import read_capped
-from mudrika.payments._load import AwareTimestamp, validate_document
+from mudrika.payments._load import AwareTimestamp, validate_bundle
 from mudrika.payments._time import Time
 from mudrika.payments.chain.report import VerificationReport
 from mudrika.payments.models import parse_timestamp
@@ -108,9 +108,7 @@ def parse_v02_bundle(raw: bytes | str, *, max_bytes: int = MAX_BUNDLE_BYTES) -> 
 
 def v02_bundle_from_value(value: object) -> V02Bundle:
     """A v0.2 bundle from already strictly parsed JSON (as a dispute batch holds it)."""
-    if not isinstance(value, dict) or value.get("format") != BUNDLE_FORMAT_V02:
-        raise InvalidInput(f"not a {BUNDLE_FORMAT_V02} evidence bundle", code="not_a_bundle")
-    return validate_document(V02Bundle, value, document="evidence bundle", code="bad_bundle")
+    return validate_bundle(V02Bundle, value, bundle_format=BUNDLE_FORMAT_V02)
 
 
 def load_v02_bundle(path: str | Path, *, max_bytes: int = MAX_BUNDLE_BYTES) -> V02Bundle:

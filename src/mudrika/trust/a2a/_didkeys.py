@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from mudrika.crypto.jose import ASYMMETRIC_ALGORITHMS, FORBIDDEN_HEADERS, TrustedKey
+from mudrika.crypto.jose import ASYMMETRIC_ALGORITHMS, FORBIDDEN_HEADERS, TrustedKey, asymmetric_allow_list
 from mudrika.errors import InvalidInput, ResolutionError, UntrustedKeyError, VerificationError
 from mudrika.identity.did import parse_did_url
 from mudrika.identity.resolution import key_refusal
@@ -44,13 +44,9 @@ class DidKeyTrust:
             raise InvalidInput("trusted_dids and algorithms are collections, not strings", code="bad_config")
         if not trusted_dids:
             raise InvalidInput("an empty trusted_dids would verify nothing", code="bad_config")
-        allowed = frozenset(algorithms)
-        if not allowed or not allowed <= ASYMMETRIC_ALGORITHMS:
-            raise InvalidInput(
-                "algorithms must be a non-empty set of asymmetric JWS algorithms",
-                code="bad_config",
-                refused=sorted(allowed - ASYMMETRIC_ALGORITHMS)[:8],
-            )
+        allowed = asymmetric_allow_list(
+            algorithms, refusal="algorithms must be a non-empty set of asymmetric JWS algorithms"
+        )
         self._resolver = resolver
         self._trusted = frozenset(trusted_dids)
         self._algorithms = allowed

@@ -41,7 +41,7 @@ from typing import Any, Final
 
 from mudrika.crypto._b64 import b64url_decode, b64url_encode
 from mudrika.crypto.jcs import loads_strict
-from mudrika.crypto.jose import ASYMMETRIC_ALGORITHMS
+from mudrika.crypto.jose import asymmetric_allow_list
 from mudrika.crypto.keys import PublicKey
 from mudrika.errors import InvalidInput, MudrikaError, ReplayError, SignatureError
 from mudrika.stores.replay import ReplayStore, aclaim_or_raise
@@ -144,13 +144,9 @@ class DPoPVerifier:
         leeway: float = DEFAULT_LEEWAY,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        allowed = frozenset(algorithms)
-        if not allowed or not allowed <= ASYMMETRIC_ALGORITHMS:
-            raise InvalidInput(
-                "DPoP needs a non-empty list of asymmetric algorithms",
-                code="bad_config",
-                refused=sorted(allowed - ASYMMETRIC_ALGORITHMS)[:8],
-            )
+        allowed = asymmetric_allow_list(
+            algorithms, refusal="DPoP needs a non-empty list of asymmetric algorithms"
+        )
         if not (math.isfinite(max_age) and max_age > 0 and math.isfinite(leeway) and 0 <= leeway <= 30):
             raise InvalidInput("max_age must be > 0 and leeway within 0..30 s", code="bad_config")
         if not isinstance(replay_store, ReplayStore):
