@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -13,7 +13,7 @@ import uvicorn
 
 from tests._support.net import free_port, wait_listening
 
-__all__ = ["Canary", "canary", "serve_asgi"]
+__all__ = ["Canary", "canary", "closing_on_shutdown", "serve_asgi"]
 
 
 @contextmanager
@@ -33,6 +33,27 @@ def serve_asgi(app: Any, *, port: int | None = None, **config: Any) -> Iterator[
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def closing_on_shutdown(app: Any, aclose: Callable[[], Awaitable[None]]) -> Any:
+    """``app`` with an ASGI lifespan whose shutdown awaits ``aclose`` on the server's own loop (serve
+    it with ``lifespan="on"``): an async client built on that loop, such as a Redis store's, is closed
+    where it lives instead of leaking when the server thread ends."""
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "lifespan":
+            await app(scope, receive, send)
+            return
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    return wrapped
 
 
 class Canary:

@@ -34,7 +34,7 @@ from mudrika.trust.a2a.push import (
 )
 from tests._support.net import free_port
 from tests._support.redis_server import RedisServer
-from tests._support.served import serve_asgi
+from tests._support.served import closing_on_shutdown, serve_asgi
 
 pytestmark = pytest.mark.integration
 
@@ -80,13 +80,10 @@ def receiver(redis_server: RedisServer) -> Iterator[Receiver]:
         replay_store=store,
         expected_token=TOKEN,
     )
-    try:
-        with serve_asgi(guard, port=port):
-            yield Receiver(
-                url=url, webhook=webhook, agent_pair=pair, agent_kid=f"{did}#{did.removeprefix('did:key:')}"
-            )
-    finally:
-        store.close()
+    with serve_asgi(closing_on_shutdown(guard, store.aclose), port=port, lifespan="on"):
+        yield Receiver(
+            url=url, webhook=webhook, agent_pair=pair, agent_kid=f"{did}#{did.removeprefix('did:key:')}"
+        )
 
 
 class Recorder:

@@ -394,6 +394,23 @@ class _Exchange:
     how: _Answering
 
 
+@dataclass(frozen=True, slots=True)
+class _Echo:
+    """What a refusal echoes of the request: the ids of a call already parsed, or the raw body, which
+    is parsed for its ids only when a refusal is actually sent."""
+
+    body: bytes = b""
+    ids: list[Any] | None = None
+
+    def ids_and_batch(self) -> tuple[list[Any] | None, bool]:
+        if self.ids is not None or not self.body:
+            return self.ids, False
+        return _ids_for_echo(self.body), self.body.lstrip().startswith(b"[")
+
+
+_NO_ECHO: Final = _Echo()
+
+
 class _Failed(Exception):
     """An authentication failure and the scheme it happened in (so the answer can name it)."""
 
@@ -599,8 +616,8 @@ class A2AAuthMiddleware:
             try:
                 auth = await self._authenticate(replace(request, body=body, precheck=prechecked))
             except _Failed as failure:
-                echo = body if is_rpc else b""
-                await self._refuse(send, failure, how, body=echo, method=method, path=path)
+                echo = _Echo(body=body) if is_rpc else _NO_ECHO
+                await self._refuse(send, failure, how, echo=echo, method=method, path=path)
                 return
         auth = self._with_policy_grants(auth)
         # Step 3 (cont.): the extensions this request activates (A2A-Extensions, §14.2.2).
@@ -693,8 +710,7 @@ class A2AAuthMiddleware:
         failure: _Failed,
         how: _Answering,
         *,
-        body: bytes = b"",
-        ids: list[Any] | None = None,
+        echo: _Echo = _NO_ECHO,
         method: str = "",
         path: str = "",
         close: bool = False,
@@ -721,7 +737,7 @@ class A2AAuthMiddleware:
         else:
             # A bug in an authenticator is a deny, never a pass.
             _log.error("authenticator raised %s", type(exc).__name__, exc_info=exc)
-        await self._send_refusal(send, refusal, how, body=body, ids=ids, close=close)
+        await self._send_refusal(send, refusal, how, echo=echo, close=close)
 
     async def _extension_required(self, send: Send, how: _Answering, missing: list[str], body: bytes) -> None:
         """A2A's own ``ExtensionSupportRequiredError`` (-32008; REST 400 ``FAILED_PRECONDITION``): the
@@ -748,20 +764,11 @@ class A2AAuthMiddleware:
         await send_json(send, 400, payload)
 
     async def _send_refusal(
-        self,
-        send: Send,
-        refusal: Refusal,
-        how: _Answering,
-        *,
-        body: bytes = b"",
-        ids: list[Any] | None = None,
-        close: bool = False,
+        self, send: Send, refusal: Refusal, how: _Answering, *, echo: _Echo = _NO_ECHO, close: bool = False
     ) -> None:
-        """Answer ``refusal`` in the request's profile: JSON-RPC error(s) with the ids echoed, or, for
-        an ``a2a`` REST request, a ``google.rpc.Status``; the challenge, ``Retry-After`` as fits.
-
-        ``ids`` are the ids of a single call already parsed (echoed as they are); otherwise they are
-        read from ``body``, which is parsed only for this."""
+        """Answer ``refusal`` in the request's profile: JSON-RPC error(s) with the ids ``echo`` gives,
+        or, for an ``a2a`` REST request, a ``google.rpc.Status``; the challenge, ``Retry-After`` as
+        fits."""
         headers: list[tuple[bytes, bytes]] = []
         challenge = refusal.challenge(how.profile, realm=self.realm)
         if challenge is not None:
@@ -774,9 +781,7 @@ class A2AAuthMiddleware:
         if how.rest and how.profile is ErrorProfile.A2A:
             payload = refusal.rest_body()
         else:
-            batch = False
-            if ids is None and body:
-                ids, batch = _ids_for_echo(body), body.lstrip().startswith(b"[")
+            ids, batch = echo.ids_and_batch()
             if not ids:
                 payload = refusal.response(how.profile, None)
             elif len(ids) == 1 and not batch:
@@ -816,7 +821,7 @@ class A2AAuthMiddleware:
         try:
             await auth.pending_claim()
         except Exception as exc:
-            await self._refuse(send, _Failed(auth.scheme, exc), how, ids=ids)
+            await self._refuse(send, _Failed(auth.scheme, exc), how, echo=_Echo(ids=ids))
             return False
         return True
 
@@ -907,7 +912,7 @@ class A2AAuthMiddleware:
         if not decision.allowed:
             self._deny_log(auth, operation, decision)
             refusal = refusal_for_denial(decision.reason, scheme=auth.scheme)
-            await self._send_refusal(exchange.send, refusal, exchange.how, ids=ids)
+            await self._send_refusal(exchange.send, refusal, exchange.how, echo=_Echo(ids=ids))
             return
         if not await self._commit(exchange, ids):
             return
