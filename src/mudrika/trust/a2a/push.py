@@ -35,7 +35,7 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Collection
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import httpcore
 import httpx
@@ -47,17 +47,11 @@ from mudrika.errors import InvalidInput, MudrikaError, UnavailableError, Verific
 from mudrika.identity.resolver import DIDResolver
 from mudrika.net.egress import EgressPolicy
 from mudrika.stores.replay import ReplayStore
-from mudrika.trust._asgi import (
-    ASGIApp,
-    BodyTooLarge,
-    Receive,
-    Scope,
-    Send,
-    collect_body,
-    declared_too_large,
-    replay,
-)
+from mudrika.trust._asgi import BodyTooLarge, collect_body, declared_too_large, replay
 from mudrika.trust.a2a._didkeys import ASYMMETRIC_ALGORITHMS, DidKeyTrust, check_kid
+
+if TYPE_CHECKING:
+    from mudrika.trust._asgi import ASGIApp, Receive, Scope, Send
 
 __all__ = [
     "MAX_LIFETIME",
