@@ -365,11 +365,7 @@ class Anchors:
         if self._evidence.offline:
             try:
                 carried = self._evidence.assertion_key(kid, owner=pinned.owner)
-            except UntrustedKeyError:
-                carried = None
-            except InvalidInput:
-                carried = None
-            except ResolutionError:
+            except (UntrustedKeyError, InvalidInput, ResolutionError):  # the evidence has no such key
                 carried = None
             if carried is not None and carried.key != pinned.key:
                 raise UntrustedKeyError(

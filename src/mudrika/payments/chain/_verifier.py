@@ -627,10 +627,9 @@ def verify_chain(
         raise VerificationError("the chain was not fully verified", code="chain_incomplete")
     intent_facts, cart_facts, payment_facts = chain.intent_facts, chain.cart_facts, chain.payment_facts
     # Explicit, not ``assert`` (stripped under ``python -O``): a report without failures must also have
-    # admitted every link and claimed every single-use value, or nothing is returned.
+    # admitted every link (single use was checked above), or nothing is returned.
     if (
-        not chain.single_use
-        or intent_facts is None
+        intent_facts is None
         or cart_facts is None
         or payment_facts is None
         or chain.intent is None
