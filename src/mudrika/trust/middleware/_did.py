@@ -188,11 +188,15 @@ class DidSignatureAuthenticator:
         return self._verifier.precheck(request.method, url, request.headers)
 
     async def authenticate(self, request: AuthRequest) -> Authenticated | None:
-        if not has_signature(request.headers):
+        prechecked = request.precheck if isinstance(request.precheck, PreChecked) else None
+        if prechecked is not None:
+            url = prechecked.url  # the precheck found the signature and rebuilt the URL already
+        elif has_signature(request.headers):
+            url = self.url_for(request.path, request.query_string, request.raw_path)
+        else:
             return None
-        url = self.url_for(request.path, request.query_string, request.raw_path)
         try:
-            return await self._authenticate(request, url)
+            return await self._authenticate(request, url, prechecked)
         except SignatureError as exc:
             self._raise_if_addressed_elsewhere(request, exc)
             raise
@@ -217,10 +221,11 @@ class DidSignatureAuthenticator:
         if addressed != self._origin:
             raise BindingError("request addressed to another origin", code="wrong_audience") from exc
 
-    async def _authenticate(self, request: AuthRequest, url: str) -> Authenticated:
+    async def _authenticate(
+        self, request: AuthRequest, url: str, prechecked: PreChecked | None
+    ) -> Authenticated:
         pending_claim: Callable[[], Awaitable[None]] | None = None
         if request.defer_claims:
-            prechecked = request.precheck if isinstance(request.precheck, PreChecked) else None
             pending = await self._verifier.aprepare(
                 request.method, url, request.headers, request.body, prechecked=prechecked
             )
