@@ -86,6 +86,22 @@ def test_verify_fails_for_an_untrusted_signer(
     assert "verification failed" in err
 
 
+def test_a_file_that_is_no_did_document_is_refused_by_name(
+    keys: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    tmp: Path = keys["dir"]
+    not_a_document = tmp / "not-a-document.json"
+    not_a_document.write_text("[1, 2, 3]")
+    code, out, _ = run_cli(
+        capsys, "card", "verify", str(keys["card"]), "--trust-did", "did:web:shop.example",
+        "--did-document", str(not_a_document), "--json",
+    )  # fmt: skip
+    assert code == 2
+    error = json.loads(out)["error"]
+    assert error["code"] == "bad_did_document"
+    assert str(not_a_document) in error["message"]
+
+
 def test_did_web_signer_resolved_from_a_given_document(
     keys: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:

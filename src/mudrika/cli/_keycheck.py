@@ -12,6 +12,7 @@ mismatch names the algorithm that fits.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mudrika.errors import InvalidInput, MudrikaError
@@ -24,36 +25,28 @@ __all__ = [
     "algorithm_for",
     "check_key_in_did",
     "check_key_matches",
-    "documents_by_did",
+    "did_documents",
     "read_did_documents",
 ]
 
 _SELF_CERTIFYING = frozenset({"key", "jwk"})
 
 
-def documents_by_did(documents: Collection[object]) -> dict[str, Mapping[str, Any]]:
-    """``{DID: document}`` of the DID documents given with ``--did-document`` (parsed JSON of any
-    shape: an array or a number is refused like an object without ``id``, never crashes)."""
-    result: dict[str, Mapping[str, Any]] = {}
-    for document in documents:
-        did = document.get("id") if isinstance(document, Mapping) else None
-        if not isinstance(did, str):
-            raise InvalidInput("a --did-document has no 'id'", code="bad_did_document")
-        assert isinstance(document, Mapping)
-        result[did] = document
-    return result
+def did_documents(paths: Iterable[str | Path], load_json: Callable[[str], Any]) -> dict[str, dict[str, Any]]:
+    """``{DID: document}`` of the DID document files a command is given (:func:`read_did_documents`)."""
+    return {did: document for _, did, document in read_did_documents(paths, load_json)}
 
 
 def read_did_documents(
-    paths: Iterable[str], load_json: Callable[[str], Any]
+    paths: Iterable[str | Path], load_json: Callable[[str], Any]
 ) -> Iterator[tuple[str, str, dict[str, Any]]]:
     """``(path, DID, document)`` for each DID document FILE a command is handed as evidence.
 
-    Why one reader: ``mandate verify`` and ``dispute bundle`` both key the documents by their ``id``
-    and must refuse a file that is no DID document the same way, naming the file; each command
-    passes its own ``load_json`` (``mandate`` also reads '-' as stdin, ``dispute`` only files).
+    Why one reader: every command handed ``--did-document`` files (mandate, dispute, card, csr,
+    credential) keys them by their ``id`` and must refuse a file that is no DID document the same
+    way, naming the file; each passes its own ``load_json`` (``mandate`` also reads '-' as stdin).
     """
-    for path in paths:
+    for path in map(str, paths):
         document = load_json(path)
         did = document.get("id") if isinstance(document, dict) else None
         if not isinstance(did, str):

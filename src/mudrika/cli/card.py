@@ -30,7 +30,6 @@ from mudrika.cli._common import (
     read_json_file,
     read_prefix,
 )
-from mudrika.errors import InvalidInput
 
 __all__ = ["card_group"]
 
@@ -118,15 +117,11 @@ def verify_command(
     as_json: bool,
 ) -> int:
     """Verify an Agent Card's signatures against the DIDs you trust; exit 1 when none verifies."""
+    from mudrika.cli._keycheck import did_documents
     from mudrika.identity.resolver import DIDResolver
     from mudrika.trust.a2a.cards import AgentCardVerifier
 
-    snapshot: dict[str, Any] = {}
-    for path in documents:
-        document = read_json_file(path, max_bytes=_MAX_DID_DOCUMENT)
-        if not isinstance(document, dict) or not isinstance(document.get("id"), str):
-            raise InvalidInput(f"{path} is not a DID document", code="invalid_document")
-        snapshot[document["id"]] = document
+    snapshot = did_documents(documents, lambda path: read_json_file(path, max_bytes=_MAX_DID_DOCUMENT))
     verifier = AgentCardVerifier(
         resolver=DIDResolver.offline(snapshot),
         trusted_dids=trusted,

@@ -123,7 +123,7 @@ def issue_command(
     The output (<issuer-jwt>~<disclosure>~...~) is what `mudrika mandate sign-payment --credential`
     reads. The issuer key must be the one --kid names (checked offline before signing).
     """
-    from mudrika.cli._keycheck import check_key_matches, documents_by_did
+    from mudrika.cli._keycheck import check_key_matches, did_documents
     from mudrika.cli._mandates import signing_time
     from mudrika.crypto.keys import PublicKey
     from mudrika.identity.resolver import DIDResolver
@@ -155,7 +155,7 @@ def issue_command(
     if issuer.startswith("did:"):
         if not kid.startswith(issuer + "#"):
             raise click.BadParameter(f"a DID URL of {issuer} (e.g. {issuer}#key-1)", param_hint="--kid")
-        documents = documents_by_did([_read_json(did_document_file)]) if did_document_file else {}
+        documents = did_documents([did_document_file] if did_document_file else [], _read_json)
         check_key_matches(pair, kid=kid, documents=documents)
     else:
         if jwks_file is None:

@@ -7,7 +7,6 @@ cryptography and the identity modules are imported inside the command, so that
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -92,11 +91,10 @@ def create(
     common_name = cn or default_common_name(did)
     pair = load_signing_key(key_uri, password_env, password_file)
     # A CSR whose SAN names a DID the key does not control is refused here, not by a CA months later.
-    from mudrika.cli._keycheck import check_key_in_did, documents_by_did
+    from mudrika.cli._keycheck import check_key_in_did, did_documents
 
-    documents: dict[str, Any] = {}
-    if did_document_file is not None:
-        documents = documents_by_did([read_json_file(did_document_file, max_bytes=_MAX_DID_DOCUMENT)])
+    files = [] if did_document_file is None else [did_document_file]
+    documents = did_documents(files, lambda path: read_json_file(path, max_bytes=_MAX_DID_DOCUMENT))
     check_key_in_did(pair, did=did, documents=documents)
     csr = create_csr(pair, agent_name=common_name, did=did, dns_names=dns_names)
     csr_pem = to_pem(csr)

@@ -28,7 +28,7 @@ from mudrika.cli._common import (
     split_pairs,
     trust_root_option,
 )
-from mudrika.cli._keycheck import algorithm_for, check_key_matches, documents_by_did, read_did_documents
+from mudrika.cli._keycheck import algorithm_for, check_key_matches, did_documents
 from mudrika.cli._mandates import (
     finish_report,
     read_source,
@@ -83,7 +83,7 @@ _signer_did_document_option = did_documents_option(
 
 
 def _documents(files: tuple[str, ...]) -> dict[str, Any]:
-    return documents_by_did([_json_file(path) for path in files])
+    return did_documents(files, _json_file)
 
 
 def _credential_holder_matches(credential: str, pair: KeyPair) -> None:
@@ -376,7 +376,7 @@ def verify_command(
             if not value
         ]
         raise click.UsageError("verifying three mandates needs " + ", ".join(missing))
-    documents = {did: document for _, did, document in read_did_documents(did_document_files, _json_file)}
+    documents = did_documents(did_document_files, _json_file)
     issuer_keys = _jwks_option(jwks)
     if offline or documents:
         keys = KeyMaterial.offline_snapshot(documents, jwks=issuer_keys)
