@@ -71,19 +71,26 @@ def webhook() -> Webhook:
     return Webhook()
 
 
+def _guard(webhook: Webhook, trusted: str, **overrides: Any) -> PushNotificationGuard:
+    """The receiver's guard as the tests configure it: ``trusted`` the one agent DID it trusts, a
+    fresh memory replay store, the configured token, a clock a second after :data:`NOW`."""
+    settings: dict[str, Any] = {
+        "path": "/hooks/a2a",
+        "audience": URL,
+        "trusted_agents": [trusted],
+        "algorithms": ["ES256"],
+        "resolver": DIDResolver.offline({}),
+        "replay_store": MemoryReplayStore(),
+        "expected_token": TOKEN,
+        "clock": lambda: NOW + 1,
+        **overrides,
+    }
+    return PushNotificationGuard(webhook, **settings)
+
+
 @pytest.fixture
 async def client(agent: Agent, webhook: Webhook) -> AsyncIterator[httpx.AsyncClient]:
-    guard = PushNotificationGuard(
-        webhook,
-        path="/hooks/a2a",
-        audience=URL,
-        trusted_agents=[agent.did],
-        algorithms=["ES256"],
-        resolver=DIDResolver.offline({}),
-        replay_store=MemoryReplayStore(),
-        expected_token=TOKEN,
-        clock=lambda: NOW + 1,
-    )
+    guard = _guard(webhook, agent.did)
     transport = httpx.ASGITransport(app=guard)
     async with httpx.AsyncClient(transport=transport, base_url="https://client.example") as http:
         yield http
@@ -124,18 +131,7 @@ async def test_replay_is_refused(agent: Agent, webhook: Webhook, client: httpx.A
 async def test_a_replay_inside_the_leeway_after_exp_is_refused(agent: Agent, webhook: Webhook) -> None:
     """The guard accepts a token until ``exp + leeway``, so the jti must be held that long too."""
     clock = Clock(NOW + 1)
-    guard = PushNotificationGuard(
-        webhook,
-        path="/hooks/a2a",
-        audience=URL,
-        trusted_agents=[agent.did],
-        algorithms=["ES256"],
-        resolver=DIDResolver.offline({}),
-        replay_store=MemoryReplayStore(clock=clock),
-        expected_token=TOKEN,
-        leeway=5.0,
-        clock=clock,
-    )
+    guard = _guard(webhook, agent.did, replay_store=MemoryReplayStore(clock=clock), leeway=5.0, clock=clock)
     body = _body()
     headers = _headers(agent, body)  # iat NOW, exp NOW + 60
     transport = httpx.ASGITransport(app=guard)
@@ -153,17 +149,7 @@ async def test_a_trusted_agent_whose_did_cannot_be_found_is_refused_not_unavaila
     sender make the receiver look down."""
     pair = KeyPair.generate("p256")
     did = "did:web:gone.example"
-    guard = PushNotificationGuard(
-        webhook,
-        path="/hooks/a2a",
-        audience=URL,
-        trusted_agents=[did],
-        algorithms=["ES256"],
-        resolver=DIDResolver.offline({}),
-        replay_store=MemoryReplayStore(),
-        expected_token=TOKEN,
-        clock=lambda: NOW + 1,
-    )
+    guard = _guard(webhook, did)
     body = _body()
     signature = PushSigner(pair, kid=f"{did}#key-1", clock=lambda: NOW).sign(URL, body)
     transport = httpx.ASGITransport(app=guard)
@@ -240,16 +226,7 @@ async def test_cheap_rejections_come_first(agent: Agent, client: httpx.AsyncClie
 
 @pytest.mark.anyio
 async def test_a_repeated_content_length_cannot_hide_an_oversized_one(agent: Agent, webhook: Webhook) -> None:
-    guard = PushNotificationGuard(
-        webhook,
-        path="/hooks/a2a",
-        audience=URL,
-        trusted_agents=[agent.did],
-        algorithms=["ES256"],
-        resolver=DIDResolver.offline({}),
-        replay_store=MemoryReplayStore(),
-        expected_token=None,
-    )
+    guard = _guard(webhook, agent.did, expected_token=None)
     sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
@@ -348,17 +325,7 @@ async def test_long_rsa_did_key_fits_the_replay_store(webhook: Webhook) -> None:
     did = did_key.create(pair.public_key)
     assert len(did) > 300
     kid = f"{did}#{did.removeprefix('did:key:')}"
-    guard = PushNotificationGuard(
-        webhook,
-        path="/hooks/a2a",
-        audience=URL,
-        trusted_agents=[did],
-        algorithms=["RS256"],
-        resolver=DIDResolver.offline({}),
-        replay_store=MemoryReplayStore(),
-        expected_token=None,
-        clock=lambda: NOW,
-    )
+    guard = _guard(webhook, did, algorithms=["RS256"], expected_token=None, clock=lambda: NOW)
     body = _body()
     headers = {PUSH_SIGNATURE_HEADER: PushSigner(pair, kid=kid, clock=lambda: NOW).sign(URL, body)}
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=guard), base_url="https://c") as http:
