@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from mudrika.crypto.keys import KeyPair
+from mudrika.crypto.keys import ALL_ALGORITHMS, KeyPair
 from mudrika.errors import InvalidInput, UntrustedKeyError
 from mudrika.identity.methods import key as did_key
 from mudrika.payments.trustroot import (
@@ -47,13 +47,13 @@ def test_the_fixture_loads_and_answers() -> None:
     assert root.accepted_vct_of(builder.ISSUER) == frozenset({"urn:mudrika:ap2:payment-user:1"})
     assert root.accepted_vct_of("https://someone.example") == frozenset()
     genuine = builder.build_chain()
-    assert root.merchant_key(builder.MERCHANT_DID, "#cart-signing-1").key == genuine.merchant_key.public_key
-    assert root.issuer_key(builder.ISSUER, builder.ISSUER_KID).key == genuine.issuer_key.public_key
+    assert root.anchor("merchant", builder.MERCHANT_DID, builder.MERCHANT_KID, algorithms=ALL_ALGORITHMS).key == genuine.merchant_key.public_key
+    assert root.anchor("issuer", builder.ISSUER, builder.ISSUER_KID, algorithms=ALL_ALGORITHMS).key == genuine.issuer_key.public_key
     with pytest.raises(UntrustedKeyError) as info:
-        root.issuer_key(builder.ISSUER, "rotated-away")
-    assert info.value.code == "key_not_in_trust_root"
+        root.anchor("issuer", builder.ISSUER, "rotated-away", algorithms=ALL_ALGORITHMS)
+    assert info.value.code == "key_not_pinned"
     with pytest.raises(UntrustedKeyError) as info:
-        root.merchant_key("did:web:other.example", "did:web:other.example#k")
+        root.anchor("merchant", "did:web:other.example", "did:web:other.example#k", algorithms=ALL_ALGORITHMS)
     assert info.value.code == "not_in_trust_root"
     assert root.fingerprint == parse_trust_root(root.to_json()).fingerprint
     assert root.fingerprint.startswith("sha256:")
@@ -118,8 +118,8 @@ def test_a_self_certifying_issuer_needs_no_key_material() -> None:
         }
     )
     kid = f"{did}#{did.removeprefix('did:key:')}"
-    assert root.issuer_key(did, kid).key == issuer.public_key
-    assert root.pinned_keys() == [("issuer", did, "(computed from the DID)", "(self-certifying)")]
+    assert root.anchor("issuer", did, kid, algorithms=ALL_ALGORITHMS).key == issuer.public_key
+    assert root.pinned_keys() == [("issuer", did, kid, issuer.public_key.thumbprint())]
 
 
 def test_an_issuer_without_any_accepted_vct_is_refused() -> None:

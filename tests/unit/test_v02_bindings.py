@@ -71,7 +71,7 @@ def test_only_the_pinned_merchant_key_counts() -> None:
     refused(
         resign(transaction.checkout_jwt, transaction.keys.merchant, header={"kid": MERCHANT_DID_OTHER_KEY}),
         transaction,
-        "key_not_in_trust_root",
+        "key_not_pinned",
         UntrustedKeyError,
     )
     refused(

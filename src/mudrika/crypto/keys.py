@@ -28,6 +28,7 @@ from mudrika.errors import InvalidInput, SignatureError
 
 __all__ = [
     "ALGORITHMS_BY_KEY_TYPE",
+    "ALL_ALGORITHMS",
     "DEFAULT_ALGORITHM",
     "KeyPair",
     "KeyType",
@@ -51,6 +52,8 @@ ALGORITHMS_BY_KEY_TYPE: Final[Mapping[KeyType, frozenset[str]]] = {
     KeyType.SECP256K1: frozenset({"ES256K"}),
     KeyType.RSA: frozenset({"RS256", "RS384", "RS512", "PS256", "PS384", "PS512"}),
 }
+#: Every JWS algorithm some key type may be used with: the "as its type allows" allow-list.
+ALL_ALGORITHMS: Final[frozenset[str]] = frozenset().union(*ALGORITHMS_BY_KEY_TYPE.values())
 DEFAULT_ALGORITHM: Final[Mapping[KeyType, str]] = {
     KeyType.ED25519: "EdDSA",
     KeyType.P256: "ES256",

@@ -33,7 +33,7 @@ from mudrika.crypto._b64 import b64url_decode
 from mudrika.crypto._compact import compact_text
 from mudrika.crypto.jcs import loads_strict
 from mudrika.crypto.jose import KeyResolver, TrustedKey, check_jwt_claims, sign_jwt, verify_compact
-from mudrika.crypto.keys import ALGORITHMS_BY_KEY_TYPE, KeyPair, PublicKey
+from mudrika.crypto.keys import ALL_ALGORITHMS, KeyPair, PublicKey
 from mudrika.crypto.sdjwt._disclosure import (
     SD_ALG,
     Disclosure,
@@ -53,7 +53,6 @@ _MAX_LEEWAY: Final = 300.0
 _MAX_KB_AGE: Final = 86400.0
 _SEGMENT = re.compile(r"[A-Za-z0-9_-]+")
 _COMPACT_ALPHABET: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~"
-_ALL_ALGORITHMS: Final = frozenset().union(*ALGORITHMS_BY_KEY_TYPE.values())
 
 
 @dataclass(frozen=True, slots=True)
@@ -462,7 +461,7 @@ def holder_key_from_cnf(payload: Mapping[str, Any]) -> TrustedKey:
     if not isinstance(jwk, dict):
         raise InvalidInput("cnf must hold a 'jwk' object", code="bad_cnf")
     try:
-        return TrustedKey.from_jwk(jwk, algorithms=_ALL_ALGORITHMS, owner="holder")
+        return TrustedKey.from_jwk(jwk, algorithms=ALL_ALGORITHMS, owner="holder")
     except InvalidInput as exc:
         raise InvalidInput("cnf.jwk is not a valid public key", code="bad_cnf", reason=exc.code) from None
 

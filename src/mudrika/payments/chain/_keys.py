@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, NamedTuple, Protocol, runtime_checkable
 
 from mudrika.crypto.jose import TrustedKey
-from mudrika.crypto.keys import ALGORITHMS_BY_KEY_TYPE, PublicKey
+from mudrika.crypto.keys import ALL_ALGORITHMS, PublicKey
 from mudrika.errors import InvalidInput, ResolutionError, UntrustedKeyError
-from mudrika.identity.did import DIDURL, parse_did_url
+from mudrika.identity.anchoring import OwnerPins, PinnedKey, anchor_key, anchor_resolved, kid_of_owner
 from mudrika.identity.resolver import DIDResolver
 from mudrika.payments.trustroot import TrustRoot
 
@@ -69,7 +69,6 @@ PROVENANCE_CLASSES: Final[dict[str, str]] = {
 }
 _SELF_CERTIFYING_METHODS: Final = ("did:key:", "did:jwk:")
 
-_ALL_ALGORITHMS: Final = frozenset().union(*ALGORITHMS_BY_KEY_TYPE.values())
 _MAX_KEYS_PER_SET: Final = 64
 _MAX_CACHE: Final = 1024
 
@@ -139,7 +138,7 @@ class KeySource(Protocol):
 def _jwk_key(jwk: Any, where: str) -> tuple[PublicKey, frozenset[str] | None]:
     if not isinstance(jwk, Mapping):
         raise InvalidInput(f"{where}: a key must be a JWK object", code="bad_jwk")
-    trusted = TrustedKey.from_jwk(jwk, algorithms=_ALL_ALGORITHMS)
+    trusted = TrustedKey.from_jwk(jwk, algorithms=ALL_ALGORITHMS)
     narrowed = trusted.algorithms if "alg" in jwk else None
     return trusted.key, narrowed
 
@@ -168,20 +167,20 @@ class KeyMaterial:
         # Offline key material is a fixed snapshot, so an answer never changes: remember it.  Online
         # answers are left to the resolver's own TTL cache (keys rotate and DIDs get deactivated).
         self._cache: dict[tuple[str, str], ResolvedKey] = {}
-        self._jwks: dict[str, dict[str, tuple[PublicKey, frozenset[str] | None]]] = {}
+        self._jwks: dict[str, OwnerPins] = {}
         for owner, key_set in (jwks or {}).items():
             keys = key_set.get("keys") if isinstance(key_set, Mapping) else None
             if not isinstance(owner, str) or not isinstance(keys, list) or len(keys) > _MAX_KEYS_PER_SET:
                 raise InvalidInput("a JWKS snapshot must be {owner: {'keys': [...]}}", code="bad_jwks")
-            by_kid: dict[str, tuple[PublicKey, frozenset[str] | None]] = {}
+            by_kid: dict[str, PinnedKey] = {}
             for jwk in keys:
                 kid = jwk.get("kid") if isinstance(jwk, Mapping) else None
                 if not isinstance(kid, str) or not kid or kid in by_kid:
                     raise InvalidInput(
                         "every JWKS key needs a unique string 'kid'", code="bad_jwks", owner=owner[:200]
                     )
-                by_kid[kid] = _jwk_key(jwk, "jwks")
-            self._jwks[owner] = by_kid
+                by_kid[kid] = PinnedKey(*_jwk_key(jwk, "jwks"))
+            self._jwks[owner] = OwnerPins(owner=owner, keys=by_kid)
         self._pinned: dict[str, tuple[str, PublicKey, frozenset[str] | None]] = {}
         for kid, entry in (pinned or {}).items():
             if (
@@ -228,26 +227,21 @@ class KeyMaterial:
         return self._lookup(kid, owner)
 
     def _lookup(self, kid: str, owner: str) -> ResolvedKey:
-        if not isinstance(kid, str) or not kid:
-            raise UntrustedKeyError("the token names no key (kid)", code="no_kid")
-        owner_is_did = owner.startswith("did:")
-        if owner_is_did and (kid.startswith("did:") or kid[:1] in "#?/"):
-            # A DID-URL kid: absolute, or relative to the owner's DID (SD-JWT VC issuer keys).
-            url = DIDURL.absolute(kid, parse_did_url(owner).did)
-            absolute = str(url)
-            if url.did_str != owner:
-                raise UntrustedKeyError(
-                    "the key is not one of the owner's verification methods",
-                    code="kid_not_owned",
-                    kid=kid[:200],
-                    owner=owner[:200],
-                )
-            pinned = self._pinned.get(absolute) or self._pinned.get(kid)
-            if pinned is not None:
-                return self._from_pinned(kid, owner, pinned)
+        # The one anchoring rule decides which kids name a key of this owner, and in which
+        # relationship, for evidence exactly as for the trust root (mudrika.identity.anchoring).
+        absolute = kid_of_owner(kid, owner)
+        pinned = self._pinned.get(absolute)
+        if pinned is not None:
+            return self._from_pinned(absolute, owner, pinned)
+        if owner.startswith("did:"):
             if self._resolver is None:
                 raise UntrustedKeyError("no DID resolver for this key", code="unknown_key", kid=kid[:200])
-            key = self._resolver.resolve_key(absolute, "assertionMethod")
+            anchored = anchor_resolved(
+                self._resolver.resolve(owner),
+                absolute,
+                relationship="assertionMethod",
+                algorithms=ALL_ALGORITHMS,
+            )
             provenance: Provenance = (
                 "self-certifying"
                 if owner.startswith(_SELF_CERTIFYING_METHODS)
@@ -256,27 +250,25 @@ class KeyMaterial:
                 else "did-resolver"
             )
             return ResolvedKey(
-                key=key,
+                key=anchored.key,
                 kid=absolute,
                 owner=owner,
                 source="did",
                 provenance=provenance,
                 note=self._notes.get(owner),
             )
-        pinned = self._pinned.get(kid)
-        if pinned is not None:
-            return self._from_pinned(kid, owner, pinned)
-        found = self._jwks.get(owner, {}).get(kid)
-        if found is None:
+        pins = self._jwks.get(owner)
+        if pins is None:
             raise UntrustedKeyError(
                 "no key with this kid for this owner", code="unknown_key", kid=kid[:200], owner=owner[:200]
             )
+        anchored = anchor_key(pins, absolute, relationship="assertionMethod", algorithms=ALL_ALGORITHMS)
         return ResolvedKey(
-            key=found[0],
-            kid=kid,
+            key=anchored.key,
+            kid=absolute,
             owner=owner,
             source="jwks",
-            algorithms=found[1],
+            algorithms=pins.keys[absolute].algorithms,
             provenance="jwks-snapshot",
             note=self._notes.get(owner),
         )
@@ -408,7 +400,7 @@ def _root_key(root: TrustRoot, section: Literal["merchant", "issuer"], owner: st
     entry = _ROOT_KEYS.get(cache_key)
     if entry is not None and entry[0] is root:
         return entry[1]
-    anchor = root.merchant_key(owner, kid) if section == "merchant" else root.issuer_key(owner, kid)
+    anchor = root.anchor(section, owner, kid, algorithms=root.algorithm_set)
     resolved = ResolvedKey(
         key=anchor.key,
         kid=anchor.kid,

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from importlib import resources
 
+from mudrika.identity.anchoring import AnchoredKey
 from mudrika.payments.trustroot._model import (
     MAX_TRUST_ROOT_BYTES,
     TRUST_ROOT_FORMAT,
-    AnchorKey,
     KeySet,
     MaxAges,
     PinnedMerchant,
+    Section,
     TrustedIssuer,
     TrustRoot,
     UnsafeNoTrustRoot,
@@ -31,10 +32,11 @@ __all__ = [
     "MAX_TRUST_ROOT_BYTES",
     "SCHEMA_FILE",
     "TRUST_ROOT_FORMAT",
-    "AnchorKey",
+    "AnchoredKey",
     "KeySet",
     "MaxAges",
     "PinnedMerchant",
+    "Section",
     "TrustRoot",
     "TrustedIssuer",
     "UnsafeNoTrustRoot",

@@ -20,7 +20,6 @@ import hashlib
 import json
 import logging
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -30,9 +29,11 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from mudrika.crypto._b64 import b64url_encode
 from mudrika.crypto.jcs import canonicalize, loads_strict
 from mudrika.crypto.jose import TrustedKey
-from mudrika.crypto.keys import ALGORITHMS_BY_KEY_TYPE, PublicKey
+from mudrika.crypto.keys import ALL_ALGORITHMS
 from mudrika.errors import InvalidInput, MudrikaError, UntrustedKeyError
+from mudrika.identity.anchoring import AnchoredKey, OwnerPins, PinnedKey, anchor_key, kid_of_owner
 from mudrika.identity.did import DIDURL, parse_did, parse_did_url
+from mudrika.identity.document import SigningPurpose
 from mudrika.identity.resolver import DIDResolver
 from mudrika.net.limits import read_capped
 from mudrika.payments._load import validate_document
@@ -42,9 +43,11 @@ MAX_TRUST_ROOT_BYTES: Final = 4 * 1024 * 1024
 _MAX_ENTRIES: Final = 256
 _MAX_KEYS: Final = 64
 _MAX_TEXT: Final = 2048
-_ALL_ALGORITHMS: Final = frozenset().union(*ALGORITHMS_BY_KEY_TYPE.values())
 _SELF_CERTIFYING: Final = frozenset({"key", "jwk"})
 _log = logging.getLogger("mudrika.payments.trustroot")
+
+#: The two kinds of party a trust root pins.
+Section = Literal["issuer", "merchant"]
 
 
 _Algorithm = Literal[
@@ -108,27 +111,6 @@ class VerifierIdentity(_Owned):
     kb_audience: str | None = Field(default=None, min_length=1, max_length=_MAX_TEXT)
 
 
-@dataclass(frozen=True, slots=True)
-class AnchorKey:
-    """A key the trust root pins: the key, its absolute kid, its owner and any ``alg`` narrowing."""
-
-    key: PublicKey
-    kid: str
-    owner: str
-    algorithms: frozenset[str] | None = None
-    source: str | None = None
-
-    def trusted(self, allowed: frozenset[str], *, owner: str, whose: str) -> TrustedKey:
-        """This key as a verifier trusts it: the algorithms ``allowed`` (the trust root's and the
-        profile's) narrowed by the pin's own ``alg``.  ``UntrustedKeyError`` ``alg_not_allowed`` when
-        none of them fits the key; ``whose`` names the key in that message."""
-        if self.algorithms is not None:
-            allowed &= self.algorithms
-        if not allowed & self.key.algorithms:
-            raise UntrustedKeyError(f"no allowed algorithm fits {whose}", code="alg_not_allowed")
-        return TrustedKey(key=self.key, algorithms=allowed, kid=None, owner=owner)
-
-
 class TrustRoot(_Owned):
     """A parsed ``mudrika.trust-root/v1`` file; hand it to the chain verifier as ``trust_root=``."""
 
@@ -144,28 +126,18 @@ class TrustRoot(_Owned):
     accept_legacy_unbound_intent: bool = False
     """Accept v0.1 chains whose key-binding JWT does not cover H(IntentMandate) (reported in words)."""
 
-    _issuer_keys: dict[str, dict[str, AnchorKey]] = PrivateAttr(default_factory=dict)
-    _merchant_keys: dict[str, dict[str, AnchorKey]] = PrivateAttr(default_factory=dict)
-    _resolver: DIDResolver | None = PrivateAttr(default=None)
+    _pins: dict[tuple[Section, str], OwnerPins] = PrivateAttr(default_factory=dict)
     _fingerprint: str = PrivateAttr(default="")
 
     def model_post_init(self, context: Any, /) -> None:
         """Load every pinned key once; collect every problem instead of stopping at the first."""
         problems: list[dict[str, str]] = []
-        documents: dict[str, Any] = {}
-        for section, entries, table in (
-            ("issuers", self.issuers, self._issuer_keys),
-            ("merchants", self.merchants, self._merchant_keys),
-        ):
+        for section, entries in self._sections():
             for owner, entry in entries.items():
-                where = f"{section}.{owner[:200]}"
                 try:
-                    table[owner] = _entry_keys(owner, entry, section=section)
+                    self._pins[(section, owner)] = _entry_pins(owner, entry, section=section)
                 except MudrikaError as exc:
-                    problems.append({"loc": where, "msg": exc.message})
-                    continue
-                if entry.did_document is not None:
-                    documents[owner] = entry.did_document
+                    problems.append({"loc": f"{section}s.{owner[:200]}", "msg": exc.message})
         if not self.accepted_vct and any(entry.vct is None for entry in self.issuers.values()):
             problems.append(
                 {"loc": "accepted_vct", "msg": "an issuer without its own vct list needs accepted_vct"}
@@ -176,7 +148,6 @@ class TrustRoot(_Owned):
                 code="bad_trust_root",
                 errors=problems,
             )
-        self._resolver = DIDResolver.offline(documents)
         # Computed once: every report quotes it, and canonicalising the root costs more than a check.
         document = self.model_dump(mode="json", exclude_none=True)
         self._fingerprint = "sha256:" + b64url_encode(hashlib.sha256(canonicalize(document)).digest())
@@ -204,66 +175,51 @@ class TrustRoot(_Owned):
             return frozenset()
         return frozenset(entry.vct if entry.vct is not None else self.accepted_vct)
 
-    def issuer_key(self, iss: str, kid: str) -> AnchorKey:
-        """The pinned key ``kid`` of issuer ``iss``, or ``UntrustedKeyError``."""
-        return self._key(self._issuer_keys, iss, kid, section="issuer")
+    def anchor(
+        self,
+        section: Section,
+        owner: str,
+        kid: object,
+        *,
+        algorithms: frozenset[str],
+        relationship: SigningPurpose = "assertionMethod",
+    ) -> AnchoredKey:
+        """The key ``kid`` of the pinned ``section`` party ``owner``, by the one anchoring rule
+        (:func:`mudrika.identity.anchoring.anchor_key`), allowed ``algorithms`` narrowed by the pin.
 
-    def merchant_key(self, did: str, kid: str) -> AnchorKey:
-        """The pinned key ``kid`` of merchant ``did``, or ``UntrustedKeyError``."""
-        return self._key(self._merchant_keys, did, kid, section="merchant")
-
-    def _key(
-        self, table: dict[str, dict[str, AnchorKey]], owner: str, kid: str, *, section: str
-    ) -> AnchorKey:
-        keys = table.get(owner)
-        if keys is None:
+        ``UntrustedKeyError`` ``not_in_trust_root`` when the root pins no such party, or the rule's
+        own codes (``kid_not_owned``, ``kid_not_did_url``, ``not_authorised_for_purpose`` …).
+        """
+        pins = self._pins.get((section, owner))
+        if pins is None:
             raise UntrustedKeyError(
                 f"the trust root pins no {section} with this identifier",
                 code="not_in_trust_root",
                 owner=owner[:200],
             )
-        absolute = _absolute_kid(owner, kid)
-        found = keys.get(absolute)
-        if found is not None:
-            return found
-        if not keys and owner.startswith("did:") and self._resolver is not None:
-            # A pinned DID-document snapshot, or a self-certifying did:key / did:jwk pinned by its
-            # identifier: the offline resolver answers (assertionMethod only) and never dials out.
-            key = self._resolver.resolve_key(absolute, "assertionMethod")
-            return AnchorKey(key=key, kid=absolute, owner=owner, source=self._source(owner, section))
-        raise UntrustedKeyError(
-            f"the trust root pins no key with this kid for this {section}",
-            code="key_not_in_trust_root",
-            kid=kid[:200],
-            owner=owner[:200],
-        )
+        return anchor_key(pins, kid, relationship=relationship, algorithms=algorithms)
 
-    def _source(self, owner: str, section: str) -> str | None:
-        entry = self.issuers.get(owner) if section == "issuer" else self.merchants.get(owner)
-        return entry.source if entry is not None else None
+    def _sections(self) -> tuple[tuple[Section, Mapping[str, TrustedIssuer | PinnedMerchant]], ...]:
+        return (("issuer", self.issuers), ("merchant", self.merchants))
 
     def pinned_keys(self) -> list[tuple[str, str, str, str]]:
         """Every key this root pins, as ``(section, owner, kid, RFC 7638 thumbprint)`` rows.
 
-        A DID-document entry contributes each method it authorises for ``assertionMethod``; a
-        self-certifying DID pinned by identifier is shown as ``(computed from the DID)``.
+        A DID-document entry (a snapshot, or the document a did:key / did:jwk identifier computes
+        to) contributes each method it authorises for ``assertionMethod``.
         """
         rows: list[tuple[str, str, str, str]] = []
-        for section, entries, table in (
-            ("issuer", self.issuers, self._issuer_keys),
-            ("merchant", self.merchants, self._merchant_keys),
-        ):
-            for owner, entry in entries.items():
-                if table.get(owner):
-                    rows.extend(
-                        (section, owner, kid, key.key.thumbprint()) for kid, key in table[owner].items()
-                    )
-                elif entry.did_document is not None:
-                    for kid in _assertion_kids(owner, entry.did_document):
-                        key = self._key(table, owner, kid, section=section)
-                        rows.append((section, owner, key.kid, key.key.thumbprint()))
-                else:
-                    rows.append((section, owner, "(computed from the DID)", "(self-certifying)"))
+        for section, entries in self._sections():
+            for owner in entries:
+                pins = self._pins[(section, owner)]
+                kids = (
+                    list(pins.keys)
+                    if pins.document is None
+                    else list(pins.document.authorised("assertionMethod"))
+                )
+                for kid in kids:
+                    key = anchor_key(pins, kid, relationship="assertionMethod", algorithms=ALL_ALGORITHMS)
+                    rows.append((section, owner, key.kid, key.key.thumbprint()))
         return rows
 
     # -- writing -------------------------------------------------------------------------------------
@@ -272,26 +228,17 @@ class TrustRoot(_Owned):
 
 
 def _absolute_kid(owner: str, kid: str) -> str:
-    """A DID-URL kid (absolute, or ``#frag`` relative to a DID owner) in absolute form."""
-    if owner.startswith("did:") and (kid.startswith("did:") or kid[:1] in "#?/"):
+    """A pinned JWK's kid in the form a signature must name it: the analyst may write a DID owner's
+    kids relative (``#frag``) in the root file; a signature always names the absolute DID URL."""
+    if owner.startswith("did:") and kid[:1] in "#?/":
         return str(DIDURL.absolute(kid, parse_did_url(owner).did))
     return kid
 
 
-def _assertion_kids(owner: str, document: Mapping[str, Any]) -> list[str]:
-    """The absolute ids of the methods a DID document authorises for ``assertionMethod``."""
-    kids: list[str] = []
-    for item in document.get("assertionMethod") or ():
-        ref = item.get("id") if isinstance(item, Mapping) else item
-        if isinstance(ref, str):
-            kids.append(_absolute_kid(owner, ref))
-    return kids
-
-
-def _entry_keys(owner: str, entry: TrustedIssuer | PinnedMerchant, *, section: str) -> dict[str, AnchorKey]:
-    """Load the keys of one entry: a JWK Set, a DID document (resolved lazily), or a self-certifying DID."""
+def _entry_pins(owner: str, entry: TrustedIssuer | PinnedMerchant, *, section: Section) -> OwnerPins:
+    """Load one entry's pins: a JWK Set, a DID-document snapshot, or a self-certifying DID's document."""
     is_did = owner.startswith("did:")
-    if section == "merchants" and not is_did:
+    if section == "merchant" and not is_did:
         raise InvalidInput("a merchant is identified by its DID", code="bad_trust_root")
     if is_did:
         parse_did(owner)
@@ -304,36 +251,41 @@ def _entry_keys(owner: str, entry: TrustedIssuer | PinnedMerchant, *, section: s
             raise InvalidInput("a DID document needs a DID identifier", code="bad_trust_root")
         if entry.did_document.get("id") != owner:
             raise InvalidInput("the DID document's id is not this identifier", code="bad_trust_root")
-        DIDResolver.offline({owner: entry.did_document}).resolve(owner)
-        return {}
+        document = DIDResolver.offline({owner: entry.did_document}).resolve(owner).document
+        return OwnerPins(owner=owner, document=document, source=entry.source)
     if entry.jwks is None:
         if is_did and parse_did(owner).method in _SELF_CERTIFYING:
-            return {}
+            # Pinned by its identifier: the document is computed from it, offline.
+            document = DIDResolver.offline({}).resolve(owner).document
+            return OwnerPins(owner=owner, document=document, source=entry.source)
         if isinstance(entry, TrustedIssuer) and entry.x509_roots:
             _check_x509_roots(entry.x509_roots)
-            return {}  # keys arrive in x5c headers and are admitted by path validation (payments.v02)
+            # Keys arrive in x5c headers and are admitted by path validation (payments.v02); no kid
+            # is pinned, so the anchoring rule refuses every kid of this issuer.
+            return OwnerPins(owner=owner, source=entry.source)
         raise InvalidInput(
             "give jwks or did_document (or a did:key / did:jwk identifier)", code="bad_trust_root"
         )
-    keys: dict[str, AnchorKey] = {}
+    keys: dict[str, PinnedKey] = {}
     for jwk in entry.jwks.keys:
         kid = jwk.get("kid")
         if not isinstance(kid, str) or not kid:
             raise InvalidInput("every pinned key needs a string 'kid'", code="bad_trust_root")
         absolute = _absolute_kid(owner, kid)
-        if is_did and absolute.split("#")[0] != owner:
-            raise InvalidInput("a pinned key's kid must be a DID URL of its owner", code="bad_trust_root")
+        if is_did:
+            try:
+                kid_of_owner(absolute, owner)
+            except UntrustedKeyError:
+                raise InvalidInput(
+                    "a pinned key's kid must be a DID URL of its owner", code="bad_trust_root"
+                ) from None
+        elif absolute.startswith("did:"):
+            raise InvalidInput("an https issuer's pinned kid cannot be a DID URL", code="bad_trust_root")
         if absolute in keys:
             raise InvalidInput("duplicate kid", code="bad_trust_root", kid=kid[:200])
-        trusted = TrustedKey.from_jwk(jwk, algorithms=_ALL_ALGORITHMS)
-        keys[absolute] = AnchorKey(
-            key=trusted.key,
-            kid=absolute,
-            owner=owner,
-            algorithms=trusted.algorithms if "alg" in jwk else None,
-            source=entry.source,
-        )
-    return keys
+        trusted = TrustedKey.from_jwk(jwk, algorithms=ALL_ALGORITHMS)
+        keys[absolute] = PinnedKey(key=trusted.key, algorithms=trusted.algorithms if "alg" in jwk else None)
+    return OwnerPins(owner=owner, keys=keys, source=entry.source)
 
 
 def json_schema() -> dict[str, Any]:

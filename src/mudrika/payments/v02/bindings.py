@@ -96,13 +96,10 @@ def verify_checkout_jwt(
         raise UntrustedKeyError(
             "the checkout's merchant is not pinned in the trust root", code="untrusted_merchant"
         )
-    anchor = trust_root.merchant_key(merchant_id, kid)
-    trusted = anchor.trusted(
-        trust_root.algorithm_set & CHECKOUT_JWT_ALGORITHMS,
-        owner=merchant_id,
-        whose="the merchant's pinned key",
+    anchor = trust_root.anchor(
+        "merchant", merchant_id, kid, algorithms=trust_root.algorithm_set & CHECKOUT_JWT_ALGORITHMS
     )
-    verified = verify_compact(checkout_jwt, key=trusted, max_bytes=_MAX_CHECKOUT_JWT)
+    verified = verify_compact(checkout_jwt, key=anchor.trusted, max_bytes=_MAX_CHECKOUT_JWT)
     raw = _payload_bytes(verified.payload)
     checkout = parse_model(Checkout, raw, what="checkout")
     if checkout.merchant.id != merchant_id:  # pragma: no cover - same signed bytes as read above

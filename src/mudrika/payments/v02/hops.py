@@ -406,9 +406,9 @@ def _root_key(header: Mapping[str, Any], issuer: str, parsed: ParsedSdJwt, trust
     if "x5c" in header:
         return _x5c_root_key(header, issuer, parsed, trust_root, allowed)
     kid = header_kid(header, what="the root token")
-    anchor = trust_root.issuer_key(issuer, kid)
+    anchor = trust_root.anchor("issuer", issuer, kid, algorithms=allowed)
     return _RootKey(
-        key=anchor.trusted(allowed, owner=issuer, whose="the pinned key"),
+        key=anchor.trusted,
         label=anchor.kid,
         provenance=f"trust root: issuers[{issuer[:120]}] key {kid[:120]}",
     )

@@ -31,7 +31,7 @@ from mudrika.errors import (
     PolicyDenied,
     UntrustedKeyError,
 )
-from mudrika.payments.trustroot import AnchorKey, TrustRoot
+from mudrika.payments.trustroot import AnchoredKey, TrustRoot
 from mudrika.payments.v02.hops import VerifiedToken, check_times
 from mudrika.payments.v02.models import CheckoutReceipt, PaymentReceipt, parse_model
 from mudrika.payments.v02.profile import RECEIPT_ALGORITHMS
@@ -59,11 +59,12 @@ class VerifiedReceipt:
     claims: Mapping[str, Any]
 
 
-def _signer(trust_root: TrustRoot, kind: ReceiptKind, iss: str, kid: str) -> AnchorKey:
+def _signer(trust_root: TrustRoot, kind: ReceiptKind, iss: str, kid: str) -> AnchoredKey:
+    allowed = trust_root.algorithm_set & RECEIPT_ALGORITHMS
     if trust_root.pins_merchant(iss):
-        return trust_root.merchant_key(iss, kid)
+        return trust_root.anchor("merchant", iss, kid, algorithms=allowed)
     if kind == "payment" and trust_root.trusts_issuer(iss):
-        return trust_root.issuer_key(iss, kid)
+        return trust_root.anchor("issuer", iss, kid, algorithms=allowed)
     raise UntrustedKeyError("the receipt's issuer is not in the trust root", code="untrusted_receipt_issuer")
 
 
@@ -88,10 +89,7 @@ def verify_receipt_jwt(
             got=iss[:200],
         )
     anchor = _signer(trust_root, kind, iss, kid)
-    trusted = anchor.trusted(
-        trust_root.algorithm_set & RECEIPT_ALGORITHMS, owner=iss, whose="the receipt signer's key"
-    )
-    verified = verify_compact(token, key=trusted, max_bytes=_MAX_RECEIPT)
+    verified = verify_compact(token, key=anchor.trusted, max_bytes=_MAX_RECEIPT)
     claims = loads_strict(verified.payload, max_bytes=_MAX_RECEIPT)
     model: type[CheckoutReceipt] | type[PaymentReceipt] = (
         CheckoutReceipt if kind == "checkout" else PaymentReceipt

@@ -13,7 +13,8 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from mudrika.crypto.jose import ASYMMETRIC_ALGORITHMS, FORBIDDEN_HEADERS, TrustedKey, asymmetric_allow_list
-from mudrika.errors import InvalidInput, ResolutionError, UntrustedKeyError, VerificationError
+from mudrika.errors import InvalidInput, ResolutionError, VerificationError
+from mudrika.identity.anchoring import AnchoredKey, aresolve_anchored, resolve_anchored
 from mudrika.identity.did import parse_did_url
 from mudrika.identity.resolution import key_refusal
 from mudrika.identity.resolver import DIDResolver
@@ -55,7 +56,7 @@ class DidKeyTrust:
     def trusted_dids(self) -> frozenset[str]:
         return self._trusted
 
-    def _screen(self, header: Mapping[str, Any]) -> tuple[str, str]:
+    def _screen(self, header: Mapping[str, Any]) -> str:
         forbidden = FORBIDDEN_HEADERS.intersection(header)
         if forbidden:
             raise VerificationError(
@@ -66,31 +67,42 @@ class DidKeyTrust:
         kid = header.get("kid")
         if not isinstance(kid, str):
             raise VerificationError("signature has no kid", code="missing_kid")
-        did = check_kid(kid)
-        if did not in self._trusted:
-            raise UntrustedKeyError("signed by a DID this verifier does not trust", code="untrusted_did")
-        return kid, did
+        check_kid(kid)
+        return kid
 
-    def _trusted_key(self, kid: str, did: str, public: Any) -> TrustedKey:
-        allowed = self._algorithms & public.algorithms
-        if not allowed:
-            raise UntrustedKeyError("no allowed algorithm fits the signer's key", code="alg_key_mismatch")
-        return TrustedKey(key=public, algorithms=allowed, kid=kid, owner=did)
+    @staticmethod
+    def _trusted_key(anchored: AnchoredKey) -> TrustedKey:
+        return TrustedKey(
+            key=anchored.key, algorithms=anchored.algorithms, kid=anchored.kid, owner=anchored.owner
+        )
 
     def key_for(self, header: Mapping[str, Any]) -> TrustedKey:
-        """The trusted key for a protected header (resolving the DID synchronously)."""
-        kid, did = self._screen(header)
+        """The trusted key for a protected header (resolving the DID synchronously), by the one
+        anchoring rule (:func:`mudrika.identity.anchoring.resolve_anchored`)."""
+        kid = self._screen(header)
         try:
-            public = self._resolver.resolve_key(kid, "assertionMethod")
+            anchored = resolve_anchored(
+                self._resolver,
+                kid,
+                trusted_owners=self._trusted,
+                relationship="assertionMethod",
+                algorithms=self._algorithms,
+            )
         except ResolutionError as exc:
             raise key_refusal(exc) from None
-        return self._trusted_key(kid, did, public)
+        return self._trusted_key(anchored)
 
     async def akey_for(self, header: Mapping[str, Any]) -> TrustedKey:
         """:meth:`key_for` without blocking the event loop (did:web is fetched asynchronously)."""
-        kid, did = self._screen(header)
+        kid = self._screen(header)
         try:
-            public = await self._resolver.aresolve_key(kid, "assertionMethod")
+            anchored = await aresolve_anchored(
+                self._resolver,
+                kid,
+                trusted_owners=self._trusted,
+                relationship="assertionMethod",
+                algorithms=self._algorithms,
+            )
         except ResolutionError as exc:
             raise key_refusal(exc) from None
-        return self._trusted_key(kid, did, public)
+        return self._trusted_key(anchored)

@@ -9,12 +9,13 @@ appears in the document" (an ``assertionMethod`` key signs credentials, not requ
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Literal, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from mudrika.crypto.keys import PublicKey
+from mudrika.crypto.keys import ALL_ALGORITHMS, PublicKey
 from mudrika.errors import InvalidInput, ResolutionError, UntrustedKeyError
+from mudrika.identity.anchoring import OwnerPins, anchor_key, aresolve_anchored, resolve_anchored
 from mudrika.identity.document import DIDDocument
-from mudrika.identity.resolution import key_refusal
+from mudrika.identity.resolution import ResolutionResult, key_refusal
 from mudrika.trust.httpsig._profile import check_keyid
 
 __all__ = ["DIDKeyResolver", "DocumentKeyLookup", "KeyLookup", "ResolverKeyLookup", "StaticKeyLookup"]
@@ -55,19 +56,20 @@ class StaticKeyLookup:
 
 
 class DocumentKeyLookup:
-    """Keys from DID documents already in hand, taken only from their ``authentication`` relationship."""
+    """Keys from DID documents already in hand, taken only from their ``authentication`` relationship
+    (by the one anchoring rule, :func:`mudrika.identity.anchoring.anchor_key`)."""
 
     def __init__(self, documents: Iterable[DIDDocument]) -> None:
-        self._documents: dict[str, DIDDocument] = {}
+        self._pins: dict[str, OwnerPins] = {}
         for document in documents:
-            self._documents[str(document.did)] = document
+            self._pins[document.id] = OwnerPins(owner=document.id, document=document)
 
     def lookup(self, keyid: str) -> PublicKey:
         did = check_keyid(keyid)
-        document = self._documents.get(did)
-        if document is None:
+        pins = self._pins.get(did)
+        if pins is None:
             raise UntrustedKeyError("no DID document for this signer", code="unknown_key", kid=keyid[:256])
-        return document.key_for(keyid, "authentication")
+        return anchor_key(pins, keyid, relationship="authentication", algorithms=ALL_ALGORITHMS).key
 
     async def alookup(self, keyid: str) -> PublicKey:
         return self.lookup(keyid)
@@ -76,13 +78,16 @@ class DocumentKeyLookup:
 class DIDKeyResolver(Protocol):
     """The part of ``mudrika.identity.resolver.DIDResolver`` this module uses."""
 
-    def resolve_key(self, did_url: str, purpose: Literal["authentication"]) -> PublicKey: ...
+    def resolve(self, did: str) -> ResolutionResult: ...
 
-    async def aresolve_key(self, did_url: str, purpose: Literal["authentication"]) -> PublicKey: ...
+    async def aresolve(self, did: str) -> ResolutionResult: ...
 
 
 class ResolverKeyLookup:
-    """Adapter: resolve the keyid's DID with a DID resolver, purpose ``authentication``.
+    """Adapter: resolve the keyid's DID with a DID resolver and take the key from its
+    ``authentication`` relationship, by the one anchoring rule
+    (:func:`mudrika.identity.anchoring.resolve_anchored`; the signer's DID is the identity being
+    authenticated, so no list of trusted DIDs applies here: the policy judges that DID next).
 
     ``notFound``, ``methodNotSupported`` and invalid documents become
     :class:`~mudrika.errors.UntrustedKeyError` (a deny); only ``internalError`` (the resolver could
@@ -95,13 +100,27 @@ class ResolverKeyLookup:
     def lookup(self, keyid: str) -> PublicKey:
         check_keyid(keyid)
         try:
-            return self._resolver.resolve_key(keyid, "authentication")
+            anchored = resolve_anchored(
+                self._resolver,
+                keyid,
+                trusted_owners=None,
+                relationship="authentication",
+                algorithms=ALL_ALGORITHMS,
+            )
         except ResolutionError as exc:
             raise key_refusal(exc) from None
+        return anchored.key
 
     async def alookup(self, keyid: str) -> PublicKey:
         check_keyid(keyid)
         try:
-            return await self._resolver.aresolve_key(keyid, "authentication")
+            anchored = await aresolve_anchored(
+                self._resolver,
+                keyid,
+                trusted_owners=None,
+                relationship="authentication",
+                algorithms=ALL_ALGORITHMS,
+            )
         except ResolutionError as exc:
             raise key_refusal(exc) from None
+        return anchored.key
