@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -45,7 +45,9 @@ __all__ = [
     "MERCHANT_DID",
     "MERCHANT_KID",
     "PAYMENT_NONCE",
+    "SIGNING_ROLES",
     "Keys",
+    "Signer",
     "Transaction",
     "build",
     "decode_segment",
@@ -72,6 +74,18 @@ MERCHANT: Final[dict[str, str]] = {
 INSTRUMENT: Final[dict[str, str]] = {"id": "pi-card-1", "type": "card", "description": "card 1234"}
 
 Hook = Callable[[dict[str, Any]], None]
+
+#: The v0.2 roles whose signing key the verifier anchors in the trust root (the anchoring matrix
+#: overrides each one's key and kid in turn).
+SIGNING_ROLES: Final = ("root_issuer", "checkout_jwt", "checkout_receipt", "payment_receipt")
+
+
+@dataclass(frozen=True)
+class Signer:
+    """Who signs one role's token: the key and the kid its header names."""
+
+    key: KeyPair
+    kid: str
 
 
 def _noop(_: dict[str, Any]) -> None:
@@ -171,10 +185,26 @@ def build(
     closed_payment_hook: Hook = _noop,
     checkout_receipt_hook: Hook = _noop,
     payment_receipt_hook: Hook = _noop,
+    issuer: str = AGENT_PROVIDER,
+    signers: Mapping[str, Signer] | None = None,
+    trust_root: TrustRoot | None = None,
 ) -> Transaction:
-    """A complete, valid transaction (unless a hook breaks it) issued at ``now``."""
+    """A complete, valid transaction (unless a hook breaks it) issued at ``now``.
+
+    ``issuer`` names the open mandates' issuer (``iss``); ``signers`` replaces the key and kid of any
+    of :data:`SIGNING_ROLES` (default: the issuer's key under :data:`AGENT_PROVIDER_KID`, the
+    merchant's under :data:`MERCHANT_KID`); ``trust_root`` replaces the default root."""
     at = int(time.time()) if now is None else now
     keys = keys or Keys()
+    unknown = set(signers or {}) - set(SIGNING_ROLES)
+    assert not unknown, unknown
+    default = {
+        "root_issuer": Signer(keys.issuer, AGENT_PROVIDER_KID),
+        "checkout_jwt": Signer(keys.merchant, MERCHANT_KID),
+        "checkout_receipt": Signer(keys.merchant, MERCHANT_KID),
+        "payment_receipt": Signer(keys.merchant, MERCHANT_KID),
+    }
+    signer = {**default, **(signers or {})}
     agent_jwk = keys.agent.public_key.to_jwk()
     checkout: dict[str, Any] = {
         "id": "chk_1",
@@ -199,7 +229,9 @@ def build(
         "links": [],
     }
     checkout_hook(checkout)
-    checkout_jwt = sign_checkout_jwt(checkout, merchant_key=keys.merchant, kid=MERCHANT_KID)
+    checkout_jwt = sign_checkout_jwt(
+        checkout, merchant_key=signer["checkout_jwt"].key, kid=signer["checkout_jwt"].kid
+    )
     open_checkout: dict[str, Any] = {
         "vct": VCT_CHECKOUT_OPEN,
         "constraints": [
@@ -228,8 +260,9 @@ def build(
         "exp": at + 3600,
     }
     open_checkout_hook(open_checkout)
+    root_signer = signer["root_issuer"]
     checkout_root_sd = issue_open_mandate(
-        open_checkout, issuer=AGENT_PROVIDER, issuer_key=keys.issuer, kid=AGENT_PROVIDER_KID, now=at - 60
+        open_checkout, issuer=issuer, issuer_key=root_signer.key, kid=root_signer.kid, now=at - 60
     )
     checkout_root = present_root(checkout_root_sd)
     closed_checkout: dict[str, Any] = {
@@ -262,7 +295,7 @@ def build(
     open_payment_hook(open_payment)
     payment_root = present_root(
         issue_open_mandate(
-            open_payment, issuer=AGENT_PROVIDER, issuer_key=keys.issuer, kid=AGENT_PROVIDER_KID, now=at - 60
+            open_payment, issuer=issuer, issuer_key=root_signer.key, kid=root_signer.kid, now=at - 60
         )
     )
     closed_payment: dict[str, Any] = {
@@ -296,7 +329,7 @@ def build(
     payment_receipt_hook(payment_claims)
     return Transaction(
         keys=keys,
-        trust_root=trust_root_for(keys),
+        trust_root=trust_root if trust_root is not None else trust_root_for(keys),
         now=at,
         checkout=checkout,
         checkout_jwt=checkout_jwt,
@@ -308,8 +341,18 @@ def build(
         payment_root=payment_root,
         checkout_chain=checkout_chain,
         payment_chain=payment_chain,
-        checkout_receipt=sign_receipt(checkout_claims, kind="checkout", key=keys.merchant, kid=MERCHANT_KID),
-        payment_receipt=sign_receipt(payment_claims, kind="payment", key=keys.merchant, kid=MERCHANT_KID),
+        checkout_receipt=sign_receipt(
+            checkout_claims,
+            kind="checkout",
+            key=signer["checkout_receipt"].key,
+            kid=signer["checkout_receipt"].kid,
+        ),
+        payment_receipt=sign_receipt(
+            payment_claims,
+            kind="payment",
+            key=signer["payment_receipt"].key,
+            kid=signer["payment_receipt"].kid,
+        ),
     )
 
 

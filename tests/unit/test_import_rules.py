@@ -208,3 +208,36 @@ def test_the_rules_see_a_planted_upward_import(tmp_path: Path) -> None:
     assert isinstance(node, ast.ImportFrom)
     assert _wing(_resolve_from("mudrika.crypto.keys", node)) == "trust"
     assert "trust" not in ALLOWED["crypto"]
+
+
+#: Key lookups a verdict could rest on: a DID document's ``key_for``, a resolver's ``resolve_key`` and
+#: ``aresolve_key``.  Only the anchoring rule's home (and the pieces it is built from) may call them;
+#: everything else asks :mod:`mudrika.identity.anchoring`.  The exceptions are named with why.
+_KEY_LOOKUPS = frozenset({"key_for", "resolve_key", "aresolve_key"})
+_MAY_LOOK_KEYS_UP = {
+    "mudrika.identity.anchoring": "the anchoring rule itself",
+    "mudrika.identity.resolver._resolver": "DIDResolver.resolve_key, the resolver's own API",
+    "mudrika.identity.document": "DIDDocument.key_for, the relationship lookup the rule uses",
+    "mudrika.cli._keycheck": "an operator checking their own signing key against their DID, not a verdict",
+    "mudrika.trust.keycloak.tokens": "JwksCache.key_for: the configured issuer's JWKS, by kid (RFC 9068)",
+    "mudrika.trust.keycloak.jwks": "JwksCache.key_for itself",
+    "mudrika.trust.a2a.cards": "DidKeyTrust.key_for, which applies the anchoring rule",
+    "mudrika.trust.a2a.push": "DidKeyTrust.akey_for, which applies the anchoring rule",
+}
+
+
+def _key_lookup_callers() -> set[str]:
+    callers: set[str] = set()
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in _KEY_LOOKUPS
+            ):
+                callers.add(name)
+    return callers
+
+
+def test_only_the_anchoring_rule_looks_keys_up() -> None:
+    assert _key_lookup_callers() <= set(_MAY_LOOK_KEYS_UP), _key_lookup_callers() - set(_MAY_LOOK_KEYS_UP)

@@ -35,6 +35,7 @@ from mudrika.crypto.jose import TrustedKey
 from mudrika.crypto.keys import ALL_ALGORITHMS, PublicKey
 from mudrika.errors import InvalidInput, ResolutionError, UntrustedKeyError
 from mudrika.identity.anchoring import OwnerPins, PinnedKey, anchor_key, anchor_resolved, kid_of_owner
+from mudrika.identity.resolution import key_refusal
 from mudrika.identity.resolver import DIDResolver
 from mudrika.payments.trustroot import TrustRoot
 
@@ -236,8 +237,13 @@ class KeyMaterial:
         if owner.startswith("did:"):
             if self._resolver is None:
                 raise UntrustedKeyError("no DID resolver for this key", code="unknown_key", kid=kid[:200])
+            try:
+                resolved = self._resolver.resolve(owner)
+            except ResolutionError as exc:
+                # No document for the DID a kid names is the evidence's fault (a deny), not an outage.
+                raise key_refusal(exc) from None
             anchored = anchor_resolved(
-                self._resolver.resolve(owner),
+                resolved,
                 absolute,
                 relationship="assertionMethod",
                 algorithms=ALL_ALGORITHMS,
