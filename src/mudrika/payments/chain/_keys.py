@@ -33,7 +33,7 @@ from typing import Any, Final, Literal, NamedTuple, Protocol, runtime_checkable
 
 from mudrika.crypto.jose import TrustedKey
 from mudrika.crypto.keys import ALGORITHMS_BY_KEY_TYPE, PublicKey
-from mudrika.errors import InvalidInput, ResolutionError, UntrustedKeyError
+from mudrika.errors import DocumentError, InvalidInput, UntrustedKeyError
 from mudrika.identity.did import DIDURL, parse_did_url
 from mudrika.identity.resolver import DIDResolver
 from mudrika.payments.trustroot import TrustRoot
@@ -133,7 +133,8 @@ class KeySource(Protocol):
         """True when this source can never touch the network."""
 
     def assertion_key(self, kid: str, *, owner: str) -> ResolvedKey:
-        """The key, or raise ``UntrustedKeyError`` / ``InvalidInput`` / ``ResolutionError``."""
+        """The key, or raise ``UntrustedKeyError`` / ``InvalidInput`` / ``DocumentError`` (the owner's
+        DID has no usable document) / ``ResolutionError`` (it could not be fetched)."""
 
 
 def _jwk_key(jwk: Any, where: str) -> tuple[PublicKey, frozenset[str] | None]:
@@ -365,7 +366,7 @@ class Anchors:
         if self._evidence.offline:
             try:
                 carried = self._evidence.assertion_key(kid, owner=pinned.owner)
-            except (UntrustedKeyError, InvalidInput, ResolutionError):  # the evidence has no such key
+            except (UntrustedKeyError, InvalidInput, DocumentError):  # the evidence has no such key
                 carried = None
             if carried is not None and carried.key != pinned.key:
                 raise UntrustedKeyError(

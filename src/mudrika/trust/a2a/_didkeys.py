@@ -13,9 +13,8 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from mudrika.crypto.jose import ASYMMETRIC_ALGORITHMS, FORBIDDEN_HEADERS, TrustedKey, asymmetric_allow_list
-from mudrika.errors import InvalidInput, ResolutionError, UntrustedKeyError, VerificationError
+from mudrika.errors import InvalidInput, UntrustedKeyError, VerificationError
 from mudrika.identity.did import parse_did_url
-from mudrika.identity.resolution import key_refusal
 from mudrika.identity.resolver import DIDResolver
 
 __all__ = ["ASYMMETRIC_ALGORITHMS", "DidKeyTrust", "check_kid"]
@@ -78,19 +77,18 @@ class DidKeyTrust:
         return TrustedKey(key=public, algorithms=allowed, kid=kid, owner=did)
 
     def key_for(self, header: Mapping[str, Any]) -> TrustedKey:
-        """The trusted key for a protected header (resolving the DID synchronously)."""
+        """The trusted key for a protected header (resolving the DID synchronously).
+
+        The resolver's errors pass as they are: a signer DID with no usable document is a
+        ``DocumentError`` (deny), one whose document cannot be fetched now a ``ResolutionError``
+        (unavailable: fail closed, never accept).
+        """
         kid, did = self._screen(header)
-        try:
-            public = self._resolver.resolve_key(kid, "assertionMethod")
-        except ResolutionError as exc:
-            raise key_refusal(exc) from None
+        public = self._resolver.resolve_key(kid, "assertionMethod")
         return self._trusted_key(kid, did, public)
 
     async def akey_for(self, header: Mapping[str, Any]) -> TrustedKey:
         """:meth:`key_for` without blocking the event loop (did:web is fetched asynchronously)."""
         kid, did = self._screen(header)
-        try:
-            public = await self._resolver.aresolve_key(kid, "assertionMethod")
-        except ResolutionError as exc:
-            raise key_refusal(exc) from None
+        public = await self._resolver.aresolve_key(kid, "assertionMethod")
         return self._trusted_key(kid, did, public)

@@ -12,9 +12,8 @@ from collections.abc import Iterable, Mapping
 from typing import Literal, Protocol, runtime_checkable
 
 from mudrika.crypto.keys import PublicKey
-from mudrika.errors import InvalidInput, ResolutionError, UntrustedKeyError
+from mudrika.errors import InvalidInput, UntrustedKeyError
 from mudrika.identity.document import DIDDocument
-from mudrika.identity.resolution import key_refusal
 from mudrika.trust.httpsig._profile import check_keyid
 
 __all__ = ["DIDKeyResolver", "DocumentKeyLookup", "KeyLookup", "ResolverKeyLookup", "StaticKeyLookup"]
@@ -25,8 +24,9 @@ class KeyLookup(Protocol):
     """Maps a signature ``keyid`` (a DID URL) to the public key authorised for *authentication*.
 
     Implementations raise :class:`~mudrika.errors.UntrustedKeyError` for an unknown key or one not in
-    the DID's ``authentication`` relationship, and :class:`~mudrika.errors.UnavailableError` when the
-    DID cannot be resolved now.  They never return a key they were not told to trust for this purpose.
+    the DID's ``authentication`` relationship, :class:`~mudrika.errors.DocumentError` when the DID
+    has no usable document (both deny: 401), and :class:`~mudrika.errors.UnavailableError` only when
+    the DID's document cannot be fetched now (503).  They never return a key they were not told to trust for this purpose.
     """
 
     def lookup(self, keyid: str) -> PublicKey: ...
@@ -84,9 +84,12 @@ class DIDKeyResolver(Protocol):
 class ResolverKeyLookup:
     """Adapter: resolve the keyid's DID with a DID resolver, purpose ``authentication``.
 
-    ``notFound``, ``methodNotSupported`` and invalid documents become
-    :class:`~mudrika.errors.UntrustedKeyError` (a deny); only ``internalError`` (the resolver could
-    not finish) stays an :class:`~mudrika.errors.UnavailableError` (fail closed, 503).
+    The resolver's errors pass unchanged, because the error tree already says which answer each
+    one gets: ``notFound``, ``methodNotSupported`` and invalid documents are
+    :class:`~mudrika.errors.DocumentError` (a :class:`~mudrika.errors.VerificationError`: a deny,
+    401), and only ``internalError`` (the document could not be fetched) is a
+    :class:`~mudrika.errors.ResolutionError` (an :class:`~mudrika.errors.UnavailableError`: fail
+    closed, 503).
     """
 
     def __init__(self, resolver: DIDKeyResolver) -> None:
@@ -94,14 +97,8 @@ class ResolverKeyLookup:
 
     def lookup(self, keyid: str) -> PublicKey:
         check_keyid(keyid)
-        try:
-            return self._resolver.resolve_key(keyid, "authentication")
-        except ResolutionError as exc:
-            raise key_refusal(exc) from None
+        return self._resolver.resolve_key(keyid, "authentication")
 
     async def alookup(self, keyid: str) -> PublicKey:
         check_keyid(keyid)
-        try:
-            return await self._resolver.aresolve_key(keyid, "authentication")
-        except ResolutionError as exc:
-            raise key_refusal(exc) from None
+        return await self._resolver.aresolve_key(keyid, "authentication")
