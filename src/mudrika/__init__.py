@@ -2,6 +2,7 @@
 
 from mudrika.errors import (
     BindingError,
+    DocumentError,
     ExpiredError,
     IdpUnavailable,
     InvalidInput,
@@ -44,6 +45,7 @@ __all__ = [
     "A2AAuthError",
     "AuthenticationRequired",
     "BindingError",
+    "DocumentError",
     "ExpiredError",
     "IdpUnavailable",
     "InsufficientPermissions",

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 __all__ = [
     "BindingError",
+    "DocumentError",
     "EgressDenied",
     "ExpiredError",
     "IdpUnavailable",
@@ -110,12 +111,32 @@ class UntrustedKeyError(VerificationError, code="untrusted_key"):
     """The key is well formed but not one we were told to trust (or not authorised for the purpose)."""
 
 
+class DocumentError(VerificationError, code="document_unusable"):
+    """The document the input names is absent or unusable: a fact about that input, not an outage.
+
+    Raised with the DID Resolution error code that says which (``notFound`` — a 404/410 answer, a
+    DID missing from a snapshot; ``invalidDidDocument`` — a body that is not JSON, not a DID Core
+    document, too large; ``methodNotSupported``; ``representationNotSupported``).  Why a
+    :class:`VerificationError` and not an :class:`UnavailableError`: whoever names a DID chooses
+    whether its document exists and what it holds, so "no usable document" must read as a deny
+    (401, exit 1 "verification failed").  Read as an outage it would answer 503 "retry later" to a
+    request that can never succeed, and let any caller make the service look down at will.  The
+    python-tuf split, ``RepositoryError`` (bad data) apart from ``DownloadError`` (could not fetch).
+    """
+
+
 class UnavailableError(MudrikaError, code="unavailable"):
     """A dependency (network, resolver, IdP, Redis) could not be reached.  Callers fail closed."""
 
 
 class ResolutionError(UnavailableError, code="resolution_failed"):
-    """DID resolution failed for a reason other than a malformed DID (e.g. notFound, network)."""
+    """DID resolution could not finish: the document could not be *fetched* (DNS failure, refused
+    connection, timeout, TLS failure, a 5xx/408/429 answer, rate limit), code ``internalError``.
+
+    Only the could-not-fetch side: an absent or invalid document is a :class:`DocumentError`, a
+    malformed DID :class:`InvalidInput` (``invalidDid``), a destination the egress policy refuses
+    :class:`EgressDenied`.  So ``except ResolutionError`` always means "try again later" (503).
+    """
 
 
 class IdpUnavailable(UnavailableError, code="idp_unavailable"):

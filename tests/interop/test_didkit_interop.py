@@ -109,10 +109,10 @@ async def test_did_pkh_async_and_sync_from_inside_an_event_loop() -> None:
 
 
 def test_didkit_error_codes_are_mapped() -> None:
-    from mudrika.errors import InvalidInput, ResolutionError
+    from mudrika.errors import DocumentError, InvalidInput
 
     resolver = DIDResolver(use_didkit=True)
-    with pytest.raises(ResolutionError) as info:
+    with pytest.raises(DocumentError) as info:
         resolver.resolve("did:unknownmethod:abc")
     assert info.value.code == "methodNotSupported"
     with pytest.raises(InvalidInput) as bad:

@@ -139,7 +139,11 @@ def test_an_unpinned_did_web_merchant_needs_its_document_in_the_bundle() -> None
     document["keys"]["did_documents"] = {}
     report = inspect_bundle(parse_bundle(json.dumps(document)), trust_root=unpinned, kb_nonce=NONCE)
     assert [check.id for check in report.failures] == ["merchant.jws.key"]
-    assert report.by_id("merchant.jws.key").error == "unavailable"
+    # A document missing from the evidence is the evidence's fault, not an outage.
+    assert (report.by_id("merchant.jws.key").error, report.by_id("merchant.jws.key").code) == (
+        "document",
+        "notFound",
+    )
 
 
 def test_the_bundles_expectations_are_evidence_not_trust() -> None:

@@ -12,7 +12,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from mudrika.crypto.keys import KeyPair, PublicKey
-from mudrika.errors import BindingError, InvalidInput, ResolutionError, VerificationError
+from mudrika.errors import BindingError, DocumentError, InvalidInput, VerificationError
 from mudrika.identity._x25519 import ed25519_to_x25519
 from mudrika.identity.did import parse_did
 from mudrika.identity.methods import bindu
@@ -267,7 +267,7 @@ def test_driver_resolves_through_a_source_and_checks_it(agent: tuple[PublicKey, 
     assert resolver.resolve_key(data["id"] + "#key-1", "authentication") == public
     assert resolver.resolve(data["id"]).resolution_metadata["driver"] == "bindu"
     missing = bindu.create(KeyPair.generate("ed25519").public_key, author="a", agent_name="b")
-    with pytest.raises(ResolutionError) as info:
+    with pytest.raises(DocumentError) as info:
         resolver.resolve(missing)
     assert info.value.code == "notFound"
     tampered = copy.deepcopy(data)

@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
 from mudrika.crypto.keys import KeyPair, KeyType, PublicKey
-from mudrika.errors import InvalidInput, ResolutionError
+from mudrika.errors import DocumentError, InvalidInput
 from mudrika.identity.did import DID
 from mudrika.identity.methods import jwk, key
 from mudrika.identity.resolution import CONTENT_TYPE, ResolutionResult, result
@@ -115,7 +115,7 @@ async def test_async_fast_path_keeps_the_error_translation() -> None:
         await resolver.aresolve("did:key:z" + _multikey_body(0x1201, b"\x02" + b"\x01" * 48))
     assert info.value.code == "invalidDid"  # the resolver's code, with the driver's as the reason
     assert info.value.fields["reason"] == "unsupportedPublicKeyType"
-    with pytest.raises(ResolutionError) as unsupported:
+    with pytest.raises(DocumentError) as unsupported:
         await resolver.aresolve("did:example:123")
     assert unsupported.value.code == "methodNotSupported"
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import types
 
 import pytest
 
 from mudrika import errors
 from mudrika.trust import jsonrpc
+from tests._support.paths import REPO_ROOT
 
 
 def _every_subclass(root: type[errors.MudrikaError]) -> list[type[errors.MudrikaError]]:
@@ -74,3 +76,40 @@ def test_a_subclass_without_a_code_inherits_its_parents() -> None:
 def test_the_http_status_of_an_auth_error_comes_from_the_status_table() -> None:
     for cls in (jsonrpc.TokenExpired, jsonrpc.InsufficientPermissions):
         assert cls.http_status == jsonrpc.http_status_for(cls.jsonrpc_code)
+
+
+#: DID Resolution error codes that state a fact about the DID (its document is absent or unusable),
+#: and the one that says the resolver could not finish.
+_DOCUMENT_CODES = frozenset(
+    {"notFound", "invalidDidDocument", "methodNotSupported", "representationNotSupported"}
+)
+_FETCH_CODES = frozenset({"internalError"})
+
+
+def _raised_codes(class_name: str) -> list[tuple[str, int, str]]:
+    """Every ``<class_name>(..., code="...")`` in src/: (file, line, code)."""
+    found: list[tuple[str, int, str]] = []
+    for path in sorted((REPO_ROOT / "src" / "mudrika").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == class_name
+            ):
+                continue
+            for keyword in node.keywords:
+                if keyword.arg == "code" and isinstance(keyword.value, ast.Constant):
+                    found.append((path.name, node.lineno, str(keyword.value.value)))
+    return found
+
+
+def test_an_absent_document_is_a_deny_and_only_could_not_fetch_is_an_outage() -> None:
+    """The red team's finding: notFound raised as an UnavailableError read as 503 "retry later".
+    Every raise site in src/ must put each DID Resolution code on its side of the tree."""
+    assert issubclass(errors.DocumentError, errors.VerificationError)
+    assert not issubclass(errors.DocumentError, errors.UnavailableError)
+    assert issubclass(errors.ResolutionError, errors.UnavailableError)
+    assert not issubclass(errors.ResolutionError, errors.VerificationError)
+    document = _raised_codes("DocumentError")
+    fetch = _raised_codes("ResolutionError")
+    assert {code for _, _, code in document} == _DOCUMENT_CODES  # every document code is raised somewhere
+    assert [site for site in fetch if site[2] not in _FETCH_CODES] == []
+    assert [site for site in document if site[2] not in _DOCUMENT_CODES] == []

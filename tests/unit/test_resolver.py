@@ -9,7 +9,14 @@ import pytest
 
 from mudrika.crypto._multibase import base58btc_encode
 from mudrika.crypto.keys import KeyPair, PublicKey
-from mudrika.errors import BindingError, InvalidInput, ResolutionError, UntrustedKeyError, VerificationError
+from mudrika.errors import (
+    BindingError,
+    DocumentError,
+    InvalidInput,
+    ResolutionError,
+    UntrustedKeyError,
+    VerificationError,
+)
 from mudrika.identity.did import DID
 from mudrika.identity.document import DIDDocument
 from mudrika.identity.methods import bindu, jwk, key, web
@@ -151,15 +158,15 @@ def test_driver_syntax_errors_become_invalid_did() -> None:
 
 def test_method_not_supported_and_representation_not_supported() -> None:
     resolver = DIDResolver(use_didkit=False)
-    with pytest.raises(ResolutionError) as info:
+    with pytest.raises(DocumentError) as info:
         resolver.resolve("did:example:123")
     assert info.value.code == "methodNotSupported"
     did = key.create(KeyPair.generate("ed25519").public_key)
-    with pytest.raises(ResolutionError) as info:
+    with pytest.raises(DocumentError) as info:
         resolver.resolve(did, accept="text/html")
     assert info.value.code == "representationNotSupported"
     assert resolver.resolve(did, accept="application/did+ld+json").document.id == did
-    with pytest.raises(ResolutionError) as info:
+    with pytest.raises(DocumentError) as info:
         resolver.resolve(did, accept="application/xml")  # also refused on a cache hit
     assert info.value.code == "representationNotSupported"
 
@@ -173,10 +180,10 @@ def test_unexpected_driver_failures_are_internal_errors_and_not_cached() -> None
         assert info.value.code == "internalError"
         assert "boom" not in info.value.message
     assert len(driver.calls) == 2
-    driver.fail = ResolutionError("gone", code="notFound")
-    with pytest.raises(ResolutionError) as info:
+    driver.fail = DocumentError("gone", code="notFound")
+    with pytest.raises(DocumentError) as absent:
         resolver.resolve("did:example:a")
-    assert info.value.code == "notFound"
+    assert absent.value.code == "notFound"
 
 
 def test_document_for_another_did_is_refused() -> None:
@@ -211,18 +218,18 @@ async def test_async_paths() -> None:
     public = KeyPair.generate("ed25519").public_key
     did = key.create(public)
     assert await resolver.aresolve_key(f"{did}#{did[8:]}", "capabilityDelegation") == public
-    with pytest.raises(ResolutionError) as info:
+    with pytest.raises(DocumentError) as info:
         await resolver.aresolve("did:foo:bar")
     assert info.value.code == "methodNotSupported"
-    with pytest.raises(ResolutionError) as info:
+    with pytest.raises(DocumentError) as info:
         await resolver.aresolve(did, accept="text/plain")
     assert info.value.code == "representationNotSupported"
     driver.fail = ValueError("bad")
-    with pytest.raises(ResolutionError) as info:
+    with pytest.raises(ResolutionError) as failed:
         await resolver.aresolve("did:example:zzz")
-    assert info.value.code == "internalError"
-    driver.fail = ResolutionError("nf", code="notFound")
-    with pytest.raises(ResolutionError) as info:
+    assert failed.value.code == "internalError"
+    driver.fail = DocumentError("nf", code="notFound")
+    with pytest.raises(DocumentError) as info:
         await resolver.aresolve("did:example:zzz")
     assert info.value.code == "notFound"
 
@@ -263,7 +270,7 @@ def test_offline_resolves_only_from_the_snapshot_and_local_methods() -> None:
     local_did = key.create(local_key)
     assert resolver.resolve_key(f"{local_did}#{local_did[8:]}", "authentication") == local_key
     for missing in ("did:web:other.example", "did:pkh:eip155:1:0xb9c5714089478a327f09197987f16f9e5d936e8a"):
-        with pytest.raises(ResolutionError) as info:
+        with pytest.raises(DocumentError) as info:
             resolver.resolve(missing)
         assert info.value.code == "notFound"
     assert resolver.resolve(web_did).resolution_metadata["driver"] == "snapshot"
@@ -276,7 +283,7 @@ async def test_offline_async_never_touches_the_network() -> None:
     web_did = "did:web:example.com:user:alice"
     resolver = DIDResolver.offline({web_did: _web_document(web_did, web_key)})
     assert await resolver.aresolve_key(f"{web_did}#key-0", "assertionMethod") == web_key
-    with pytest.raises(ResolutionError) as info:
+    with pytest.raises(DocumentError) as info:
         await resolver.aresolve("did:web:example.org")
     assert info.value.code == "notFound"
 
@@ -315,7 +322,7 @@ def test_offline_checks_snapshot_entries() -> None:
     with pytest.raises(BindingError):
         resolver.resolve("did:web:b.example")
     for did in ("did:web:c.example", "did:web:d.example", "did:web:e.example"):
-        with pytest.raises(ResolutionError) as info:
+        with pytest.raises(DocumentError) as info:
             resolver.resolve(did)
         assert info.value.code == "invalidDidDocument"
     tampered = bindu.document(public, author="a", agent_name="b").to_json()
@@ -353,7 +360,7 @@ def test_snapshot_of_round_trips_through_an_offline_resolver() -> None:
 def test_missing_didkit_means_method_not_supported(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "didkit", None)  # makes `import didkit` raise ImportError
     resolver = DIDResolver(use_didkit=True)
-    with pytest.raises(ResolutionError) as info:
+    with pytest.raises(DocumentError) as info:
         resolver.resolve("did:pkh:eip155:1:0xb9c5714089478a327f09197987f16f9e5d936e8a")
     assert info.value.code == "methodNotSupported"
     assert info.value.fields["reason"] == "didkit_unavailable"

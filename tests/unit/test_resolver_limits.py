@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from mudrika.errors import EgressDenied, ResolutionError
+from mudrika.errors import DocumentError, EgressDenied, ResolutionError
 from mudrika.identity.did import DID, parse_did
 from mudrika.identity.methods.web import WebDriver
 from mudrika.identity.resolution import ResolutionResult
@@ -85,7 +85,7 @@ def test_egress_refusals_are_cached_too() -> None:
 
 
 def test_didkit_is_opt_in() -> None:
-    with pytest.raises(ResolutionError) as info:
+    with pytest.raises(DocumentError) as info:
         DIDResolver().resolve("did:pkh:eip155:1:0xb9c5714089478a327f09197987f16f9e5d936e8a")
     assert info.value.code == "methodNotSupported"
     assert "reason" not in info.value.fields  # not even tried
@@ -93,7 +93,7 @@ def test_didkit_is_opt_in() -> None:
 
 def test_didkit_when_enabled_but_missing_degrades_clearly(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "didkit", None)
-    with pytest.raises(ResolutionError) as info:
+    with pytest.raises(DocumentError) as info:
         DIDResolver(use_didkit=True).resolve("did:pkh:eip155:1:0xb9c5714089478a327f09197987f16f9e5d936e8a")
     assert info.value.code == "methodNotSupported"
 

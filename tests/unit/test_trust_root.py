@@ -47,8 +47,14 @@ def test_the_fixture_loads_and_answers() -> None:
     assert root.accepted_vct_of(builder.ISSUER) == frozenset({"urn:mudrika:ap2:payment-user:1"})
     assert root.accepted_vct_of("https://someone.example") == frozenset()
     genuine = builder.build_chain()
-    assert root.anchor("merchant", builder.MERCHANT_DID, builder.MERCHANT_KID, algorithms=ALL_ALGORITHMS).key == genuine.merchant_key.public_key
-    assert root.anchor("issuer", builder.ISSUER, builder.ISSUER_KID, algorithms=ALL_ALGORITHMS).key == genuine.issuer_key.public_key
+    assert (
+        root.anchor("merchant", builder.MERCHANT_DID, builder.MERCHANT_KID, algorithms=ALL_ALGORITHMS).key
+        == genuine.merchant_key.public_key
+    )
+    assert (
+        root.anchor("issuer", builder.ISSUER, builder.ISSUER_KID, algorithms=ALL_ALGORITHMS).key
+        == genuine.issuer_key.public_key
+    )
     with pytest.raises(UntrustedKeyError) as info:
         root.anchor("issuer", builder.ISSUER, "rotated-away", algorithms=ALL_ALGORITHMS)
     assert info.value.code == "key_not_pinned"

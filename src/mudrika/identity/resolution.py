@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, Final, Protocol, runtime_checkable
 
-from mudrika.errors import BindingError, InvalidInput, ResolutionError, UntrustedKeyError
+from mudrika.errors import BindingError, DocumentError, InvalidInput
 from mudrika.identity.did import DID
 from mudrika.identity.document import DIDDocument
 
@@ -22,32 +22,12 @@ __all__ = [
     "MethodDriver",
     "ResolutionResult",
     "check_document_id",
-    "key_refusal",
     "parse_document",
     "result",
 ]
 
 #: The representation every driver produces (DID Core §6.2, JSON).
 CONTENT_TYPE: Final = "application/did+json"
-
-#: Resolution outcomes that say "this signer has no usable key" rather than "try again later": they
-#: are a deny (401), not an outage (503), so an attacker naming an unsupported or missing DID learns
-#: nothing from the status and cannot make the server look unavailable.
-_NO_KEY_CODES: Final = frozenset(
-    {"notFound", "methodNotSupported", "invalidDidDocument", "representationNotSupported"}
-)
-
-
-def key_refusal(exc: ResolutionError) -> UntrustedKeyError | ResolutionError:
-    """What a failed resolution means to a verifier looking for a signer's key: an
-    :class:`~mudrika.errors.UntrustedKeyError` (``unresolvable_key``) when the DID has no usable
-    key, the :class:`~mudrika.errors.ResolutionError` itself (an outage: fail closed) otherwise."""
-    if exc.code in _NO_KEY_CODES:
-        return UntrustedKeyError(
-            "the signer's DID has no usable key", code="unresolvable_key", reason=exc.code
-        )
-    return exc
-
 
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 #: Shared resolution metadata per (method, driver); bounded, since a fallback driver (didkit, a
@@ -107,9 +87,12 @@ class MethodDriver(Protocol):
 
     ``methods`` lists the method names it resolves; ``uses_network`` says whether resolving may open
     a connection (an offline resolver refuses such drivers).  Drivers raise
-    :class:`~mudrika.errors.InvalidInput` for a DID their method cannot parse,
-    :class:`~mudrika.errors.ResolutionError` with a DID Resolution error code (``notFound`` …) and
-    :class:`~mudrika.errors.VerificationError` when a document fails a check.
+    :class:`~mudrika.errors.InvalidInput` (``invalidDid``) for a DID their method cannot parse;
+    :class:`~mudrika.errors.DocumentError` (``notFound``, ``invalidDidDocument``) when the DID has no
+    document or its document is unusable — a fact about the DID, a deny; a
+    :class:`~mudrika.errors.VerificationError` such as ``BindingError`` when a document fails a check;
+    and :class:`~mudrika.errors.ResolutionError` (``internalError``) only when the document could not
+    be fetched (an outage: the caller fails closed with 503).
     """
 
     @property
@@ -144,16 +127,17 @@ class LocalDriver(ABC):
 
 
 def parse_document(data: Mapping[str, Any], *, message: str) -> DIDDocument:
-    """``data`` validated as a DID Core document, else ResolutionError ``invalidDidDocument``.
+    """``data`` validated as a DID Core document, else DocumentError ``invalidDidDocument``.
 
     Why not ``InvalidInput``: the document came from where a driver looked (a server, a snapshot),
-    not from the caller, so failing to read it is a failed resolution (DID Resolution error code
-    ``invalidDidDocument``); the validator's own code is kept as the ``reason``.
+    not from the caller's own request, so failing to read it is a failed resolution (DID Resolution
+    error code ``invalidDidDocument``); the validator's own code is kept as the ``reason``.  Why not
+    an outage: whoever controls the DID wrote this document; fetching it again gives the same bytes.
     """
     try:
         return DIDDocument.from_json(data)
     except InvalidInput as exc:
-        raise ResolutionError(message, code="invalidDidDocument", reason=exc.code) from None
+        raise DocumentError(message, code="invalidDidDocument", reason=exc.code) from None
 
 
 def check_document_id(document: DIDDocument, did: str, *, message: str) -> DIDDocument:

@@ -44,7 +44,7 @@ from typing import Any, ClassVar, Final
 
 from mudrika.crypto._multibase import PUBLIC_KEY_CODECS, varint_encode
 from mudrika.crypto.keys import KeyType, PublicKey
-from mudrika.errors import InvalidInput, ResolutionError, VerificationError
+from mudrika.errors import DocumentError, InvalidInput, VerificationError
 from mudrika.identity._x25519 import X25519PublicKey, ed25519_to_x25519
 from mudrika.identity.did import DID, parse_did
 from mudrika.identity.document import DIDDocument
@@ -219,5 +219,5 @@ class BinduDriver(LocalDriver):
         parse(did)
         candidate = self._source(str(did))
         if candidate is None:
-            raise ResolutionError("no candidate document for this did:bindu", code="notFound")
+            raise DocumentError("no candidate document for this did:bindu", code="notFound")
         return result(verify_document(did, candidate), driver="bindu")

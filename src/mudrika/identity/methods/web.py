@@ -43,7 +43,7 @@ import httpx
 
 from mudrika.crypto.jcs import loads_strict
 from mudrika.crypto.keystore import DIR_MODE, write_file_atomic
-from mudrika.errors import InvalidInput, ResolutionError
+from mudrika.errors import DocumentError, InvalidInput, ResolutionError
 from mudrika.identity.did import DID, parse_did
 from mudrika.identity.document import DIDDocument
 from mudrika.identity.resolution import ResolutionResult, check_document_id, parse_document, result
@@ -183,7 +183,7 @@ class _Body:
     def add(self, chunk: bytes) -> None:
         self._size += len(chunk)
         if self._size > self._limit:
-            raise ResolutionError(
+            raise DocumentError(
                 "DID document larger than allowed",
                 code="invalidDidDocument",
                 reason="too_large",
@@ -199,7 +199,12 @@ class _Body:
 
 @contextmanager
 def _transport_errors() -> Iterator[None]:
-    """Turn httpx failures into the DID Resolution ``internalError`` (no URL or body in the message)."""
+    """Turn httpx failures into the DID Resolution ``internalError`` (no URL or body in the message).
+
+    A failure to connect, resolve the name, complete TLS or finish in time is "could not fetch":
+    :class:`ResolutionError`, an outage.  A destination the egress policy refuses is raised by the
+    transport as :class:`~mudrika.errors.EgressDenied` (a deny) and passes through untouched.
+    """
     try:
         yield
     except httpx.TimeoutException:
@@ -210,6 +215,24 @@ def _transport_errors() -> Iterator[None]:
         raise ResolutionError(
             "DID document fetch failed", code="internalError", reason="transport", error=type(exc).__name__
         ) from None
+
+
+def _status_error(status: int) -> DocumentError | ResolutionError:
+    """What a final answer other than 200 means: the host could not serve us *now*, or it answered.
+
+    Why the split: the DID names the host, so whoever presents the DID decides what that host
+    answers.  404/410 is DID Resolution ``notFound``, and any other answer the host chose to give
+    (403, 400, 204 ...) also says "there is no document for you here": a :class:`DocumentError`, a
+    deny that no retry can change.  Only an answer that itself says "later" (408, 429, 5xx) is an
+    outage: :class:`ResolutionError` ``internalError``, 503, fail closed.
+    """
+    if status in _GONE:
+        return DocumentError("DID document not found", code="notFound", status=status)
+    if status in (408, 429) or status >= 500:
+        return ResolutionError(
+            "DID document fetch failed", code="internalError", reason="http_status", status=status
+        )
+    return DocumentError("DID document not served", code="notFound", reason="http_status", status=status)
 
 
 class WebDriver:
@@ -239,37 +262,36 @@ class WebDriver:
 
     # -- one hop ------------------------------------------------------------------------------------
     def _next(self, url: httpx.URL, response: httpx.Response) -> httpx.URL | None:
-        """None when ``response`` is the final answer; the next URL for an allowed redirect."""
+        """None when ``response`` is the final answer; the next URL for an allowed redirect.
+
+        A redirect we will not follow, a compressed or oversized body are the host's deliberate
+        answers, so they are :class:`DocumentError` (``notFound`` / ``invalidDidDocument``), never
+        an outage; :func:`_status_error` decides the other statuses.
+        """
         status = response.status_code
         if status in _REDIRECTS:
             location = response.headers.get("location")
             if not location:
-                raise ResolutionError(
-                    "redirect without a Location", code="internalError", reason="bad_redirect"
-                )
+                raise DocumentError("redirect without a Location", code="notFound", reason="bad_redirect")
             target = url.join(location)
             if target.scheme != "https" or target.host != url.host or target.port != url.port:
-                raise ResolutionError(
+                raise DocumentError(
                     "redirect to another origin refused",
-                    code="internalError",
+                    code="notFound",
                     reason="redirect_refused",
                     target=str(target)[:200],
                 )
             return target
-        if status in _GONE:
-            raise ResolutionError("DID document not found", code="notFound", status=status)
         if status != 200:
-            raise ResolutionError(
-                "DID document fetch failed", code="internalError", reason="http_status", status=status
-            )
+            raise _status_error(status)
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("", "identity"):
-            raise ResolutionError(
-                "compressed DID document refused", code="internalError", reason="content_encoding"
+            raise DocumentError(
+                "compressed DID document refused", code="invalidDidDocument", reason="content_encoding"
             )
         length = response.headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > self._max_bytes:
-            raise ResolutionError(
+            raise DocumentError(
                 "DID document larger than allowed",
                 code="invalidDidDocument",
                 reason="too_large",
@@ -282,7 +304,7 @@ class WebDriver:
         try:
             data = loads_strict(body, max_bytes=self._max_bytes)
         except InvalidInput as exc:
-            raise ResolutionError(
+            raise DocumentError(
                 "DID document is not valid JSON", code="invalidDidDocument", reason=exc.code
             ) from None
         doc = parse_document(data, message="DID document is not a valid DID document")
@@ -305,7 +327,7 @@ class WebDriver:
                     if target is None:
                         return self._finish(did, self._read(response.iter_raw(), deadline))
                 url = target
-        raise ResolutionError("too many redirects", code="internalError", reason="too_many_redirects")
+        raise DocumentError("too many redirects", code="notFound", reason="too_many_redirects")
 
     def _client_options(self) -> dict[str, Any]:
         # No redirects followed by httpx (we check each hop ourselves), no proxy or CA from the env.
@@ -335,7 +357,7 @@ class WebDriver:
                         if target is None:
                             return self._finish(did, await self._aread(response.aiter_raw(), deadline))
                     url = target
-        raise ResolutionError("too many redirects", code="internalError", reason="too_many_redirects")
+        raise DocumentError("too many redirects", code="notFound", reason="too_many_redirects")
 
     async def _aread(self, chunks: AsyncIterator[bytes], deadline: float) -> bytes:
         body = _Body(self._max_bytes, deadline)

@@ -34,7 +34,7 @@ from types import ModuleType
 from typing import ClassVar, Final
 
 from mudrika.crypto.jcs import loads_strict
-from mudrika.errors import InvalidInput, ResolutionError
+from mudrika.errors import DocumentError, InvalidInput, ResolutionError
 from mudrika.identity.did import DID
 from mudrika.identity.document import DIDDocument
 from mudrika.identity.resolution import ResolutionResult, result
@@ -47,8 +47,11 @@ _MAX_DOCUMENT: Final = 1024 * 1024
 _SETTLE_TIMEOUT: Final = 5.0
 _SETTLE_POLL: Final = 0.0002
 _log = logging.getLogger(__name__)
-# didkit raises DIDKitException(<DID Resolution error code>); these are the codes we pass on as such.
-_RESOLUTION_CODES: Final = frozenset({"notFound", "methodNotSupported", "representationNotSupported"})
+# didkit raises DIDKitException(<DID Resolution error code>); these are the codes we pass on as such,
+# as DocumentError (the DID has no usable document: a deny).  Any other code is internalError (503).
+_RESOLUTION_CODES: Final = frozenset(
+    {"notFound", "methodNotSupported", "representationNotSupported", "invalidDidDocument"}
+)
 
 
 def load_didkit() -> ModuleType:
@@ -56,7 +59,7 @@ def load_didkit() -> ModuleType:
     try:
         import didkit
     except ImportError:
-        raise ResolutionError(
+        raise DocumentError(
             "this DID method needs didkit, which is not installed (didkit ships wheels for Python "
             "3.10-3.12 only; use one of those to resolve methods mudrika does not implement natively)",
             code="methodNotSupported",
@@ -174,12 +177,12 @@ class _DidkitRunner:
 _RUNNER: Final = _DidkitRunner()
 
 
-def _translate(exc: Exception, did: str) -> InvalidInput | ResolutionError:
+def _translate(exc: Exception, did: str) -> InvalidInput | DocumentError | ResolutionError:
     code = str(exc.args[0]) if exc.args else "internalError"
     if code == "invalidDid":
         return InvalidInput("didkit: invalid DID", code="invalidDid", reason="didkit")
     if code in _RESOLUTION_CODES:
-        return ResolutionError(f"didkit: {code}", code=code)
+        return DocumentError(f"didkit: {code}", code=code)
     _log.warning("didkit failed to resolve %s: %s", did[:128], code[:200])
     return ResolutionError("didkit could not resolve the DID", code="internalError")
 
@@ -188,7 +191,7 @@ def _to_result(raw: str) -> ResolutionResult:
     try:
         doc = DIDDocument.from_json(loads_strict(raw, max_bytes=_MAX_DOCUMENT))
     except InvalidInput as exc:
-        raise ResolutionError(
+        raise DocumentError(
             "didkit returned an invalid DID document", code="invalidDidDocument", reason=exc.code
         ) from None
     return result(doc, driver="didkit")

@@ -24,12 +24,17 @@ are decided once.
   entry for them is ignored: the DID itself is the authority).  did:bindu snapshot entries are still
   self-certified.  No driver that can open a connection is ever installed, and none can be
   registered later.
-* **Errors** (W3C DID Resolution §"DID Resolution Metadata"): ``invalidDid`` as
-  :class:`~mudrika.errors.InvalidInput`; ``notFound``, ``methodNotSupported``,
-  ``representationNotSupported``, ``invalidDidDocument`` and ``internalError`` as
-  :class:`~mudrika.errors.ResolutionError`; a document that fails a check (wrong id, not
-  self-certifying) as :class:`~mudrika.errors.VerificationError`; a destination the egress policy
-  refuses as :class:`~mudrika.errors.EgressDenied`.  A deactivated DID resolves
+* **Errors** (W3C DID Resolution §"DID Resolution Metadata"), split by whose fact it is:
+  ``invalidDid`` as :class:`~mudrika.errors.InvalidInput`; ``notFound``, ``methodNotSupported``,
+  ``representationNotSupported`` and ``invalidDidDocument`` as
+  :class:`~mudrika.errors.DocumentError` (a :class:`~mudrika.errors.VerificationError`: the DID
+  has no usable document, a deny, 401); a document that fails a check (wrong id, not
+  self-certifying) as another :class:`~mudrika.errors.VerificationError`; a destination the egress
+  policy refuses as :class:`~mudrika.errors.EgressDenied`; and only "could not fetch" (network,
+  timeout, 5xx, rate limit, a driver's unexpected failure) as ``internalError``,
+  :class:`~mudrika.errors.ResolutionError`, an :class:`~mudrika.errors.UnavailableError` (503).
+  Whoever presents a DID controls whether its document exists, so that must never read as an
+  outage.  A deactivated DID resolves
   (``ResolutionResult.deactivated``) but :meth:`DIDResolver.resolve_key` refuses its keys.
 """
 
@@ -42,7 +47,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, Literal, overload
 
 from mudrika.crypto.keys import PublicKey
-from mudrika.errors import InvalidInput, MudrikaError, ResolutionError, UntrustedKeyError
+from mudrika.errors import DocumentError, InvalidInput, MudrikaError, ResolutionError, UntrustedKeyError
 from mudrika.identity.did import DID, parse_did, parse_did_url
 from mudrika.identity.document import AgreementKey, Purpose, SigningPurpose
 from mudrika.identity.methods.bindu import BinduDriver
@@ -96,10 +101,10 @@ class SnapshotDriver(LocalDriver):
         text = str(did)
         entry = self._snapshot.get(text)
         if entry is None:
-            raise ResolutionError("DID not in the offline snapshot", code="notFound")
+            raise DocumentError("DID not in the offline snapshot", code="notFound")
         raw = self.document_for(text)
         if raw is None:
-            raise ResolutionError("snapshot entry is not a DID document", code="invalidDidDocument")
+            raise DocumentError("snapshot entry is not a DID document", code="invalidDidDocument")
         metadata = entry.get("didDocumentMetadata") if "didDocument" in entry else None
         doc = parse_document(raw, message="snapshot entry is not a valid DID document")
         check_document_id(doc, text, message="snapshot document id does not match the DID")
@@ -250,8 +255,9 @@ class DIDResolver:
     def resolve_key(self, did_url: str, purpose: Purpose) -> AgreementKey:
         """The key ``did_url`` names, if its DID document authorises it for ``purpose``.
 
-        Raises ``InvalidInput`` (``invalidDid``), ``ResolutionError`` (could not resolve) or
-        ``UntrustedKeyError`` (``unknown_key``, ``not_authorised_for_purpose``, ``deactivated`` …).
+        Raises ``InvalidInput`` (``invalidDid``), ``DocumentError`` (no usable document: ``notFound``
+        …), ``UntrustedKeyError`` (``unknown_key``, ``not_authorised_for_purpose``, ``deactivated``
+        …) or another ``VerificationError``, and ``ResolutionError`` only when it could not fetch.
         """
         did = self._did_of(did_url)
         return self._key(self.resolve(did), did_url, purpose)
@@ -288,7 +294,7 @@ class DIDResolver:
     @staticmethod
     def _check_accept(accept: str) -> None:
         if accept not in _ACCEPTED:
-            raise ResolutionError(
+            raise DocumentError(
                 "representation not supported", code="representationNotSupported", accept=accept[:64]
             )
 
@@ -303,7 +309,7 @@ class DIDResolver:
         self._check_accept(accept)
         driver = self._drivers.get(parsed.method) or self._fallback
         if driver is None:
-            raise ResolutionError(
+            raise DocumentError(
                 f"DID method '{parsed.method}' is not supported",
                 code="methodNotSupported",
                 method=parsed.method,

@@ -33,9 +33,8 @@ from typing import Any, Final, Literal, NamedTuple, Protocol, runtime_checkable
 
 from mudrika.crypto.jose import TrustedKey
 from mudrika.crypto.keys import ALL_ALGORITHMS, PublicKey
-from mudrika.errors import InvalidInput, ResolutionError, UntrustedKeyError
+from mudrika.errors import DocumentError, InvalidInput, UntrustedKeyError
 from mudrika.identity.anchoring import OwnerPins, PinnedKey, anchor_key, anchor_resolved, kid_of_owner
-from mudrika.identity.resolution import key_refusal
 from mudrika.identity.resolver import DIDResolver
 from mudrika.payments.trustroot import TrustRoot
 
@@ -133,7 +132,8 @@ class KeySource(Protocol):
         """True when this source can never touch the network."""
 
     def assertion_key(self, kid: str, *, owner: str) -> ResolvedKey:
-        """The key, or raise ``UntrustedKeyError`` / ``InvalidInput`` / ``ResolutionError``."""
+        """The key, or raise ``UntrustedKeyError`` / ``InvalidInput`` / ``DocumentError`` (the owner's
+        DID has no usable document) / ``ResolutionError`` (it could not be fetched)."""
 
 
 def _jwk_key(jwk: Any, where: str) -> tuple[PublicKey, frozenset[str] | None]:
@@ -237,13 +237,9 @@ class KeyMaterial:
         if owner.startswith("did:"):
             if self._resolver is None:
                 raise UntrustedKeyError("no DID resolver for this key", code="unknown_key", kid=kid[:200])
-            try:
-                resolved = self._resolver.resolve(owner)
-            except ResolutionError as exc:
-                # No document for the DID a kid names is the evidence's fault (a deny), not an outage.
-                raise key_refusal(exc) from None
+            # No document for the DID a kid names is a DocumentError (a deny), not an outage.
             anchored = anchor_resolved(
-                resolved,
+                self._resolver.resolve(owner),
                 absolute,
                 relationship="assertionMethod",
                 algorithms=ALL_ALGORITHMS,
@@ -363,7 +359,7 @@ class Anchors:
         if self._evidence.offline:
             try:
                 carried = self._evidence.assertion_key(kid, owner=pinned.owner)
-            except (UntrustedKeyError, InvalidInput, ResolutionError):  # the evidence has no such key
+            except (UntrustedKeyError, InvalidInput, DocumentError):  # the evidence has no such key
                 carried = None
             if carried is not None and carried.key != pinned.key:
                 raise UntrustedKeyError(

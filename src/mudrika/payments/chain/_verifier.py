@@ -6,8 +6,9 @@ The two functions run the same checks (ids in ``docs/payments.md`` "Checks"):
   raises on a failed check — for dispute tools and logs that must show everything;
 * :func:`verify_chain` returns the :class:`VerifiedChain` or raises the first failed check's typed
   error (``SignatureError``, ``ExpiredError``, ``ReplayError``, ``BindingError``, ``PolicyDenied``,
-  ``UntrustedKeyError``; ``InvalidInput`` for a mandate that does not parse; ``ResolutionError``
-  when a key could not be fetched).  ``except VerificationError`` always means *refuse*.
+  ``UntrustedKeyError``, ``DocumentError`` when a signer's DID has no usable document (offline: none
+  in the evidence); ``InvalidInput`` for a mandate that does not parse; ``ResolutionError`` when a
+  key could not be fetched).  ``except VerificationError`` always means *refuse*.
 
 The chain is a small state machine (python-tuf's trusted metadata set): a link is admitted only
 after the link before it verified.

@@ -37,6 +37,7 @@ from typing import Any, Final, Literal, NamedTuple
 
 from mudrika.errors import (
     BindingError,
+    DocumentError,
     ExpiredError,
     InvalidInput,
     MudrikaError,
@@ -85,6 +86,7 @@ ErrorKind = Literal[
     "binding",
     "policy",
     "untrusted_key",
+    "document",
     "unavailable",
     "verification",
 ]
@@ -98,6 +100,7 @@ ERROR_KINDS: Final[Mapping[str, type[MudrikaError]]] = {
     "binding": BindingError,
     "policy": PolicyDenied,
     "untrusted_key": UntrustedKeyError,
+    "document": DocumentError,
     "unavailable": ResolutionError,
     "verification": VerificationError,
 }
@@ -122,6 +125,7 @@ def error_kind_of(exc: BaseException) -> ErrorKind:
         (BindingError, "binding"),
         (PolicyDenied, "policy"),
         (UntrustedKeyError, "untrusted_key"),
+        (DocumentError, "document"),
         (ResolutionError, "unavailable"),
         (InvalidInput, "invalid_input"),
     )

@@ -13,10 +13,9 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from mudrika.crypto.jose import ASYMMETRIC_ALGORITHMS, FORBIDDEN_HEADERS, TrustedKey, asymmetric_allow_list
-from mudrika.errors import InvalidInput, ResolutionError, VerificationError
+from mudrika.errors import InvalidInput, VerificationError
 from mudrika.identity.anchoring import AnchoredKey, aresolve_anchored, resolve_anchored
 from mudrika.identity.did import parse_did_url
-from mudrika.identity.resolution import key_refusal
 from mudrika.identity.resolver import DIDResolver
 
 __all__ = ["ASYMMETRIC_ALGORITHMS", "DidKeyTrust", "check_kid"]
@@ -80,29 +79,23 @@ class DidKeyTrust:
         """The trusted key for a protected header (resolving the DID synchronously), by the one
         anchoring rule (:func:`mudrika.identity.anchoring.resolve_anchored`)."""
         kid = self._screen(header)
-        try:
-            anchored = resolve_anchored(
-                self._resolver,
-                kid,
-                trusted_owners=self._trusted,
-                relationship="assertionMethod",
-                algorithms=self._algorithms,
-            )
-        except ResolutionError as exc:
-            raise key_refusal(exc) from None
+        anchored = resolve_anchored(
+            self._resolver,
+            kid,
+            trusted_owners=self._trusted,
+            relationship="assertionMethod",
+            algorithms=self._algorithms,
+        )
         return self._trusted_key(anchored)
 
     async def akey_for(self, header: Mapping[str, Any]) -> TrustedKey:
         """:meth:`key_for` without blocking the event loop (did:web is fetched asynchronously)."""
         kid = self._screen(header)
-        try:
-            anchored = await aresolve_anchored(
-                self._resolver,
-                kid,
-                trusted_owners=self._trusted,
-                relationship="assertionMethod",
-                algorithms=self._algorithms,
-            )
-        except ResolutionError as exc:
-            raise key_refusal(exc) from None
+        anchored = await aresolve_anchored(
+            self._resolver,
+            kid,
+            trusted_owners=self._trusted,
+            relationship="assertionMethod",
+            algorithms=self._algorithms,
+        )
         return self._trusted_key(anchored)

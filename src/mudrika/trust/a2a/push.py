@@ -24,6 +24,17 @@ declared size; the configured token, compared in constant time; the JWT — sign
 the receiver trusts, ``aud`` equal to the receiver's own URL, lifetime and times; then the body (capped)
 against ``bodySha256``; only then is the ``jti`` claimed in a :class:`~mudrika.stores.replay.ReplayStore`
 (a store that is down answers 503, never lets the call through).
+
+Which answer when the sender's keys cannot be had: the JWT names its key by a DID URL, so what the
+agent's DID document says is the sender's own fact.  A DID with no document (404/410), a document
+that is not JSON or not a DID Core document, one whose ``id`` is another DID, a method the resolver
+does not support, a key the document does not list: **401** (a
+:class:`~mudrika.errors.VerificationError`; the sender's retries cannot help until it publishes a
+usable document).  Only a document that cannot be *fetched* now (DNS failure, refused connection,
+timeout, a 5xx answer) is **503** (:class:`~mudrika.errors.ResolutionError`, fail closed: the sender
+may retry later).  On the agent side, :func:`webhook_url_validator` can only accept or refuse a push
+target; it refuses one that is invalid or refused by the egress policy and one whose name does not
+resolve now alike, and its log line says which (``refused`` or ``unreachable``).
 """
 
 from __future__ import annotations
@@ -125,8 +136,11 @@ def webhook_url_validator(*, egress: EgressPolicy) -> Callable[[str], Awaitable[
             parsed = httpx.URL(url)
             port = parsed.port or (443 if parsed.scheme == "https" else 80)
             await egress.aresolve(parsed.host, port, None)
-        except (MudrikaError, httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
-            _log.warning("push webhook URL refused (%s)", getattr(exc, "code", type(exc).__name__))
+        except MudrikaError as exc:
+            _log.warning("push webhook URL refused (refused: %s)", exc.code)
+            return False
+        except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+            _log.warning("push webhook URL refused (unreachable: %s)", type(exc).__name__)
             return False
         return True
 

@@ -12,10 +12,10 @@ from collections.abc import Iterable, Mapping
 from typing import Protocol, runtime_checkable
 
 from mudrika.crypto.keys import ALL_ALGORITHMS, PublicKey
-from mudrika.errors import InvalidInput, ResolutionError, UntrustedKeyError
+from mudrika.errors import InvalidInput, UntrustedKeyError
 from mudrika.identity.anchoring import OwnerPins, anchor_key, aresolve_anchored, resolve_anchored
 from mudrika.identity.document import DIDDocument
-from mudrika.identity.resolution import ResolutionResult, key_refusal
+from mudrika.identity.resolution import ResolutionResult
 from mudrika.trust.httpsig._profile import check_keyid
 
 __all__ = ["DIDKeyResolver", "DocumentKeyLookup", "KeyLookup", "ResolverKeyLookup", "StaticKeyLookup"]
@@ -99,28 +99,22 @@ class ResolverKeyLookup:
 
     def lookup(self, keyid: str) -> PublicKey:
         check_keyid(keyid)
-        try:
-            anchored = resolve_anchored(
-                self._resolver,
-                keyid,
-                trusted_owners=None,
-                relationship="authentication",
-                algorithms=ALL_ALGORITHMS,
-            )
-        except ResolutionError as exc:
-            raise key_refusal(exc) from None
+        anchored = resolve_anchored(
+            self._resolver,
+            keyid,
+            trusted_owners=None,
+            relationship="authentication",
+            algorithms=ALL_ALGORITHMS,
+        )
         return anchored.key
 
     async def alookup(self, keyid: str) -> PublicKey:
         check_keyid(keyid)
-        try:
-            anchored = await aresolve_anchored(
-                self._resolver,
-                keyid,
-                trusted_owners=None,
-                relationship="authentication",
-                algorithms=ALL_ALGORITHMS,
-            )
-        except ResolutionError as exc:
-            raise key_refusal(exc) from None
+        anchored = await aresolve_anchored(
+            self._resolver,
+            keyid,
+            trusted_owners=None,
+            relationship="authentication",
+            algorithms=ALL_ALGORITHMS,
+        )
         return anchored.key

@@ -14,6 +14,18 @@ Why a cache with these rules and not "fetch the JWKS when verifying" (python-key
   serving for up to ``max_stale`` seconds past its TTL; failed fetches are themselves rate-limited by
   the cooldown.  With no usable key set at all we fail closed with :class:`~mudrika.errors.
   IdpUnavailable`.
+* **Whose fault a missing key set is** (the did:web split, decided the other way here): a did:web
+  document is named by the caller, so its absence is the caller's fact (a deny, 401); the JWKS URL
+  is configuration — the issuer the operator named — never request input, so no caller can make it
+  answer 404 or garbage.  Every way of not getting a usable key set is therefore the verifier's own
+  dependency failing, and answers :class:`~mudrika.errors.IdpUnavailable` (``jwks_unavailable``,
+  503, fail closed): a 404/410 (a wrong realm or ``jwks_uri``), a body that is not a usable JWK Set,
+  a 5xx, a timeout, a refused connection, an egress refusal.  A 401 there would tell every client
+  that its valid token is bad — clients would drop tokens and log in again, a storm on the IdP —
+  while the operator's fault went unseen.  The error's ``reason`` says which, for the operator:
+  ``not_found``, ``invalid``, ``http_status``, ``unreachable``, ``egress_denied``.  What *is* the
+  caller's fault — a ``kid`` the fresh key set does not hold — is ``InvalidToken`` (``unknown_kid``,
+  401).
 * **Only signing keys**: a JWK with ``use`` other than ``sig`` (Keycloak publishes an RSA-OAEP
   ``use: enc`` key beside its signing keys), ``key_ops`` without ``verify``, an ``alg`` outside the
   allow-list, a key type that cannot do any allowed algorithm, or no ``kid`` is ignored.
@@ -43,7 +55,7 @@ import httpx
 
 from mudrika.crypto.jcs import loads_strict
 from mudrika.crypto.jose import TrustedKey
-from mudrika.errors import IdpUnavailable, InvalidInput, MudrikaError
+from mudrika.errors import EgressDenied, IdpUnavailable, InvalidInput, MudrikaError
 from mudrika.net.egress import EgressPolicy, refusal_reason
 from mudrika.trust.jsonrpc import InvalidToken
 
@@ -62,6 +74,7 @@ DEFAULT_MAX_JWKS_BYTES: Final = 256 * 1024
 DEFAULT_MAX_KEYS: Final = 64
 _MAX_KID: Final = 256
 _LOOPBACK_NAMES: Final = frozenset({"localhost"})
+_GONE: Final = frozenset({404, 410})
 
 
 class KeySource(Protocol):
@@ -220,6 +233,7 @@ class JwksCache:
         self._attempts = 0  # fetches started; lets a waiter see that someone fetched meanwhile
         self._last_kid_refresh = float("-inf")
         self._last_failure = float("-inf")
+        self._failure_reason = "unreachable"  # why the last fetch failed (the IdpUnavailable reason)
         self._fetch_count = 0
         self._lock = threading.Lock()  # single flight for threads
         self._state_lock = threading.Lock()  # guards the state swap and counters
@@ -292,7 +306,11 @@ class JwksCache:
     def _raise_unless_fetched(self, before: _KeySet | None) -> None:
         # Every successful fetch installs a new _KeySet, even when its keys are unchanged.
         if self._state is None or self._state is before:
-            raise IdpUnavailable("could not fetch the identity provider's keys", code="jwks_unavailable")
+            raise IdpUnavailable(
+                "could not fetch the identity provider's keys",
+                code="jwks_unavailable",
+                reason=self._failure_reason,
+            )
 
     def close(self) -> None:
         if self._owns_http and self._http is not None:
@@ -323,7 +341,9 @@ class JwksCache:
         state = self._state
         now = self._clock()
         if state is None or now - state.fetched_at >= self.ttl + self.max_stale:
-            raise IdpUnavailable("identity provider keys unavailable", code="jwks_unavailable")
+            raise IdpUnavailable(
+                "identity provider keys unavailable", code="jwks_unavailable", reason=self._failure_reason
+            )
         stale = now - state.fetched_at >= self.ttl
         key = state.keys.get(kid)
         if key is not None:
@@ -335,7 +355,9 @@ class JwksCache:
         if stale or now - self._last_failure < self.refresh_cooldown:
             # The IdP is failing: we cannot tell that this kid does not exist, so fail closed as
             # "unavailable" rather than calling the token invalid.
-            raise IdpUnavailable("identity provider keys unavailable", code="jwks_unavailable")
+            raise IdpUnavailable(
+                "identity provider keys unavailable", code="jwks_unavailable", reason=self._failure_reason
+            )
         raise InvalidToken("no trusted key for this kid", code="unknown_kid")
 
     # -- fetching -----------------------------------------------------------------------------------
@@ -440,10 +462,12 @@ class JwksCache:
         return bytes(buffer)
 
     def _failed(self, exc: BaseException) -> None:
+        reason = _failure_reason(exc)
         with self._state_lock:
             self._last_failure = self._clock()
+            self._failure_reason = reason
         code = exc.code if isinstance(exc, MudrikaError) else type(exc).__name__
-        _log.warning("jwks: refresh from %s failed (%s)", self.jwks_uri, code)
+        _log.warning("jwks: refresh from %s failed (%s: %s)", self.jwks_uri, reason, code)
 
     def _install(self, body: bytes) -> None:
         try:
@@ -466,3 +490,15 @@ class JwksCache:
                 keys=MappingProxyType(keys), fetched_at=self._clock(), generation=self._generation
             )
             self._last_failure = float("-inf")
+
+
+def _failure_reason(exc: BaseException) -> str:
+    """Which way a JWKS fetch failed, for the operator (see the module docstring: all of them are
+    the IdP's or the configuration's fault, so all answer 503; only the ``reason`` differs)."""
+    if isinstance(exc, EgressDenied):
+        return "egress_denied"
+    if isinstance(exc, IdpUnavailable) and exc.code == "jwks_http_status":
+        return "not_found" if exc.fields.get("status") in _GONE else "http_status"
+    if isinstance(exc, MudrikaError):
+        return "invalid"  # not JSON, not a JWK Set, too large, too many keys, a kid named twice
+    return "unreachable"  # httpx: DNS, refused connection, TLS, timeout
