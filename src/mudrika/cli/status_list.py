@@ -332,6 +332,7 @@ def check_command(
     )
     value = verified.status_of(reference.idx)
     result = {
+        "ok": value == 0,
         "valid": value == 0,
         "status": value,
         "status_name": _name(value),
