@@ -143,6 +143,23 @@ def _issue(ws: Workspace) -> list[str]:
     return ["--key", ws.key, "--issuer", ws.did, "--kid", kid, "--holder-did", ws.did, *PW]
 
 
+def _status_list_file(ws: Workspace) -> str:
+    """A list file (``status-list create``) whose entry 0 is INVALID."""
+    path = str(ws.dir / "status-list.json")
+    if not Path(path).exists():
+        assert main(["status-list", "create", path, "--uri", "https://i.example/l", "--size", "8"]) == 0
+        assert main(["status-list", "set", path, "0", "invalid"]) == 0
+    return path
+
+
+def _status_list_check(ws: Workspace) -> list[str]:
+    """``status-list check`` of entry 0 (INVALID) against the list signed by the workspace key."""
+    token = str(ws.dir / "status-list.jwt")
+    assert main(["status-list", "sign", _status_list_file(ws), "--key", ws.key, "--out", token, *PW]) == 0
+    kid = f"{ws.did}#{ws.did.removeprefix('did:key:')}"
+    return ["--token", token, "--idx", "0", "--uri", "https://i.example/l", "--kid", kid, "--json"]
+
+
 _SIGN_CART = ("--merchant-did", "did:web:shop.example", "--kid", "did:web:shop.example#k1", "--aud", "a")
 _SIGN_PAYMENT = ("--aud", "a", "--nonce", "n")
 
@@ -178,6 +195,11 @@ MALFORMED: tuple[Case, ...] = (
     Case(("trust-root", "show"), lambda w: [w.garbage, "--json"], 2, "malformed_json"),
     Case(("card", "sign"), lambda w: [w.duplicate_keys, "--key", w.key, "--kid", f"{w.did}#k", *PW], 2, "duplicate_key"),
     Case(("card", "verify"), lambda w: [w.duplicate_keys, "--trust-did", w.did, "--json"], 2, "duplicate_key"),
+    Case(("status-list", "create"), lambda w: [str(w.dir / "l.json"), "--uri", "not a uri", "--size", "8", "--json"], 2, "bad_status_claim"),
+    Case(("status-list", "set"), lambda w: [w.garbage, "0", "valid", "--json"], 2, "malformed_json"),
+    Case(("status-list", "show"), lambda w: [w.empty_object, "--json"], 2, "bad_status_list_file"),
+    Case(("status-list", "sign"), lambda w: [w.garbage, "--key", w.key, *PW], 2, "malformed_json"),
+    Case(("status-list", "check"), lambda w: [*_status_list_check(w)[2:], "--token", w.garbage], 2, "malformed_jws"),
 )  # fmt: skip
 
 #: A failed verification or operation: exit 1.  Every refused overwrite is here, and agrees.
@@ -207,6 +229,9 @@ FAILED: tuple[Case, ...] = (
     Case(("trust-root", "init"), lambda w: [w.existing_file], 1, "exists"),
     Case(("card", "sign"), lambda w: [w.empty_object, "--key", str(w.dir / "absent.pem"), "--kid", f"{w.did}#k", *PW], 1, "not_found"),
     Case(("card", "verify"), lambda w: [w.empty_object, "--trust-did", w.did, "--json"], 1, None),
+    Case(("status-list", "create"), lambda w: [w.existing_file, "--uri", "https://i.example/l", "--size", "8", "--json"], 1, "exists"),
+    Case(("status-list", "sign"), lambda w: [_status_list_file(w), "--key", str(w.dir / "absent.pem"), *PW], 1, "not_found"),
+    Case(("status-list", "check"), _status_list_check, 1, None),
 )  # fmt: skip
 
 #: Commands that have no way to fail other than malformed input, and why.
@@ -216,6 +241,8 @@ NEVER_FAIL_WITH_1 = {
     ("trust-root", "add-issuer"): "edits the file (always replacing it) or refuses malformed input",
     ("trust-root", "add-merchant"): "edits the file (always replacing it) or refuses malformed input",
     ("trust-root", "show"): "prints the file or refuses it as malformed",
+    ("status-list", "set"): "edits the file (always replacing it) or refuses malformed input",
+    ("status-list", "show"): "prints the file's summary or refuses it as malformed",
 }
 
 

@@ -86,6 +86,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "mudrika.cli.provision:provision_command",
         "Create (or reuse) the agent's encrypted key and write did.json, agent.csr and identity.json.",
     ),
+    "status-list": LazyCommand(
+        "mudrika.cli.status_list:status_list_group",
+        "Keep, sign and check IETF Token Status Lists (revocation and suspension of credentials).",
+    ),
     "trust-root": LazyCommand(
         "mudrika.cli.trust_root:trust_root_group",
         "Write and inspect your trust root: the issuers, merchants and policy dispute verdicts rest on.",

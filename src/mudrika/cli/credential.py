@@ -95,6 +95,17 @@ def credential_group() -> None:
     metavar="FILE",
     help="The DID issuer's DID document (not needed for did:key / did:jwk).",
 )
+@click.option(
+    "--status-uri",
+    metavar="URI",
+    help="The issuer's Token Status List this credential is listed in (adds status.status_list).",
+)
+@click.option(
+    "--status-index",
+    type=click.IntRange(0, None),
+    metavar="N",
+    help="The credential's index in --status-uri's list (required with --status-uri).",
+)
 @output_file_options("the credential")
 @json_option(help_text="Print {credential, issuer, holder_thumbprint, ...} as JSON.")
 @password_options
@@ -112,6 +123,8 @@ def issue_command(
     now_text: str | None,
     jwks_file: str | None,
     did_document_file: str | None,
+    status_uri: str | None,
+    status_index: int | None,
     out_path: Path | None,
     force: bool,
     as_json: bool,
@@ -126,12 +139,20 @@ def issue_command(
     from mudrika.cli._keycheck import check_key_matches, did_documents
     from mudrika.cli._mandates import signing_time
     from mudrika.crypto.keys import PublicKey
+    from mudrika.crypto.statuslist import StatusReference
     from mudrika.identity.resolver import DIDResolver
     from mudrika.payments.profile import PAYMENT_CREDENTIAL_VCT
     from mudrika.payments.signing import issue_user_credential
 
     if (holder_did is None) == (holder_key_file is None):
         raise click.UsageError("give the user's key with exactly one of --holder-did or --holder-key")
+    if (status_uri is None) != (status_index is None):
+        raise click.UsageError("give --status-uri and --status-index together")
+    status = (
+        StatusReference(status_index, status_uri)
+        if status_uri is not None and status_index is not None
+        else None
+    )
     if holder_did is not None:
         if not holder_did.startswith(("did:key:", "did:jwk:")):
             raise click.BadParameter(
@@ -176,6 +197,7 @@ def issue_command(
         claims=claims,
         disclosable=disclosable,
         vct=vct or PAYMENT_CREDENTIAL_VCT,
+        status=status,
     )
     compact = credential.compact()
     if out_path is not None:
@@ -189,6 +211,7 @@ def issue_command(
                 "vct": vct or PAYMENT_CREDENTIAL_VCT,
                 "holder_thumbprint": holder.thumbprint(),
                 "disclosable": list(credential.disclosable_paths),
+                "status": status.to_claim() if status is not None else None,
             }
         )
     elif out_path is None:

@@ -45,6 +45,7 @@ from mudrika.crypto.sdjwt._disclosure import (
 from mudrika.crypto.sdjwt._issue import pack_claims
 from mudrika.crypto.sdjwt._kb import KeyBinding, check_kb_jwt, make_kb_jwt
 from mudrika.crypto.sdjwt._process import SD_ALG_CLAIM, ProcessedPayload, process
+from mudrika.crypto.statuslist import StatusReference
 from mudrika.errors import InvalidInput, VerificationError
 
 #: SD-JWT VC media type (``application/dc+sd-jwt``) as the JOSE ``typ`` (RFC 9901 §9.11).
@@ -184,6 +185,7 @@ def issue(
     salt: SaltSource | None = None,
     alg: str | None = None,
     limits: SdJwtLimits = DEFAULT_LIMITS,
+    status: StatusReference | None = None,
 ) -> SdJwt:
     """Issue an SD-JWT over ``claims``.
 
@@ -193,7 +195,9 @@ def issue(
     are never disclosable (§9.7).  ``holder_key`` becomes ``cnf: {"jwk": ...}`` (§4.1.2).  ``decoys``
     decoy digests go into every ``_sd`` array and the top level (§4.2.5).  ``salt`` replaces the
     128-bit CSPRNG salt source (tests only).  The result must fit ``limits``: we never issue what
-    our own verifier would refuse.
+    our own verifier would refuse.  ``status`` adds the Token Status List claim
+    ``status: {status_list: {idx, uri}}`` (draft-ietf-oauth-status-list-20 §6.2), always in plain
+    view: a verifier must find it without any Disclosure.
     """
     if sd_alg != SD_ALG:
         raise InvalidInput("only sha-256 is supported for _sd_alg", code="unsupported_sd_alg")
@@ -201,6 +205,10 @@ def issue(
         raise InvalidInput("typ must be a non-empty string", code="bad_typ")
     if holder_key is not None and "cnf" in claims:
         raise InvalidInput("claims already carry 'cnf' and a holder key was given", code="cnf_conflict")
+    if status is not None:
+        if "status" in claims:
+            raise InvalidInput("claims already carry 'status' and a status was given", code="status_conflict")
+        claims = {**claims, "status": status.to_claim()}
     packed = pack_claims(claims, disclosable, decoys=decoys, salt=salt or random_salt)
     payload = dict(packed.payload)
     payload[SD_ALG_CLAIM] = SD_ALG  # §4.1.1

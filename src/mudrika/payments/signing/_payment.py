@@ -26,6 +26,7 @@ from mudrika.crypto import sdjwt
 from mudrika.crypto.frozenjson import thaw
 from mudrika.crypto.jcs import mandate_hash
 from mudrika.crypto.keys import KeyPair, PublicKey
+from mudrika.crypto.statuslist import StatusReference
 from mudrika.errors import InvalidInput
 from mudrika.payments._time import Time, epoch
 from mudrika.payments.models import (
@@ -61,6 +62,7 @@ def issue_user_credential(
     alg: str | None = None,
     decoys: int = 0,
     salt: sdjwt.SaltSource | None = None,
+    status: StatusReference | None = None,
 ) -> sdjwt.SdJwt:
     """Issue the user's payment credential: an SD-JWT VC bound to ``user_key`` (``cnf.jwk``).
 
@@ -68,7 +70,9 @@ def issue_user_credential(
     ``kid`` names the issuer key (a DID URL of ``issuer``, or a JWKS kid).  ``claims`` are extra
     claims (name, e-mail, card art ...); ``disclosable`` lists RFC 6901 pointers into them that are
     made selectively disclosable.  ``subject`` becomes ``sub`` (e.g. the user's DID).  ``salt``
-    replaces the CSPRNG salt source (reproducible fixtures only).
+    replaces the CSPRNG salt source (reproducible fixtures only).  ``status`` points the credential
+    at its entry in the issuer's Token Status List, so a verifier (or an analyst, later) can ask
+    whether the issuer had revoked or suspended it.
     """
     extra = dict(claims or {})
     clash = _RESERVED.intersection(extra)
@@ -89,6 +93,7 @@ def issue_user_credential(
         alg=alg,
         decoys=decoys,
         salt=salt,
+        status=status,
     )
 
 
