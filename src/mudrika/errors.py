@@ -15,6 +15,7 @@ __all__ = [
     "EgressDenied",
     "ExpiredError",
     "IdpUnavailable",
+    "IncompleteVerification",
     "InvalidInput",
     "KeyStoreError",
     "MudrikaError",
@@ -108,6 +109,13 @@ class PolicyDenied(VerificationError, code="policy_denied"):
 
 class UntrustedKeyError(VerificationError, code="untrusted_key"):
     """The key is well formed but not one we were told to trust (or not authorised for the purpose)."""
+
+
+class IncompleteVerification(VerificationError, code="verification_incomplete"):
+    """A verifier could not establish everything it would vouch for, although no check reported a
+    failure (a check did not run, or a stage left nothing to return).  A refusal like any other:
+    ``except VerificationError`` must catch it, so it is never the base :class:`MudrikaError`.
+    Both AP2 verifiers raise it, with this one code, for this one situation."""
 
 
 class UnavailableError(MudrikaError, code="unavailable"):

@@ -29,7 +29,7 @@ from decimal import Decimal
 from typing import Any, Final, Literal, NamedTuple
 
 from mudrika.crypto.jose import header_kid
-from mudrika.errors import InvalidInput, UntrustedKeyError
+from mudrika.errors import IncompleteVerification, InvalidInput
 from mudrika.identity.did import parse_did_url
 from mudrika.payments.chain._common import (
     MAX_CART_LIFETIME,
@@ -374,9 +374,8 @@ def verify_cart(
             tuple(rec.checks),
             iso(at),
             mode,
-            anchored=False,
             unanchored_because=("the merchant's key is not pinned in the trust root",),
         ).raise_for_failure()
-        raise UntrustedKeyError("the cart was not verified", code="chain_incomplete")  # not reached
+        raise IncompleteVerification("the cart was not verified")  # not reached
     claim_or_raise(replay_store, merchant_jti_key(facts.merchant_did, facts.jti), facts.exp)
     return VerifiedCart(received, facts.merchant_did, facts.key.kid, facts.claims)
