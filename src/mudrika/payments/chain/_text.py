@@ -73,7 +73,9 @@ def render_text(report: VerificationReport, *, title: str, verbose: bool = False
     if report.statements:
         lines.extend(f"NOTE: {printable(statement, limit=1000)}" for statement in report.statements)
     if report.anchoring != "anchored":
-        lines.append("NOT ANCHORED BECAUSE" if report.anchoring == "unanchored" else "ANCHORING NOT EVALUATED")
+        lines.append(
+            "NOT ANCHORED BECAUSE" if report.anchoring == "unanchored" else "ANCHORING NOT EVALUATED"
+        )
         lines.extend(f"  - {printable(reason)}" for reason in report.not_anchored_because())
     lines.append("KEYS (RFC 7638 thumbprint, provenance)")
     for key in report.keys:

@@ -670,7 +670,11 @@ def verify_chain(
         # ``unanchored``.  A report that raised nothing here could not have been complete.
         chain.report().raise_for_failure()
         raise IncompleteVerification("the chain was not fully verified")
-    intent_facts, cart_facts, payment_facts = admitted.intent_facts, admitted.cart_facts, admitted.payment_facts
+    intent_facts, cart_facts, payment_facts = (
+        admitted.intent_facts,
+        admitted.cart_facts,
+        admitted.payment_facts,
+    )
     return VerifiedChain(
         intent=admitted.intent,
         cart=admitted.cart,

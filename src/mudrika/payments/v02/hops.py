@@ -1,12 +1,18 @@
 """Verification of each token of a delegate SD-JWT chain: the root SD-JWT, then every KB-SD-JWT hop.
 
-Why a state machine: a hop is admitted only after the token before it verified, because its
-signing key *is* that token's ``cnf.jwk`` (draft-gco-oauth-delegate-sd-jwt-00 §5.1.4, as AP2 v0.2
-uses it).  Each step below is one named check, in the order of RFC 9901 §7.1 (issuer-signed JWT,
-then Disclosures, then validity) followed by the delegation checks the official SDK leaves to its
-callers (see docs/ap2-v02.md "SDK gaps"):
+Why every token is evaluated, with dependencies between checks rather than a stop at the first
+failure: a hop's signing key *is* the previous token's ``cnf.jwk`` (draft-gco-oauth-delegate-sd-jwt-00
+§5.1.4, as AP2 v0.2 uses it), so a hop is *anchored* only when the token before it verified under an
+anchored key -- but a dispute analyst must still see whether the hop's signature, ``sd_hash``,
+``aud`` and ``nonce`` hold when the root's did not (docs/ap2-v02.md, "What a failed check hides").
+A failed check skips only the checks that need its result; the token record says how far it
+verified (``verified``, ``signed``) and how anchored its key is (``anchoring``).  Each step below is
+one named check, in the order of RFC 9901 §7.1 (issuer-signed JWT, then Disclosures, then validity)
+followed by the delegation checks the official SDK leaves to its callers (see docs/ap2-v02.md "SDK
+gaps"):
 
-Root (``<prefix>.hop0.*``): ``typ`` · ``iss`` (present and a trusted issuer of the trust root) ·
+Root (``<prefix>.hop0.*``): ``typ`` · ``iss`` (the token's, or the verifier's ``root_issuer``; a
+trusted issuer of the trust root) ·
 ``key`` (only from the trust root, by ``kid``; ``x5c``/``jku``/``jwk`` headers never followed) ·
 ``signature`` · ``sd_alg`` (allow-list) · ``disclosures`` · ``claims`` (no unknown top-level claim)
 · ``delegate`` (exactly one disclosed mandate) · ``vct`` (exact, and accepted from this issuer) ·
