@@ -16,6 +16,7 @@ __all__ = [
     "EgressDenied",
     "ExpiredError",
     "IdpUnavailable",
+    "IncompleteVerification",
     "InvalidInput",
     "KeyStoreError",
     "MudrikaError",
@@ -123,6 +124,13 @@ class DocumentError(VerificationError, code="document_unusable"):
     request that can never succeed, and let any caller make the service look down at will.  The
     python-tuf split, ``RepositoryError`` (bad data) apart from ``DownloadError`` (could not fetch).
     """
+
+
+class IncompleteVerification(VerificationError, code="verification_incomplete"):
+    """A verifier could not establish everything it would vouch for, although no check reported a
+    failure (a check did not run, or a stage left nothing to return).  A refusal like any other:
+    ``except VerificationError`` must catch it, so it is never the base :class:`MudrikaError`.
+    Both AP2 verifiers raise it, with this one code, for this one situation."""
 
 
 class UnavailableError(MudrikaError, code="unavailable"):

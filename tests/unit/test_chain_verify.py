@@ -21,7 +21,7 @@ from mudrika.errors import (
 from mudrika.identity.resolver import DIDResolver
 from mudrika.payments.chain import KeyMaterial, inspect_chain, render_html, verify_chain
 from mudrika.payments.chain._hashes import cart_hashes
-from mudrika.payments.chain.report import Check, VerificationReport
+from mudrika.payments.chain.report import Check, KeyEvidence, VerificationReport
 from mudrika.payments.models import cart_contents_hash, cart_mandate_hash, receive_cart
 from mudrika.payments.trustroot import UnsafeNoTrustRoot
 from mudrika.stores.replay import MemoryReplayStore
@@ -128,8 +128,16 @@ def test_report_is_json_and_html_safe() -> None:
     assert data["format"] == "mudrika.report/v2"
     assert data["verdict"] == "FAILED"
     assert data["ok"] is False
-    assert data["anchored"] is False
-    assert [key["role"] for key in data["keys"]] == ["user (intent)"]
+    # The cart stage failed, so no later party's key was evaluated: anchoring is neither yes nor no.
+    assert data["anchored"] is None
+    assert data["anchoring"] == "not evaluated"
+    assert "Anchored in your trust root: not evaluated" in data["summary"]
+    assert [(key["role"], key["anchoring"]) for key in data["keys"]] == [
+        ("user (intent)", "not evaluated"),
+        ("merchant", "not evaluated"),
+        ("issuer", "not evaluated"),
+        ("user (cnf)", "not evaluated"),
+    ]
     assert data["keys"][0]["thumbprint"] == chain.user_key.public_key.thumbprint()
     assert data["expectations"]["kb_nonce"]["value"].startswith("sha256:")  # never the nonce itself
     assert data["counts"]["failed"] == 1
@@ -143,11 +151,14 @@ def test_report_is_json_and_html_safe() -> None:
 
 
 def test_raise_for_failure_maps_error_kinds() -> None:
+    pinned = KeyEvidence("merchant", "did:web:m.example", "did:web:m.example#k", "t", "trust-root", True)
     ok = VerificationReport(
-        checks=(Check.make("a", "passed", "user"),), evaluated_at="x", mode="offline", anchored=True
+        checks=(Check.make("a", "passed", "user"),), evaluated_at="x", mode="offline", keys=(pinned,)
     )
     ok.raise_for_failure()
-    unanchored = VerificationReport(checks=ok.checks, evaluated_at="x", mode="offline")
+    unanchored = VerificationReport(
+        checks=ok.checks, evaluated_at="x", mode="offline", keys=(pinned._replace(anchored=False),)
+    )
     assert unanchored.verdict == "UNANCHORED"
     with pytest.raises(UntrustedKeyError) as unanchored_info:
         unanchored.raise_for_failure()

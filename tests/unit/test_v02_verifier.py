@@ -92,17 +92,29 @@ def test_an_expectation_read_from_the_evidence_leaves_the_verdict_unanchored() -
     assert report.unanchored_because
 
 
-def test_a_failed_root_skips_everything_that_rests_on_it() -> None:
+def test_a_failed_root_hides_no_check_that_does_not_rest_on_its_signature() -> None:
     transaction = build()
     stranger = Keys(issuer=KeyPair.generate(KeyType.P256))
-    forged = build(keys=stranger)  # same issuer name and kid, another key
+    forged = build(keys=stranger)  # same issuer name and kid, other keys (merchant's too)
     report = inspect(transaction, V02Evidence(checkout_chain=forged.checkout_chain), payment_hops=())
     assert report.verdict == "FAILED"
     failed = report.by_id("v02.checkout.hop0.signature")
     assert failed.failed
     assert failed.error == "signature"
-    assert report.by_id("v02.checkout.hop1.signature").skipped
-    assert report.by_id("v02.checkout.merchant_signature").skipped
+    # The hop is still checked under the cnf key the (unverified) root names, and says so.
+    hop = report.by_id("v02.checkout.hop1.signature")
+    assert hop.passed
+    for name in ("hop1.binding", "hop1.aud", "hop1.nonce", "hop1.vct", "checkout_hash", "hop0.time"):
+        assert report.by_id(f"v02.checkout.{name}").passed, name
+    assert "no verified signature covers it" in (report.by_id("v02.checkout.checkout_hash").detail or "")
+    agent = next(key for key in report.keys if key.role == "agent (cnf, hop 1)")
+    assert agent.anchoring == "unanchored"
+    assert agent.thumbprint == stranger.agent.public_key.thumbprint()
+    # The stranger's merchant key is not the pinned one: evaluated, and failed.
+    assert report.by_id("v02.checkout.merchant_signature").failed
+    assert not report.skipped
+    assert report.anchored is False
+    assert "Anchored in your trust root: no" in report.summary()
     with pytest.raises(SignatureError):
         report.raise_for_failure()
 

@@ -105,7 +105,8 @@ def amount_from_json(value: object) -> Decimal:
 
 def _check_amount_range(amount: Decimal) -> None:
     exponent = amount.as_tuple().exponent
-    assert isinstance(exponent, int)  # finite decimals have an int exponent
+    if not isinstance(exponent, int):  # NaN and infinities have a str exponent
+        raise _custom("amount_type", "amount must be a finite number")
     if amount != 0 and amount.adjusted() >= MAX_AMOUNT_DIGITS:
         raise _custom("amount_out_of_range", f"amount must be smaller than 10**{MAX_AMOUNT_DIGITS}")
     if exponent < -MAX_FRACTION_DIGITS:

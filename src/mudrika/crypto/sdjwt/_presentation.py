@@ -444,6 +444,21 @@ def process_disclosures(
     return _process(issuer_jwt.payload, parsed, limits)
 
 
+def process_unverified_disclosures(
+    payload: Mapping[str, Any], parsed: ParsedSdJwt, *, limits: SdJwtLimits = DEFAULT_LIMITS
+) -> ProcessedPayload:
+    """§7.1 steps 3-5 over an Issuer-signed JWT payload whose signature did not verify, or could not
+    be checked (no trusted key).
+
+    Why it exists: a dispute report must show every check that does not depend on the signature (a
+    delegation hop's ``sd_hash``, ``aud`` and ``nonce``; a mandate's amount) beside the signature
+    failure, or one bad root hides everything else.  What it returns is what the token *says*,
+    never what an issuer vouched for: a caller must not let it pass for :func:`process_disclosures`'
+    result.  Same rules and codes as :func:`process_disclosures`.
+    """
+    return _process(payload, parsed, limits)
+
+
 def check_validity(
     payload: Mapping[str, Any],
     *,

@@ -29,7 +29,7 @@ from decimal import Decimal
 from typing import Any, Final, Literal, NamedTuple
 
 from mudrika.crypto.jose import header_kid
-from mudrika.errors import InvalidInput, UntrustedKeyError
+from mudrika.errors import IncompleteVerification, InvalidInput
 from mudrika.identity.did import parse_did_url
 from mudrika.payments.chain._common import (
     MAX_CART_LIFETIME,
@@ -157,14 +157,17 @@ def check_cart(
     ):
         rec.skip(((name, _PARTY) for name in _MERCHANT_JWS_CHECKS), because="the cart is not signed")
     else:
-        assert token is not None
-        facts = _check_merchant_jwt(
-            rec,
-            cart,
-            token,
-            rules=rules,
-            audience=audience,
-            contents_hash=contents_hash,
+        facts = (
+            None
+            if token is None
+            else _check_merchant_jwt(
+                rec,
+                cart,
+                token,
+                rules=rules,
+                audience=audience,
+                contents_hash=contents_hash,
+            )
         )
     contents = cart.model.contents
     check_mandate_expiry(
@@ -293,8 +296,8 @@ def _check_merchant_jwt(
     )
     if rec.last_not_passed != mark:
         return None
-    assert isinstance(jti, str)
-    assert exp is not None
+    if not isinstance(jti, str) or exp is None:  # not reached: the claim checks above passed
+        return None
     return CartFacts(owner, checked.key, claims, jti, exp)
 
 
@@ -374,9 +377,8 @@ def verify_cart(
             tuple(rec.checks),
             iso(at),
             mode,
-            anchored=False,
             unanchored_because=("the merchant's key is not pinned in the trust root",),
         ).raise_for_failure()
-        raise UntrustedKeyError("the cart was not verified", code="chain_incomplete")  # not reached
+        raise IncompleteVerification("the cart was not verified")  # not reached
     claim_or_raise(replay_store, merchant_jti_key(facts.merchant_did, facts.jti), facts.exp)
     return VerifiedCart(received, facts.merchant_did, facts.key.kid, facts.claims)

@@ -55,6 +55,9 @@ details{margin:.4rem 0}summary{cursor:pointer;font-weight:600}
 @media print{body{max-width:none}.verdict,.failure{break-inside:avoid}}
 """
 
+#: How the keys table shows each key record's anchoring.
+_KEY_ANCHORING: Final = {"anchored": "yes", "unanchored": "NO", "not evaluated": "not evaluated"}
+
 _STAGES: Final = (
     ("intent", "the user", "intent.jws.signature", "IntentMandate: what the user asked for"),
     (
@@ -153,6 +156,9 @@ def render_html(
     parts = [
         f"<h1>{escape(title)}</h1>",
         f'<section class="verdict v-{verdict}" id="verdict"><h2>Verdict: {escape(verdict)}</h2>'
+        # The anchoring line is the summary's own sentence (one source: report.anchoring).
+        f'<p class="anchoring" id="anchoring" data-anchoring="{escape(report.anchoring)}">'
+        f"<strong>{escape(report.anchoring_sentence())}</strong></p>"
         f"<p>{escape(report.summary())}</p></section>",
     ]
     failures = report.failures
@@ -173,7 +179,7 @@ def render_html(
         )
     parts.append("<h2>Timeline</h2>" + _timeline(report))
     if verdict == "UNANCHORED":
-        reasons = "".join(f"<li>{_text(reason)}</li>" for reason in report.unanchored_because)
+        reasons = "".join(f"<li>{_text(reason)}</li>" for reason in report.not_anchored_because())
         parts.append(
             '<div class="banner"><h2>UNANCHORED</h2><p>Some key or expectation this verdict rests on was '
             "supplied by the evidence itself, not by your trust root. A party to the dispute could have "
@@ -184,7 +190,7 @@ def render_html(
         f"<tr><td>{_text(key.role)}</td><td><code>{_text(key.kid)}</code></td>"
         f"<td><code>{escape(key.thumbprint)}</code></td>"
         f"<td>{_text(key.provenance + (f' ({key.note})' if key.note else ''))}</td>"
-        f"<td>{'yes' if key.anchored else 'NO'}</td></tr>"
+        f"<td>{_KEY_ANCHORING[key.anchoring]}</td></tr>"
         for key in report.keys
     )
     parts.append(

@@ -72,12 +72,16 @@ def render_text(report: VerificationReport, *, title: str, verbose: bool = False
         lines.append(f"PASSED: {len(passed)} checks (--verbose lists them)")
     if report.statements:
         lines.extend(f"NOTE: {printable(statement, limit=1000)}" for statement in report.statements)
-    if report.verdict == "UNANCHORED":
-        lines.append("NOT ANCHORED BECAUSE")
-        lines.extend(f"  - {printable(reason)}" for reason in report.unanchored_because)
+    if report.anchoring != "anchored":
+        lines.append(
+            "NOT ANCHORED BECAUSE" if report.anchoring == "unanchored" else "ANCHORING NOT EVALUATED"
+        )
+        lines.extend(f"  - {printable(reason)}" for reason in report.not_anchored_because())
     lines.append("KEYS (RFC 7638 thumbprint, provenance)")
     for key in report.keys:
-        anchored = "anchored" if key.anchored else "NOT ANCHORED"
+        anchored = {"anchored": "anchored", "unanchored": "NOT ANCHORED", "not evaluated": "not evaluated"}[
+            key.anchoring
+        ]
         note = f" ({printable(key.note)})" if key.note else ""
         lines.append(
             f"  {key.role}: {printable(key.kid)} thumbprint={key.thumbprint} "

@@ -42,7 +42,7 @@ from typing import Any, Final, Literal, TypeVar
 
 from mudrika.crypto.jcs import DEFAULT_MAX_BYTES
 from mudrika.crypto.keys import PublicKey
-from mudrika.errors import InvalidInput, MudrikaError, VerificationError
+from mudrika.errors import IncompleteVerification, InvalidInput, MudrikaError
 from mudrika.payments.chain._cart import MERCHANT_CLAIM_CHECKS, CartFacts, check_cart, merchant_jti_key
 from mudrika.payments.chain._common import (
     DEFAULT_ALGORITHMS,
@@ -224,8 +224,33 @@ def _policy(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Admitted:
+    """Everything the chain proved, returned only by a run whose every stage passed."""
+
+    intent: Received[IntentMandate]
+    cart: Received[CartMandate]
+    payment: Received[PaymentMandate]
+    intent_facts: IntentFacts
+    cart_facts: CartFacts
+    payment_facts: PaymentFacts
+
+
+#: The parties whose keys a v0.1 verdict rests on, by role, with the stage that establishes each.
+_KEY_ROLES: Final = (
+    ("merchant", "the cart stage"),
+    ("issuer", "the payment stage"),
+    ("user (cnf)", "the payment stage"),
+)
+
+
 class _TrustedChain:
-    """The state machine: each ``admit_*`` runs only when the previous link was admitted."""
+    """The state machine: each stage runs only when the previous one returned what it verified.
+
+    python-tuf style: a stage takes the verified values of the stages before it as arguments and
+    returns its own (or ``None``), so no stage can read a value nobody verified; the attributes
+    below are kept only to draw the report.
+    """
 
     def __init__(self, policy: _Policy) -> None:
         self.policy = policy
@@ -238,16 +263,20 @@ class _TrustedChain:
         self.cart_facts: CartFacts | None = None
         self.payment_facts: PaymentFacts | None = None
         self.linked = False
-        self.single_use = False
+        self.admitted: _Admitted | None = None
 
     # (1) input ------------------------------------------------------------------------------------
-    def admit_inputs(self, intent: MandateInput, cart: MandateInput, payment: MandateInput) -> bool:
+    def admit_inputs(
+        self, intent: MandateInput, cart: MandateInput, payment: MandateInput
+    ) -> tuple[Received[IntentMandate], Received[CartMandate], Received[PaymentMandate]] | None:
         limit = self.policy.max_bytes
         self.intent = self._receive("input.intent", "user", intent, IntentMandate, limit)
         self.cart = self._receive("input.cart", "merchant", cart, CartMandate, limit)
         self.payment = self._receive("input.payment", "user", payment, PaymentMandate, limit)
         self.hashes = chain_hashes(self.intent, self.cart, self.payment)
-        return self.intent is not None and self.cart is not None and self.payment is not None
+        if self.intent is None or self.cart is None or self.payment is None:
+            return None
+        return self.intent, self.cart, self.payment
 
     def _receive(
         self, check_id: str, party: str, value: MandateInput, model: type[_M], limit: int
@@ -276,41 +305,36 @@ class _TrustedChain:
         return received
 
     # (2) intent -----------------------------------------------------------------------------------
-    def admit_intent(self) -> bool:
-        assert self.intent is not None
+    def admit_intent(self, intent: Received[IntentMandate]) -> IntentFacts | None:
         self.intent_facts = check_intent(
             self.rec,
-            self.intent,
+            intent,
             expected_hash=self.hashes["intent"],
             max_age=self.policy.trust.intent_max_age,
             rules=self.policy.rules,
         )
-        return self.intent_facts is not None
+        return self.intent_facts
 
     # (3) cart -------------------------------------------------------------------------------------
-    def admit_cart(self) -> bool:
-        assert self.intent_facts is not None
-        assert self.cart is not None
+    def admit_cart(self, cart: Received[CartMandate]) -> CartFacts | None:
         self.cart_facts = check_cart(
             self.rec,
-            self.cart,
+            cart,
             audience=self.policy.merchant_audience,
             contents_hash=self.hashes["cart_contents"],
             rules=self.policy.rules,
         )
-        return self.cart_facts is not None
+        return self.cart_facts
 
     # (4) payment ----------------------------------------------------------------------------------
-    def admit_payment(self) -> bool:
-        assert self.intent_facts is not None
-        assert self.cart_facts is not None
-        assert self.cart is not None
-        assert self.payment is not None
+    def admit_payment(
+        self, payment: Received[PaymentMandate], cart: Received[CartMandate], intent_facts: IntentFacts
+    ) -> PaymentFacts | None:
         p = self.policy
         self.payment_facts = check_payment(
             self.rec,
-            self.payment,
-            self.cart,
+            payment,
+            cart,
             trusted_issuers=p.trust.trusts_issuer,
             accepted_vct=p.trust.accepted_vct,
             kb_audience=p.kb_audience,
@@ -320,38 +344,29 @@ class _TrustedChain:
             cart_hash=self.hashes["cart"],
             intent_mandate_hash=self.hashes["intent_mandate"],
             accept_legacy=p.trust.accept_legacy,
-            intent_signer_did=self.intent_facts.user_did,
+            intent_signer_did=intent_facts.user_did,
             rules=p.rules,
         )
-        return self.payment_facts is not None
+        return self.payment_facts
 
     # (5) links ------------------------------------------------------------------------------------
-    def admit_links(self) -> bool:
-        assert self.intent is not None
-        assert self.intent_facts is not None
-        assert self.cart is not None
-        assert self.cart_facts is not None
-        assert self.payment is not None
-        assert self.payment_facts is not None
+    def admit_links(self, admitted: _Admitted) -> bool:
         self.linked = check_links(
             self.rec,
-            intent=self.intent,
-            intent_facts=self.intent_facts,
-            cart=self.cart,
-            cart_facts=self.cart_facts,
-            payment=self.payment,
-            payment_facts=self.payment_facts,
+            intent=admitted.intent,
+            intent_facts=admitted.intent_facts,
+            cart=admitted.cart,
+            cart_facts=admitted.cart_facts,
+            payment=admitted.payment,
+            payment_facts=admitted.payment_facts,
             leeway=self.policy.trust.leeway,
         )
         return self.linked
 
     # (6) replay -----------------------------------------------------------------------------------
-    def claim_single_use(self, store: ReplayStore) -> bool:
-        assert self.linked
-        assert self.cart_facts is not None
-        assert self.payment_facts is not None
+    def claim_single_use(self, store: ReplayStore, admitted: _Admitted) -> bool:
         p = self.policy
-        cart = self.cart_facts
+        cart = admitted.cart_facts
         ok = self._claim(
             store,
             "replay.merchant_jti",
@@ -360,16 +375,15 @@ class _TrustedChain:
             cart.exp + p.trust.leeway,
             key_id=cart.key.kid,
         )
-        kb_expiry = self.payment_facts.kb_iat + p.trust.kb_max_age + p.trust.leeway
+        kb_expiry = admitted.payment_facts.kb_iat + p.trust.kb_max_age + p.trust.leeway
         ok &= self._claim(
             store,
             "replay.kb_nonce",
             "user",
             kb_nonce_key(p.kb_audience, p.kb_nonce),
             kb_expiry,
-            key_id=self.payment_facts.holder_thumbprint,
+            key_id=admitted.payment_facts.holder_thumbprint,
         )
-        self.single_use = ok
         return ok
 
     def _claim(
@@ -400,30 +414,59 @@ class _TrustedChain:
         )
 
     # ----------------------------------------------------------------------------------------------
+    def _skip_from(self, stage: int, because: str) -> None:
+        """Record every check of stage ``stage`` and the stages after it as not run."""
+        for ids in (_INTENT_STAGE, _CART_STAGE, _PAYMENT_STAGE, LINK_CHECKS, _REPLAY_STAGE)[stage:]:
+            self.rec.skip(ids, because=because)
+
     def run(
         self, intent: MandateInput, cart: MandateInput, payment: MandateInput, store: ReplayStore
     ) -> None:
-        stages = (
-            (self.admit_intent, _INTENT_STAGE, "the intent was not admitted"),
-            (self.admit_cart, _CART_STAGE, "the cart was not admitted"),
-            (self.admit_payment, _PAYMENT_STAGE, "the payment was not admitted"),
-            (self.admit_links, LINK_CHECKS, "the mandates do not link up"),
-            (lambda: self.claim_single_use(store), _REPLAY_STAGE, ""),
-        )
-        if not self.admit_inputs(intent, cart, payment):
-            for _, ids, _ in stages:
-                self.rec.skip(ids, because="a mandate did not parse")
+        received = self.admit_inputs(intent, cart, payment)
+        if received is None:
+            self._skip_from(0, "a mandate did not parse")
             return
-        for index, (admit, _, because) in enumerate(stages):
-            if not admit():
-                for _, later, _ in stages[index + 1 :]:
-                    self.rec.skip(later, because=because)
-                return
+        intent_m, cart_m, payment_m = received
+        intent_facts = self.admit_intent(intent_m)
+        if intent_facts is None:
+            self._skip_from(1, "the intent was not admitted")
+            return
+        cart_facts = self.admit_cart(cart_m)
+        if cart_facts is None:
+            self._skip_from(2, "the cart was not admitted")
+            return
+        payment_facts = self.admit_payment(payment_m, cart_m, intent_facts)
+        if payment_facts is None:
+            self._skip_from(3, "the payment was not admitted")
+            return
+        admitted = _Admitted(intent_m, cart_m, payment_m, intent_facts, cart_facts, payment_facts)
+        if not self.admit_links(admitted):
+            self._skip_from(4, "the mandates do not link up")
+            return
+        if self.claim_single_use(store, admitted):
+            self.admitted = admitted
 
     # -- anchoring ----------------------------------------------------------------------------------
-    def key_evidence(self) -> list[tuple[str, ResolvedKey]]:
-        """Every key the verdict rests on, by role (only those of stages that were admitted)."""
-        keys: list[tuple[str, ResolvedKey]] = []
+    def _intent_key_anchored(self, holder: ResolvedKey | None, signer: ResolvedKey) -> bool | None:
+        """The user's intent key is anchored only as the anchored ``cnf`` key: decided by the
+        ``intent.signer_is_holder`` check, so not evaluated while that check has not run."""
+        # Linked means every link check passed (this one included): no report is drawn on that path.
+        status = (
+            "passed"
+            if self.linked
+            else next(
+                (check.status for check in self.rec.checks if check.id == "intent.signer_is_holder"),
+                "skipped",
+            )
+        )
+        if status == "skipped":
+            return None
+        return status == "passed" and holder is not None and holder.anchored and signer.key == holder.key
+
+    def key_evidence(self) -> list[KeyEvidence]:
+        """Every key the verdict rests on, by role; a party whose stage did not establish its key is
+        listed as not evaluated (``anchored=None``), never as anchored or unanchored."""
+        keys: list[KeyEvidence] = []
         holder: ResolvedKey | None = None
         if self.payment_facts is not None:
             facts = self.payment_facts
@@ -437,44 +480,48 @@ class _TrustedChain:
             )
         if self.intent_facts is not None and self.intent_facts.signer is not None:
             signer = self.intent_facts.signer
-            # The user's DID vouches for nothing by itself: the intent key is anchored when it is the
-            # holder key a trusted issuer certified (intent.signer_is_holder passed).
-            through_cnf = self.linked and holder is not None and holder.anchored and signer.key == holder.key
-            keys.append(
-                (
-                    "user (intent)",
-                    ResolvedKey(
-                        key=signer.key,
-                        kid=signer.kid,
-                        owner=signer.owner,
-                        source=signer.source,
-                        provenance=signer.provenance,
-                        anchored=through_cnf,
-                        note="the cnf key of a credential the trust root anchors"
-                        if through_cnf
-                        else signer.note,
-                    ),
+            anchored = self._intent_key_anchored(holder, signer)
+            note = signer.note
+            if anchored:
+                note = "the cnf key of a credential the trust root anchors"
+            elif anchored is None:
+                note = "anchored only as the credential's cnf key, which was not compared (an earlier stage failed)"
+            keys.append(_evidence("user (intent)", signer, anchored=anchored, note=note))
+        established = {
+            "merchant": self.cart_facts.key if self.cart_facts is not None else None,
+            "issuer": self.payment_facts.issuer_key if self.payment_facts is not None else None,
+            "user (cnf)": holder,
+        }
+        for role, stage in _KEY_ROLES:
+            key = established[role]
+            if key is None:
+                keys.append(
+                    KeyEvidence(
+                        role=role,
+                        owner="(not established)",
+                        kid="",
+                        thumbprint="",
+                        provenance="not evaluated",
+                        anchored=None,
+                        note=f"{stage} did not admit a key",
+                    )
                 )
-            )
-        if self.cart_facts is not None:
-            keys.append(("merchant", self.cart_facts.key))
-        if self.payment_facts is not None:
-            keys.append(("issuer", self.payment_facts.issuer_key))
-        if holder is not None:
-            keys.append(("user (cnf)", holder))
+            else:
+                keys.append(_evidence(role, key, anchored=key.anchored, note=key.note))
         return keys
 
-    def unanchored_because(self, keys: list[tuple[str, ResolvedKey]]) -> list[str]:
+    def unanchored_because(self, keys: list[KeyEvidence]) -> list[str]:
         """Why the verdict is not anchored (empty when it is): a missing trust root, a key the root
-        does not anchor, an expectation the evidence asserted."""
+        does not anchor, an expectation the evidence asserted.  A key not evaluated is not a reason
+        here: its record says so, and the report's anchoring reads it from there."""
         p = self.policy
         because: list[str] = []
         if p.trust.root is None:
             because.append("no trust root was given: every key and issuer is the evidence's own word")
-        for role, key in keys:
-            if not key.anchored:
+        for key in keys:
+            if key.anchored is False:
                 because.append(
-                    f"the {role} key {key.kid} is not anchored: {PROVENANCE_CLASSES.get(key.provenance, key.provenance)}"
+                    f"the {key.role} key {key.kid} is not anchored: {PROVENANCE_CLASSES.get(key.provenance, key.provenance)}"
                 )
         for name in EXPECTATIONS:
             if name in p.asserted_by_evidence:
@@ -485,9 +532,6 @@ class _TrustedChain:
         p = self.policy
         mode: Literal["online", "offline"] = "offline" if p.rules.keys.offline else "online"
         keys = self.key_evidence()
-        because = self.unanchored_because(keys)
-        complete = self.single_use
-        anchored = complete and not because
         statements: list[str] = []
         if self.payment_facts is not None and not self.payment_facts.intent_bound:
             statements.append(LEGACY_STATEMENT)
@@ -496,20 +540,8 @@ class _TrustedChain:
             evaluated_at=iso(p.rules.now),
             mode=mode,
             hashes=self.hashes,
-            anchored=anchored,
-            unanchored_because=tuple(because),
-            keys=tuple(
-                KeyEvidence(
-                    role=role,
-                    owner=key.owner,
-                    kid=key.kid,
-                    thumbprint=key.thumbprint,
-                    provenance=key.provenance,
-                    anchored=key.anchored,
-                    note=key.note,
-                )
-                for role, key in keys
-            ),
+            unanchored_because=tuple(self.unanchored_because(keys)),
+            keys=tuple(keys),
             expectations=p.expectation_sources(),
             statements=tuple(statements),
             trust_root=p.trust.root.fingerprint if p.trust.root is not None else None,
@@ -517,6 +549,18 @@ class _TrustedChain:
             # Only after a failure: the link checks that compare these values may have been skipped.
             comparisons=() if self.linked else compare_values(self.intent, self.cart, self.payment),
         )
+
+
+def _evidence(role: str, key: ResolvedKey, *, anchored: bool | None, note: str | None) -> KeyEvidence:
+    return KeyEvidence(
+        role=role,
+        owner=key.owner,
+        kid=key.kid,
+        thumbprint=key.thumbprint,
+        provenance=key.provenance,
+        anchored=anchored,
+        note=note,
+    )
 
 
 def _run(
@@ -621,27 +665,21 @@ def verify_chain(
         now=now,
         max_bytes=max_bytes,
     )
-    if not (chain.single_use and chain.rec.all_passed and not chain.unanchored_because(chain.key_evidence())):
+    admitted = chain.admitted
+    if admitted is None or not chain.rec.all_passed or chain.unanchored_because(chain.key_evidence()):
         # Refused: the report (drawn now) raises the first failed check's typed error, or
         # ``unanchored``.  A report that raised nothing here could not have been complete.
         chain.report().raise_for_failure()
-        raise VerificationError("the chain was not fully verified", code="chain_incomplete")
-    intent_facts, cart_facts, payment_facts = chain.intent_facts, chain.cart_facts, chain.payment_facts
-    # Explicit, not ``assert`` (stripped under ``python -O``): a report without failures must also have
-    # admitted every link (single use was checked above), or nothing is returned.
-    if (
-        intent_facts is None
-        or cart_facts is None
-        or payment_facts is None
-        or chain.intent is None
-        or chain.cart is None
-        or chain.payment is None
-    ):
-        raise VerificationError("the chain was not fully verified", code="chain_incomplete")
+        raise IncompleteVerification("the chain was not fully verified")
+    intent_facts, cart_facts, payment_facts = (
+        admitted.intent_facts,
+        admitted.cart_facts,
+        admitted.payment_facts,
+    )
     return VerifiedChain(
-        intent=chain.intent,
-        cart=chain.cart,
-        payment=chain.payment,
+        intent=admitted.intent,
+        cart=admitted.cart,
+        payment=admitted.payment,
         merchant_did=cart_facts.merchant_did,
         merchant_kid=cart_facts.key.kid,
         issuer=payment_facts.issuer,

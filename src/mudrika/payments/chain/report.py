@@ -25,6 +25,15 @@ Three verdicts (:attr:`VerificationReport.verdict`):
   itself, so it is never OK.
 
 :attr:`VerificationReport.ok` is true only for ``OK``.
+
+Anchoring has one source.  Each key record (:class:`KeyEvidence`) says whether that key is
+``anchored``, ``unanchored`` or ``not evaluated`` (its stage never ran, so nobody looked), and
+:func:`anchoring_of` reduces the records and the verifier's non-key reasons (an expectation taken
+from the evidence, no trust root) to the report's one answer.  The JSON ``anchored`` member, the
+summary's "Anchored in your trust root" sentence, the HTML anchoring line and the verdict all read
+:attr:`VerificationReport.anchoring`; none of them is stored separately, so they cannot disagree
+(an earlier release stored ``anchored`` beside the keys, and a v0.2 report said ``true`` in JSON
+while its summary said "no").
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ from mudrika.errors import (
     BindingError,
     DocumentError,
     ExpiredError,
+    IncompleteVerification,
     InvalidInput,
     MudrikaError,
     PolicyDenied,
@@ -50,9 +60,11 @@ from mudrika.errors import (
 )
 
 __all__ = [
+    "ANCHORED_SENTENCE",
     "ERROR_KINDS",
     "MEANINGS",
     "REPORT_FORMAT",
+    "Anchoring",
     "Check",
     "CheckStatus",
     "Comparison",
@@ -60,6 +72,7 @@ __all__ = [
     "KeyEvidence",
     "Verdict",
     "VerificationReport",
+    "anchoring_of",
     "error_kind_of",
     "meaning_of",
     "rests_on",
@@ -76,6 +89,17 @@ meaning, ``signed_value`` / ``recomputed_value`` or ``expected`` / ``found``), `
 (a count; the passed checks themselves are listed in ``checks`` only when verbose)."""
 
 Verdict = Literal["OK", "FAILED", "UNANCHORED"]
+
+Anchoring = Literal["anchored", "unanchored", "not evaluated"]
+"""Whether what a verdict rests on is vouched for by the analyst's trust root: ``anchored`` (yes),
+``unanchored`` (no: some key or expectation came from the evidence, or a key was named by a token
+that did not verify) or ``not evaluated`` (a key was never looked at because its stage did not run:
+neither yes nor no)."""
+
+#: The summary's anchoring sentence opens with this, then ``yes``, ``no`` or ``not evaluated``.
+ANCHORED_SENTENCE: Final = "Anchored in your trust root:"
+
+_ANSWER: Final[Mapping[str, str]] = {"anchored": "yes", "unanchored": "no", "not evaluated": "not evaluated"}
 
 CheckStatus = Literal["passed", "failed", "skipped"]
 ErrorKind = Literal[
@@ -355,8 +379,16 @@ class KeyEvidence(NamedTuple):
     kid: str
     thumbprint: str
     provenance: str
-    anchored: bool
+    anchored: bool | None
+    """``True`` anchored, ``False`` not anchored, ``None`` not evaluated (the stage that would have
+    established this key did not run)."""
     note: str | None = None
+
+    @property
+    def anchoring(self) -> Anchoring:
+        if self.anchored is None:
+            return "not evaluated"
+        return "anchored" if self.anchored else "unanchored"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -366,8 +398,24 @@ class KeyEvidence(NamedTuple):
             "thumbprint": self.thumbprint,
             "provenance": self.provenance,
             "anchored": self.anchored,
+            "anchoring": self.anchoring,
             "note": _short(self.note),
         }
+
+
+def anchoring_of(keys: tuple[KeyEvidence, ...], reasons: tuple[str, ...]) -> Anchoring:
+    """The one anchoring rule of a report, over its key records and the verifier's other reasons.
+
+    ``unanchored`` when a reason is given (an expectation from the evidence, no trust root) or any key
+    is not anchored: one unvouched key is enough for a party to have produced the chain itself.
+    Otherwise ``not evaluated`` when a key was not evaluated, or no key was recorded at all (nothing
+    vouches for a verdict that rests on no key).  Otherwise ``anchored``.
+    """
+    if reasons or any(key.anchored is False for key in keys):
+        return "unanchored"
+    if not keys or any(key.anchored is None for key in keys):
+        return "not evaluated"
+    return "anchored"
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,9 +430,9 @@ class VerificationReport:
     hashes: Mapping[str, str] = field(default_factory=dict)
     """The recomputed hashes of the mandates that parsed (``intent``, ``intent_mandate``,
     ``cart_contents``, ``cart``, ``payment_contents``): what a dispute can quote."""
-    anchored: bool = False
-    """True only when every key and expectation the verdict rests on is anchored (fail closed)."""
     unanchored_because: tuple[str, ...] = ()
+    """Why the verdict is not anchored, in sentences; besides the keys (whose records say it
+    themselves), an expectation taken from the evidence or a missing trust root."""
     keys: tuple[KeyEvidence, ...] = ()
     expectations: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     """``{name: {"value", "source"}}``; source ``trust-root``, ``analyst`` or ``evidence``."""
@@ -403,10 +451,46 @@ class VerificationReport:
         return set(map(_STATUS_OF, self.checks)) == _ALL_PASSED
 
     @property
+    def anchoring(self) -> Anchoring:
+        """The report's one anchoring answer (:func:`anchoring_of`): every rendering reads this."""
+        return anchoring_of(self.keys, self.unanchored_because)
+
+    @property
+    def anchored(self) -> bool | None:
+        """The JSON ``anchored`` member: ``True``, ``False``, or ``None`` for "not evaluated"."""
+        anchoring = self.anchoring
+        return None if anchoring == "not evaluated" else anchoring == "anchored"
+
+    @property
     def verdict(self) -> Verdict:
         if not self.checks_passed:
             return "FAILED"
-        return "OK" if self.anchored else "UNANCHORED"
+        return "OK" if self.anchoring == "anchored" else "UNANCHORED"
+
+    def not_anchored_because(self) -> tuple[str, ...]:
+        """The reasons behind :attr:`anchoring` other than ``anchored``: the verifier's sentences, then
+        one per key record that is not anchored (or not evaluated), from the record itself."""
+        reasons = list(self.unanchored_because)
+        for key in self.keys:
+            if key.anchored is True:
+                continue
+            said = f"the {key.role} key {key.kid or '(none)'}"
+            if any(said in reason for reason in reasons):
+                continue
+            state = "is not anchored" if key.anchored is False else "was not evaluated"
+            reasons.append(f"{said} {state}" + (f": {key.note}" if key.note else ""))
+        if not self.keys and not reasons:
+            reasons.append("no key was recorded")
+        return tuple(reasons)
+
+    def anchoring_sentence(self) -> str:
+        """``Anchored in your trust root: yes|no|not evaluated`` (with the reasons when not yes)."""
+        anchoring = self.anchoring
+        sentence = f"{ANCHORED_SENTENCE} {_ANSWER[anchoring]}"
+        if anchoring == "anchored":
+            return sentence + "."
+        reasons = self.not_anchored_because()
+        return sentence + (" (" + "; ".join(reasons) + ")." if reasons else ".")
 
     @property
     def ok(self) -> bool:
@@ -447,10 +531,10 @@ class VerificationReport:
             raise UntrustedKeyError(
                 "every check passed, but the verdict is not anchored in the trust root",
                 code="unanchored",
-                because=list(self.unanchored_because),
+                because=list(self.not_anchored_because()),
             )
         if first is None:
-            raise VerificationError("verification incomplete", code="incomplete")
+            raise IncompleteVerification("a check did not run, though none failed", check=None)
         error_type = ERROR_KINDS[first.error or "verification"]
         raise error_type(
             f"check {first.id} failed" + (f": {first.detail}" if first.detail else ""),
@@ -534,11 +618,7 @@ class VerificationReport:
                 )
                 + "."
             )
-        if self.verdict != "OK":
-            sentences.append(
-                "Anchored in your trust root: no"
-                + (" (" + "; ".join(self.unanchored_because) + ")." if self.unanchored_because else ".")
-            )
+        sentences.append(self.anchoring_sentence())
         return " ".join(sentences)
 
     def failure_dicts(self) -> list[dict[str, Any]]:
@@ -572,7 +652,10 @@ class VerificationReport:
             "verdict": self.verdict,
             "ok": self.ok,
             "anchored": self.anchored,
-            "unanchored_because": [_short(reason) for reason in self.unanchored_because],
+            "anchoring": self.anchoring,
+            "unanchored_because": [_short(reason) for reason in self.not_anchored_because()]
+            if self.anchoring != "anchored"
+            else [],
             "evaluated_at": self.evaluated_at,
             "mode": self.mode,
             "trust_root": self.trust_root,

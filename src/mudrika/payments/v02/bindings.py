@@ -25,7 +25,7 @@ from mudrika.crypto.jcs import canonicalize, loads_strict
 from mudrika.crypto.jose import header_kid, parse_unverified_header, verify_compact
 from mudrika.errors import BindingError, InvalidInput, UntrustedKeyError, VerificationError
 from mudrika.payments._values import parse_timestamp
-from mudrika.payments.trustroot import TrustRoot
+from mudrika.payments.trustroot import AnchoredKey, TrustRoot
 from mudrika.payments.v02.hops import VerifiedToken
 from mudrika.payments.v02.models import Checkout, CheckoutMandate, PaymentMandate, parse_model
 from mudrika.payments.v02.profile import CHECKOUT_JWT_ALGORITHMS
@@ -39,6 +39,8 @@ __all__ = [
     "check_preset_values",
     "check_reference_present",
     "check_transaction_id",
+    "merchant_anchor",
+    "read_checkout",
     "verify_checkout_jwt",
 ]
 
@@ -76,12 +78,23 @@ def check_checkout_hash(closed: CheckoutMandate) -> str:
     return computed
 
 
-def verify_checkout_jwt(
-    checkout_jwt: str, *, trust_root: TrustRoot, closed_at: int | None
-) -> VerifiedCheckoutJwt:
-    """Verify the merchant's signature on ``checkout_jwt`` with the trust root's key for the merchant
-    the Checkout names, and parse the Checkout (UCP).  ``closed_at`` (the closing hop's ``iat``) must
-    not be after the checkout's ``expires_at``."""
+def read_checkout(checkout_jwt: str) -> Checkout:
+    """The Checkout the ``checkout_jwt`` *says*, without verifying the merchant's signature.
+
+    For the report only: when the signature did not verify, the payee, amount and constraint checks
+    are still evaluated against what the merchant's JWT carries, so a person sees every value beside
+    the signature failure (the verdict is FAILED by then).  Never a substitute for
+    :func:`verify_checkout_jwt`."""
+    segments = checkout_jwt.split(".")
+    if len(segments) != 3:
+        raise InvalidInput("the checkout JWT is not a compact JWS", code="malformed_checkout")
+    return parse_model(Checkout, _payload(segments[1]), what="checkout")
+
+
+def merchant_anchor(checkout_jwt: str, *, trust_root: TrustRoot) -> AnchoredKey:
+    """The pinned key of the merchant the Checkout names, chosen by the JWT's ``kid`` under the one
+    anchoring rule; raises ``UntrustedKeyError`` (``untrusted_merchant``, ``*_refused``, the rule's
+    codes) or ``InvalidInput`` (``checkout_without_merchant``)."""
     header = parse_unverified_header(checkout_jwt, max_bytes=_MAX_CHECKOUT_JWT)
     for name in ("x5c", "x5u", "jku", "jwk"):
         if name in header:
@@ -94,11 +107,23 @@ def verify_checkout_jwt(
         raise InvalidInput("the checkout names no merchant id", code="checkout_without_merchant")
     if not trust_root.pins_merchant(merchant_id):
         raise UntrustedKeyError(
-            "the checkout's merchant is not pinned in the trust root", code="untrusted_merchant"
+            "the checkout's merchant is not pinned in the trust root",
+            code="untrusted_merchant",
+            got=merchant_id[:200],
         )
-    anchor = trust_root.anchor(
+    return trust_root.anchor(
         "merchant", merchant_id, kid, algorithms=trust_root.algorithm_set & CHECKOUT_JWT_ALGORITHMS
     )
+
+
+def verify_checkout_jwt(
+    checkout_jwt: str, *, trust_root: TrustRoot, closed_at: int | None
+) -> VerifiedCheckoutJwt:
+    """Verify the merchant's signature on ``checkout_jwt`` with the trust root's key for the merchant
+    the Checkout names, and parse the Checkout (UCP).  ``closed_at`` (the closing hop's ``iat``) must
+    not be after the checkout's ``expires_at``."""
+    anchor = merchant_anchor(checkout_jwt, trust_root=trust_root)
+    merchant_id = anchor.owner
     verified = verify_compact(checkout_jwt, key=anchor.trusted, max_bytes=_MAX_CHECKOUT_JWT)
     raw = _payload_bytes(verified.payload)
     checkout = parse_model(Checkout, raw, what="checkout")
@@ -165,21 +190,30 @@ def _timestamp(value: object) -> float:
         raise InvalidInput(exc.message, code="bad_datetime") from None
 
 
+def _content(token: VerifiedToken) -> Mapping[str, Any]:
+    """A token's mandate content; a token whose content could not be read is refused explicitly
+    (the verifier does not ask, but a caller of these public checks might)."""
+    if token.content is None:
+        raise InvalidInput("the token's mandate could not be read", code="mandate_unreadable")
+    return token.content
+
+
 def check_preset_values(opens: Sequence[VerifiedToken], closed: VerifiedToken) -> None:
     """Rule 2: every value an open mandate pre-set appears unchanged (same RFC 8785 bytes) in the
     closed mandate."""
+    closed_content = _content(closed)
     for token in opens:
-        for name, value in token.content.items():
+        for name, value in _content(token).items():
             if name in _NOT_PRESET:
                 continue
-            if name not in closed.content:
+            if name not in closed_content:
                 raise BindingError(
                     "the closed mandate drops a value its open mandate pre-set",
                     code="preset_missing",
                     expected=name,
                     got="(absent)",
                 )
-            if canonicalize(closed.content[name]) != canonicalize(value):
+            if canonicalize(closed_content[name]) != canonicalize(value):
                 raise BindingError(
                     "the closed mandate changes a value its open mandate pre-set",
                     code="preset_changed",
@@ -191,7 +225,7 @@ def check_preset_values(opens: Sequence[VerifiedToken], closed: VerifiedToken) -
 def check_reference_present(opens: Sequence[VerifiedToken], constraint_type: str) -> None:
     """The schema's ``contains``: the open mandates carry at least one ``constraint_type`` constraint."""
     for token in opens:
-        constraints = token.content.get("constraints")
+        constraints = _content(token).get("constraints")
         if isinstance(constraints, list) and any(
             isinstance(item, dict) and item.get("type") == constraint_type for item in constraints
         ):

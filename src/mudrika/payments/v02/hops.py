@@ -1,12 +1,18 @@
 """Verification of each token of a delegate SD-JWT chain: the root SD-JWT, then every KB-SD-JWT hop.
 
-Why a state machine: a hop is admitted only after the token before it verified, because its
-signing key *is* that token's ``cnf.jwk`` (draft-gco-oauth-delegate-sd-jwt-00 §5.1.4, as AP2 v0.2
-uses it).  Each step below is one named check, in the order of RFC 9901 §7.1 (issuer-signed JWT,
-then Disclosures, then validity) followed by the delegation checks the official SDK leaves to its
-callers (see docs/ap2-v02.md "SDK gaps"):
+Why every token is evaluated, with dependencies between checks rather than a stop at the first
+failure: a hop's signing key *is* the previous token's ``cnf.jwk`` (draft-gco-oauth-delegate-sd-jwt-00
+§5.1.4, as AP2 v0.2 uses it), so a hop is *anchored* only when the token before it verified under an
+anchored key -- but a dispute analyst must still see whether the hop's signature, ``sd_hash``,
+``aud`` and ``nonce`` hold when the root's did not (docs/ap2-v02.md, "What a failed check hides").
+A failed check skips only the checks that need its result; the token record says how far it
+verified (``verified``, ``signed``) and how anchored its key is (``anchoring``).  Each step below is
+one named check, in the order of RFC 9901 §7.1 (issuer-signed JWT, then Disclosures, then validity)
+followed by the delegation checks the official SDK leaves to its callers (see docs/ap2-v02.md "SDK
+gaps"):
 
-Root (``<prefix>.hop0.*``): ``typ`` · ``iss`` (present and a trusted issuer of the trust root) ·
+Root (``<prefix>.hop0.*``): ``typ`` · ``iss`` (the token's, or the verifier's ``root_issuer``; a
+trusted issuer of the trust root) ·
 ``key`` (only from the trust root, by ``kid``; ``x5c``/``jku``/``jwk`` headers never followed) ·
 ``signature`` · ``sd_alg`` (allow-list) · ``disclosures`` · ``claims`` (no unknown top-level claim)
 · ``delegate`` (exactly one disclosed mandate) · ``vct`` (exact, and accepted from this issuer) ·
@@ -34,9 +40,15 @@ from mudrika.crypto._b64 import b64url_decode
 from mudrika.crypto.jcs import loads_strict
 from mudrika.crypto.jose import TrustedKey, header_kid, parse_unverified_header, verify_compact
 from mudrika.crypto.keys import PublicKey
-from mudrika.crypto.sdjwt import ParsedSdJwt, VerifiedIssuerJwt, process_disclosures
-from mudrika.errors import ExpiredError, InvalidInput, UntrustedKeyError, VerificationError
+from mudrika.crypto.sdjwt import (
+    ParsedSdJwt,
+    VerifiedIssuerJwt,
+    process_disclosures,
+    process_unverified_disclosures,
+)
+from mudrika.errors import ExpiredError, InvalidInput, MudrikaError, UntrustedKeyError, VerificationError
 from mudrika.payments.chain._common import Recorder, StepFailed, fingerprint
+from mudrika.payments.chain.report import Anchoring
 from mudrika.payments.trustroot import TrustRoot
 from mudrika.payments.v02._x5c import validated_x5c_key
 from mudrika.payments.v02.models import (
@@ -141,27 +153,50 @@ class HopExpectation:
 
 @dataclass(frozen=True, slots=True)
 class VerifiedToken:
-    """One admitted token: its processed payload, its mandate content and the key it rests on."""
+    """One evaluated token: what it says, the key it was checked with, and how far it verified.
+
+    Every token of a chain that could be split is evaluated, also when a check failed: a report must
+    show every check that does not depend on the failed one.  ``verified`` says whether all of this
+    token's checks passed; ``signed`` whether its signature and disclosures verified (so the values
+    it discloses, ``cnf`` included, are those its key signed); ``anchoring`` whether that key is
+    vouched for by the trust root (the root) or was named by a signed, anchored token (a hop).
+    ``payload``, ``content`` and ``mandate`` are ``None`` when they could not be read.
+    """
 
     index: int
     role: TokenRole
-    header: Mapping[str, Any]
-    payload: Mapping[str, Any] = field(repr=False)
-    content: Mapping[str, Any] = field(repr=False)
+    header: Mapping[str, Any] | None
+    payload: Mapping[str, Any] | None = field(repr=False)
+    content: Mapping[str, Any] | None = field(repr=False)
     """The disclosed delegate mandate as received (raw JSON, not re-serialised)."""
-    mandate: BaseModel = field(repr=False)
-    key: str
-    """Which key verified it: the trust root's ``kid`` for the root, ``jkt:<thumbprint>`` for hops."""
+    mandate: BaseModel | None = field(repr=False)
+    key: str | None
+    """Which key it was checked with: the trust root's ``kid`` for the root, ``jkt:<thumbprint>`` for
+    hops; ``None`` when there was none to check with."""
     party: str
-    thumbprint: str
-    """RFC 7638 thumbprint of the key that verified this token."""
+    thumbprint: str | None
+    """RFC 7638 thumbprint of that key."""
     provenance: str
     """Where that key came from (the trust root, or the previous token's ``cnf``)."""
+    anchoring: Anchoring
+    verified: bool
+    signed: bool
     sd_hash: str
     """base64url(SHA-256) of this token's SD-JWT form as presented (``<jwt>~<disclosures>~``)."""
     iat: int | None
     next_key: TrustedKey | None = field(repr=False)
     parsed: ParsedSdJwt = field(repr=False)
+    issuer_source: Literal["token", "verifier"] | None = None
+    """The root only: whether its issuer came from its own ``iss`` or from the verifier's
+    ``root_issuer`` (a root without ``iss``)."""
+
+    @property
+    def next_anchoring(self) -> Anchoring:
+        """How anchored the ``cnf`` key this token names is: only as anchored as this token's key,
+        and only when this token's signature covered it."""
+        if self.next_key is None:
+            return "not evaluated"
+        return "anchored" if self.anchoring == "anchored" and self.signed else "unanchored"
 
 
 @dataclass(slots=True)
@@ -172,6 +207,7 @@ class _Context:
     leeway: float
     prefix: str
     recorder: Recorder
+    root_issuer: str | None
 
 
 def verify_tokens(
@@ -183,95 +219,182 @@ def verify_tokens(
     now: float,
     recorder: Recorder,
     prefix: str,
-) -> tuple[VerifiedToken, ...] | None:
-    """Admit the chain token by token, recording every check; ``None`` when a token was refused
-    (its remaining checks and every later token's are recorded as skipped)."""
-    context = _Context(kind, trust_root, now, float(trust_root.leeway_seconds), prefix, recorder)
-    admitted: list[VerifiedToken] = []
+    root_issuer: str | None = None,
+) -> tuple[VerifiedToken, ...]:
+    """Evaluate every token of the chain, recording every check; a failed check skips only the
+    checks that depend on it (within a token, and the next hop's signature when no ``cnf`` key was
+    read).  ``root_issuer`` is the issuer the verifier expects of the root (see :func:`_issuer_of`)."""
+    context = _Context(kind, trust_root, now, float(trust_root.leeway_seconds), prefix, recorder, root_issuer)
+    tokens: list[VerifiedToken] = []
     last = len(chain.tokens) - 1
     for index, parsed in enumerate(chain.tokens):
         if index == 0:
-            token = _root(parsed, context)
+            tokens.append(_root(parsed, context))
         else:
             expectation = hops[index - 1] if index - 1 < len(hops) else None
-            token = _hop(parsed, index, admitted[-1], expectation, index == last, context)
-        if token is None:
-            for later in range(index + 1, len(chain.tokens)):
-                recorder.skip_each(
-                    (f"{prefix}.hop{later}.{name}" for name in HOP_CHECKS),
-                    f"hop {later}",
-                    detail="an earlier token of the chain was not admitted",
-                )
-            return None
-        admitted.append(token)
-    return tuple(admitted)
+            tokens.append(_hop(parsed, index, tokens[-1], expectation, index == last, context))
+    return tuple(tokens)
 
 
 # -- the steps -------------------------------------------------------------------------------------
 
 
-def _steps(
-    context: _Context, index: int, names: Sequence[str], party: str
-) -> Callable[[str, Callable[[], Any]], Any]:
-    """A runner that records ``<prefix>.hop<index>.<name>`` and skips the rest once one fails."""
-    done: list[str] = []
+class _Steps:
+    """Runs one token's named checks, each only when the checks (or facts) it needs passed.
 
-    def run(name: str, step: Callable[[], Any]) -> Any:
-        check_id = f"{context.prefix}.hop{index}.{name}"
-        done.append(name)
-        try:
-            return context.recorder.run_or_stop(check_id, party, step)
-        except StepFailed:
-            remaining = [n for n in names if n not in done]
-            context.recorder.skip_each(
-                (f"{context.prefix}.hop{index}.{n}" for n in remaining), party, detail=f"{name} failed"
+    A check whose prerequisite did not pass is recorded as skipped, naming the prerequisite; every
+    other check runs.  ``ok`` holds each name's outcome, so a token's result says how far it got.
+    """
+
+    __slots__ = ("context", "index", "ok", "party", "why")
+
+    def __init__(self, context: _Context, index: int, party: str) -> None:
+        self.context = context
+        self.index = index
+        self.party = party
+        self.ok: dict[str, bool] = {}
+        self.why: dict[str, str] = {}
+
+    def fact(self, name: str, holds: bool, why: str) -> None:
+        """A prerequisite that is not itself a check (a readable header, a key to verify with)."""
+        self.ok[name] = holds
+        self.why[name] = why
+
+    def run(self, name: str, step: Callable[[], Any], *, needs: Sequence[str] = ()) -> Any:
+        check_id = f"{self.context.prefix}.hop{self.index}.{name}"
+        blocked = next((need for need in needs if not self.ok.get(need, False)), None)
+        if blocked is not None:
+            self.ok[name] = False
+            self.context.recorder.skip_each(
+                (check_id,), self.party, detail=self.why.get(blocked, f"not run: {blocked} did not pass")
             )
-            raise
+            return None
+        try:
+            value = self.context.recorder.run_or_stop(check_id, self.party, step)
+        except StepFailed:
+            self.ok[name] = False
+            self.why[name] = f"not run: {name} did not pass"
+            return None
+        self.ok[name] = True
+        return value
 
-    return run
+    def passed(self, name: str) -> bool:
+        return self.ok.get(name, False)
+
+    @property
+    def verified(self) -> bool:
+        """Every check of the token ran and passed (facts included: a missing key is not verified)."""
+        return all(self.ok.values())
+
+
+def _header_or_none(parsed: ParsedSdJwt) -> Mapping[str, Any] | None:
+    """The unverified header, or ``None`` when it cannot be read (the ``typ`` check says why)."""
+    try:
+        return parse_unverified_header(parsed.issuer_jwt)
+    except MudrikaError:
+        return None
+
+
+def _payload_or_none(parsed: ParsedSdJwt) -> Mapping[str, Any] | None:
+    try:
+        return _unverified_payload(parsed)
+    except MudrikaError:
+        return None
 
 
 def _disclosed(
-    run: Callable[[str, Callable[[], Any]], Any],
+    steps: _Steps,
     parsed: ParsedSdJwt,
-    verified: tuple[Mapping[str, Any], Mapping[str, Any]],
-    key: TrustedKey,
-) -> Mapping[str, Any]:
-    """The ``sd_alg`` and ``disclosures`` steps, alike for the root and every hop: the disclosed payload."""
-    sd_alg = run("sd_alg", lambda: _sd_alg(verified[1]))
-    processed = run(
-        "disclosures",
-        lambda: process_disclosures(
-            VerifiedIssuerJwt(header=verified[0], payload=verified[1], key=key, sd_alg=sd_alg),
-            parsed,
-            limits=CHAIN_LIMITS,
-        ),
-    )
-    payload: Mapping[str, Any] = processed.payload
-    return payload
-
-
-def _root(parsed: ParsedSdJwt, context: _Context) -> VerifiedToken | None:
-    party = "root issuer"
-    run = _steps(context, 0, ROOT_CHECKS, party)
-    try:
-        header = run("typ", lambda: _check_typ(parsed, ROOT_TYPS))
-        issuer = run("iss", lambda: _root_issuer(parsed, context.trust_root))
-        party = issuer
-        root_key = run("key", lambda: _root_key(header, issuer, parsed, context.trust_root))
-        key = root_key.key
-        verified = run("signature", lambda: _signature(parsed, key, root_key.validated_headers))
-        payload = _disclosed(run, parsed, verified, key)
-        run("claims", lambda: _root_claims(payload, issuer))
-        content = run("delegate", lambda: _delegate(payload))
-        run("vct", lambda: _root_vct(content, issuer, context))
-        mandate = run(
-            "schema", lambda: parse_model(_MODELS[(context.kind, True)], content, what="open mandate")
-        )
-        run("time", lambda: _times(context, payload, content, require_exp=True))
-        next_key = run("cnf", lambda: _next_key(mandate, 0))
-    except StepFailed:
+    signed: tuple[Mapping[str, Any], Mapping[str, Any]] | None,
+    key: TrustedKey | None,
+) -> Mapping[str, Any] | None:
+    """The ``sd_alg`` and ``disclosures`` steps, alike for the root and every hop: the processed
+    payload -- of the verified payload when the signature held, else of what the token says."""
+    payload = signed[1] if signed is not None else _payload_or_none(parsed)
+    steps.fact("payload", payload is not None, "not run: the token's payload could not be read")
+    if payload is None:
+        steps.run("sd_alg", lambda: None, needs=("payload",))
+        steps.run("disclosures", lambda: None, needs=("payload",))
         return None
+    sd_alg = steps.run("sd_alg", lambda: _sd_alg(payload), needs=("payload",))
+
+    def process() -> Mapping[str, Any]:
+        if signed is not None and key is not None:
+            verified = VerifiedIssuerJwt(header=signed[0], payload=payload, key=key, sd_alg=sd_alg)
+            return process_disclosures(verified, parsed, limits=CHAIN_LIMITS).payload
+        return process_unverified_disclosures(payload, parsed, limits=CHAIN_LIMITS).payload
+
+    processed: Mapping[str, Any] | None = steps.run("disclosures", process, needs=("sd_alg",))
+    return processed
+
+
+def _issuer_of(
+    parsed: ParsedSdJwt, expected: str | None
+) -> tuple[str | None, Literal["token", "verifier"] | None]:
+    """Who the root's key is looked up under: the verifier's ``expected`` issuer when it names one
+    (the analyst's word, never the token's), else the token's own ``iss``; ``(None, None)`` when
+    neither names one.  Never a guess over the pinned keys."""
+    if expected is not None:
+        return expected, "verifier"
+    payload = _payload_or_none(parsed)
+    iss = payload.get("iss") if payload is not None else None
+    if isinstance(iss, str) and iss:
+        return iss, "token"
+    return None, None
+
+
+def _root(parsed: ParsedSdJwt, context: _Context) -> VerifiedToken:
+    issuer, source = _issuer_of(parsed, context.root_issuer)
+    party = issuer or "root issuer"
+    steps = _Steps(context, 0, party)
+    header = _header_or_none(parsed)
+    steps.fact("header", header is not None, "not run: the token's header could not be read")
+    steps.run("typ", lambda: _check_typ(parsed, ROOT_TYPS))
+    steps.run("iss", lambda: _root_issuer(parsed, context.trust_root, context.root_issuer))
+    root_key: _RootKey | None = steps.run(
+        "key", lambda: _root_key(header or {}, issuer, parsed, context.trust_root), needs=("header",)
+    )
+    key = root_key.key if root_key is not None else None
+    signed = (
+        steps.run(
+            "signature", lambda: _signature(parsed, root_key.key, root_key.validated_headers), needs=("key",)
+        )
+        if root_key is not None
+        else steps.run("signature", lambda: None, needs=("key",))
+    )
+    payload = _disclosed(steps, parsed, signed, key)
+    content: Mapping[str, Any] | None = None
+    mandate: BaseModel | None = None
+    next_key: TrustedKey | None = None
+    if payload is not None:
+        steps.run("claims", lambda: _root_claims(payload, issuer, source), needs=("disclosures",))
+        content = steps.run("delegate", lambda: _delegate(payload), needs=("disclosures",))
+    else:
+        steps.run("claims", lambda: None, needs=("disclosures",))
+        steps.run("delegate", lambda: None, needs=("disclosures",))
+    if content is not None:
+        body = content
+        steps.run("vct", lambda: _root_vct(body, issuer, context), needs=("delegate",))
+        mandate = steps.run(
+            "schema",
+            lambda: parse_model(_MODELS[(context.kind, True)], body, what="open mandate"),
+            needs=("delegate",),
+        )
+        steps.run("time", lambda: _times(context, payload or {}, body, require_exp=True), needs=("delegate",))
+    else:
+        for name in ("vct", "schema", "time"):
+            steps.run(name, lambda: None, needs=("delegate",))
+    if mandate is not None:
+        opened = mandate
+        next_key = steps.run("cnf", lambda: _next_key(opened, 0), needs=("schema",))
+    else:
+        steps.run("cnf", lambda: None, needs=("schema",))
+    anchored = steps.passed("key")
+    provenance = (
+        root_key.provenance
+        if root_key is not None
+        else "not found: the trust root vouches for no key of this root"
+    )
     return VerifiedToken(
         index=0,
         role="root",
@@ -279,15 +402,24 @@ def _root(parsed: ParsedSdJwt, context: _Context) -> VerifiedToken | None:
         payload=payload,
         content=content,
         mandate=mandate,
-        key=root_key.label,
-        party=issuer,
-        thumbprint=key.key.thumbprint(),
-        provenance=root_key.provenance,
+        key=root_key.label if root_key is not None else (_kid_shown(header)),
+        party=party,
+        thumbprint=key.key.thumbprint() if key is not None else None,
+        provenance=provenance,
+        anchoring="anchored" if anchored else "unanchored",
+        verified=steps.verified,
+        signed=steps.passed("signature") and steps.passed("disclosures"),
         sd_hash=sd_digest(parsed.sd_jwt),
-        iat=_optional_iat(payload, content),
+        iat=_optional_iat(payload, content) if payload is not None and content is not None else None,
         next_key=next_key,
         parsed=parsed,
+        issuer_source=source,
     )
+
+
+def _kid_shown(header: Mapping[str, Any] | None) -> str | None:
+    kid = header.get("kid") if header is not None else None
+    return kid[:200] if isinstance(kid, str) else None
 
 
 def _hop(
@@ -297,42 +429,71 @@ def _hop(
     expectation: HopExpectation | None,
     terminal: bool,
     context: _Context,
-) -> VerifiedToken | None:
-    assert previous.next_key is not None  # an admitted non-terminal token always names the next key
+) -> VerifiedToken:
     key = previous.next_key
-    key_label = "jkt:" + key.key.thumbprint()
-    party = f"delegate {index} ({key_label[:20]})"
-    run = _steps(context, index, HOP_CHECKS, party)
-    try:
-        header = run("typ", lambda: _check_typ(parsed, {TERMINAL_TYP} if terminal else {INTERMEDIATE_TYP}))
-        verified = run("signature", lambda: _signature(parsed, key))
-        payload = _disclosed(run, parsed, verified, key)
-        run("claims", lambda: _known_claims(payload, _HOP_CLAIMS))
-        run("binding", lambda: _binding(payload, previous))
-        run(
-            "aud",
-            lambda: _expected_claim(payload, "aud", None if expectation is None else expectation.audience),
-        )
-        run(
-            "nonce",
-            lambda: _expected_claim(payload, "nonce", None if expectation is None else expectation.nonce),
-        )
-        iat = run("iat", lambda: _hop_iat(payload, context))
-        content = run("delegate", lambda: _delegate(payload))
+    key_label = "jkt:" + key.key.thumbprint() if key is not None else None
+    party = f"delegate {index} ({key_label[:20]})" if key_label is not None else f"delegate {index}"
+    steps = _Steps(context, index, party)
+    steps.fact("key", key is not None, f"not run: token {index - 1} names no usable cnf key")
+    header = _header_or_none(parsed)
+    steps.run("typ", lambda: _check_typ(parsed, {TERMINAL_TYP} if terminal else {INTERMEDIATE_TYP}))
+    signed = (
+        steps.run("signature", lambda: _signature(parsed, key), needs=("key",))
+        if key is not None
+        else steps.run("signature", lambda: None, needs=("key",))
+    )
+    payload = _disclosed(steps, parsed, signed, key)
+    content: Mapping[str, Any] | None = None
+    mandate: BaseModel | None = None
+    next_key: TrustedKey | None = None
+    iat: int | None = None
+    if payload is not None:
+        claims = payload
+        steps.run("claims", lambda: _known_claims(claims, _HOP_CLAIMS), needs=("disclosures",))
+        steps.run("binding", lambda: _binding(claims, previous), needs=("disclosures",))
+        audience = None if expectation is None else expectation.audience
+        nonce = None if expectation is None else expectation.nonce
+        steps.run("aud", lambda: _expected_claim(claims, "aud", audience), needs=("disclosures",))
+        steps.run("nonce", lambda: _expected_claim(claims, "nonce", nonce), needs=("disclosures",))
+        iat = steps.run("iat", lambda: _hop_iat(claims, context), needs=("disclosures",))
+        content = steps.run("delegate", lambda: _delegate(claims), needs=("disclosures",))
+    else:
+        for name in ("claims", "binding", "aud", "nonce", "iat", "delegate"):
+            steps.run(name, lambda: None, needs=("disclosures",))
+    if content is not None:
+        body = content
         vct = OPEN_VCT[context.kind] if not terminal else CLOSED_VCT[context.kind]
-        run("vct", lambda: _exact_vct(content, vct))
-        mandate = run(
+        steps.run("vct", lambda: _exact_vct(body, vct), needs=("delegate",))
+        mandate = steps.run(
             "schema",
             lambda: parse_model(
                 _MODELS[(context.kind, not terminal)],
-                content,
+                body,
                 what="closed mandate" if terminal else "open mandate",
             ),
+            needs=("delegate",),
         )
-        run("time", lambda: _times(context, payload, content, require_exp=False))
-        next_key = run("cnf", lambda: _hop_cnf(mandate, content, index, terminal))
-    except StepFailed:
-        return None
+        steps.run(
+            "time", lambda: _times(context, payload or {}, body, require_exp=False), needs=("delegate",)
+        )
+    else:
+        for name in ("vct", "schema", "time"):
+            steps.run(name, lambda: None, needs=("delegate",))
+    if mandate is not None and content is not None:
+        opened, body = mandate, content
+        next_key = steps.run("cnf", lambda: _hop_cnf(opened, body, index, terminal), needs=("schema",))
+    else:
+        steps.run("cnf", lambda: None, needs=("schema",))
+    anchoring = previous.next_anchoring if key is not None else "not evaluated"
+    if key is None:
+        provenance = f"none: token {index - 1} names no usable cnf key"
+    elif anchoring == "anchored":
+        provenance = f"cnf.jwk of token {index - 1}, signed by {previous.party[:120]}"
+    else:
+        provenance = (
+            f"cnf.jwk of token {index - 1}, which did not verify under an anchored key "
+            "(what the token says, not what a trusted party signed)"
+        )
     return VerifiedToken(
         index=index,
         role="terminal" if terminal else "intermediate",
@@ -342,8 +503,11 @@ def _hop(
         mandate=mandate,
         key=key_label,
         party=party,
-        thumbprint=key.key.thumbprint(),
-        provenance=f"cnf.jwk of token {index - 1}, signed by {previous.party[:120]}",
+        thumbprint=key.key.thumbprint() if key is not None else None,
+        provenance=provenance,
+        anchoring=anchoring,
+        verified=steps.verified,
+        signed=steps.passed("signature") and steps.passed("disclosures"),
         sd_hash=sd_digest(parsed.sd_jwt),
         iat=iat,
         next_key=next_key,
@@ -377,16 +541,39 @@ def _unverified_payload(parsed: ParsedSdJwt) -> Mapping[str, Any]:
     return value
 
 
-def _root_issuer(parsed: ParsedSdJwt, trust_root: TrustRoot) -> str:
+def _root_issuer(parsed: ParsedSdJwt, trust_root: TrustRoot, expected: str | None) -> str:
+    """The ``iss`` check: the issuer the root's key is looked up under is established, and trusted.
+
+    A root names its issuer in ``iss``, or -- as the specification's examples and its SDK's
+    ``MandateClient.create`` do, which write none -- the verifier names the issuer it expects
+    (``root_issuer``: the analyst's word, from the trust root they own).  When both are present they
+    must agree; when neither is, nothing says whose key to look for (``root_iss_missing``).
+    """
     # Read before the signature only to pick the key; the verified payload must say the same.
     iss = _unverified_payload(parsed).get("iss")
-    if not isinstance(iss, str) or not iss:
-        raise UntrustedKeyError("the root mandate names no issuer (iss)", code="root_iss_missing")
-    if not trust_root.trusts_issuer(iss):
+    if iss is not None and (not isinstance(iss, str) or not iss):
+        raise UntrustedKeyError("the root mandate's iss is not a non-empty string", code="root_iss_missing")
+    if expected is not None:
+        if iss is not None and iss != expected:
+            raise UntrustedKeyError(
+                "the root mandate names another issuer than the verifier expects",
+                code="iss_not_expected",
+                expected=expected[:200],
+                got=str(iss)[:200],
+            )
+        named = expected
+    elif iss is None:
         raise UntrustedKeyError(
-            "the root mandate's issuer is not in the trust root", code="untrusted_issuer", got=iss[:200]
+            "the root mandate names no issuer (iss), and the verifier named none (root_issuer)",
+            code="root_iss_missing",
         )
-    return iss
+    else:
+        named = iss
+    if not trust_root.trusts_issuer(named):
+        raise UntrustedKeyError(
+            "the root mandate's issuer is not in the trust root", code="untrusted_issuer", got=named[:200]
+        )
+    return named
 
 
 @dataclass(frozen=True, slots=True)
@@ -397,7 +584,16 @@ class _RootKey:
     validated_headers: tuple[str, ...] = ()
 
 
-def _root_key(header: Mapping[str, Any], issuer: str, parsed: ParsedSdJwt, trust_root: TrustRoot) -> _RootKey:
+def _root_key(
+    header: Mapping[str, Any], issuer: str | None, parsed: ParsedSdJwt, trust_root: TrustRoot
+) -> _RootKey:
+    if issuer is None:
+        # Never guessed by trying every pinned key: a key that verifies proves nothing about whose it is.
+        raise UntrustedKeyError(
+            "no issuer to look the root's key up under: the root names no iss and the verifier "
+            "named no root_issuer",
+            code="root_issuer_unknown",
+        )
     for name in ("x5u", "jku", "jwk"):
         if name in header:
             # Key material in the header is evidence, never trust.
@@ -441,8 +637,10 @@ def _x5c_root_key(
 
 
 def _signature(
-    parsed: ParsedSdJwt, key: TrustedKey, validated_headers: tuple[str, ...] = ()
+    parsed: ParsedSdJwt, key: TrustedKey | None, validated_headers: tuple[str, ...] = ()
 ) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    if key is None:
+        raise UntrustedKeyError("there is no key to verify this token with", code="no_key")
     verified = verify_compact(
         parsed.issuer_jwt, key=key, max_bytes=CHAIN_LIMITS.max_bytes, validated_key_headers=validated_headers
     )
@@ -473,11 +671,16 @@ def _known_claims(payload: Mapping[str, Any], allowed: frozenset[str]) -> None:
         )
 
 
-def _root_claims(payload: Mapping[str, Any], issuer: str) -> None:
+def _root_claims(
+    payload: Mapping[str, Any], issuer: str | None, source: Literal["token", "verifier"] | None
+) -> None:
     _known_claims(payload, _ROOT_CLAIMS)
-    if payload.get("iss") != issuer:
-        # The key was chosen by the iss read before the signature check; the signed one must agree.
+    # The key was chosen by the iss read before the signature check; the signed one must agree.  A
+    # root without iss, judged under the verifier's issuer, has nothing here to disagree with.
+    if source == "token" and payload.get("iss") != issuer:
         raise VerificationError("the signed iss is not the one the key was chosen by", code="iss_changed")
+    if source == "verifier" and "iss" in payload and payload.get("iss") != issuer:
+        raise VerificationError("the signed iss is not the issuer the verifier expects", code="iss_changed")
 
 
 def _optional_iat(payload: Mapping[str, Any], content: Mapping[str, Any]) -> int | None:
@@ -510,7 +713,7 @@ def _exact_vct(content: Mapping[str, Any], expected: str) -> None:
         )
 
 
-def _root_vct(content: Mapping[str, Any], issuer: str, context: _Context) -> None:
+def _root_vct(content: Mapping[str, Any], issuer: str | None, context: _Context) -> None:
     expected = OPEN_VCT[context.kind]
     if content.get("vct") == CLOSED_VCT[context.kind]:
         raise VerificationError(
@@ -520,7 +723,8 @@ def _root_vct(content: Mapping[str, Any], issuer: str, context: _Context) -> Non
             got=CLOSED_VCT[context.kind],
         )
     _exact_vct(content, expected)
-    if expected not in context.trust_root.accepted_vct_of(issuer):
+    if issuer is None or expected not in context.trust_root.accepted_vct_of(issuer):
+        # With no issuer established, nobody accepts the type: fail rather than pass unjudged.
         raise UntrustedKeyError(
             "the trust root does not accept this mandate type from this issuer",
             code="vct_not_accepted",

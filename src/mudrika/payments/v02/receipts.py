@@ -42,6 +42,7 @@ __all__ = [
     "VerifiedReceipt",
     "check_receipt_reference",
     "check_receipt_status",
+    "receipt_signer",
     "verify_receipt_jwt",
 ]
 
@@ -66,6 +67,20 @@ def _signer(trust_root: TrustRoot, kind: ReceiptKind, iss: str, kid: str) -> Anc
     if kind == "payment" and trust_root.trusts_issuer(iss):
         return trust_root.anchor("issuer", iss, kid, algorithms=allowed)
     raise UntrustedKeyError("the receipt's issuer is not in the trust root", code="untrusted_receipt_issuer")
+
+
+def receipt_signer(token: str, *, kind: ReceiptKind, trust_root: TrustRoot) -> AnchoredKey:
+    """The trust-root key the receipt's ``iss`` and ``kid`` name (no signature checked): what the
+    report lists as the receipt signer's key, and whether it is anchored."""
+    header = parse_unverified_header(token, max_bytes=_MAX_RECEIPT)
+    kid = header_kid(header, what="the receipt")
+    unverified = loads_strict(
+        b64url_decode(token.split(".")[1], max_len=_MAX_RECEIPT), max_bytes=_MAX_RECEIPT
+    )
+    iss = unverified.get("iss") if isinstance(unverified, dict) else None
+    if not isinstance(iss, str) or not iss:
+        raise InvalidInput("the receipt names no issuer", code="receipt_without_iss")
+    return _signer(trust_root, kind, iss, kid)
 
 
 def verify_receipt_jwt(

@@ -27,9 +27,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final
 
-from mudrika.errors import InvalidInput, MudrikaError
+from mudrika.errors import IncompleteVerification, InvalidInput, MudrikaError
 from mudrika.payments._time import Time, epoch, iso
 from mudrika.payments.chain._common import Recorder, StepFailed, fingerprint
 from mudrika.payments.chain._text import printable
@@ -43,6 +43,8 @@ from mudrika.payments.v02.bindings import (
     check_preset_values,
     check_reference_present,
     check_transaction_id,
+    merchant_anchor,
+    read_checkout,
     verify_checkout_jwt,
 )
 from mudrika.payments.v02.constraints import (
@@ -66,6 +68,7 @@ from mudrika.payments.v02.receipts import (
     VerifiedReceipt,
     check_receipt_reference,
     check_receipt_status,
+    receipt_signer,
     verify_receipt_jwt,
 )
 from mudrika.payments.v02.wire import ParsedChain, parse_chain, sd_digest
@@ -106,21 +109,46 @@ class _State:
     hashes: dict[str, str] = field(default_factory=dict)
     checkout_tokens: tuple[VerifiedToken, ...] | None = None
     checkout_jwt: VerifiedCheckoutJwt | None = None
+    """The merchant's checkout JWT, when its signature verified under a pinned key."""
+    checkout_jwt_hash: str | None = None
+    """H(presented ``checkout_jwt``), whenever the closed checkout mandate could be read."""
+    checkout_seen: Checkout | None = None
+    """The Checkout later checks compare against: the verified one, else what the JWT says."""
+    merchant_key: KeyEvidence | None = None
     payment_tokens: tuple[VerifiedToken, ...] | None = None
     checkout_receipt: VerifiedReceipt | None = None
     payment_receipt: VerifiedReceipt | None = None
+    receipt_keys: list[KeyEvidence] = field(default_factory=list)
 
 
-def _check(state: _State, check_id: str, party: str, step: Callable[[], Any], **texts: str | None) -> Any:
-    """Record one check; ``None`` (and the failure recorded) when it did not hold."""
+def _check(
+    state: _State,
+    check_id: str,
+    party: str,
+    step: Callable[[], Any],
+    *,
+    basis: str | None = None,
+    expected: str | None = None,
+) -> Any:
+    """Record one check; ``None`` (and the failure recorded) when it did not hold.  ``basis`` says,
+    on a passed check, that it was evaluated on data no verified signature covers."""
     try:
-        return state.recorder.run_or_stop(check_id, party, step, **texts)
+        return state.recorder.run_or_stop(check_id, party, step, expected=expected, detail=basis)
     except StepFailed:
         return None
 
 
 def _skip(state: _State, check_ids: Sequence[str], party: str, why: str) -> None:
-    state.recorder.skip_each(check_ids, party, detail=why)
+    state.recorder.skip_each(check_ids, party, detail=f"not run: {why}")
+
+
+def _unverified(tokens: Sequence[VerifiedToken], what: str) -> str | None:
+    """The basis note for checks evaluated on a chain that did not fully verify, else ``None``."""
+    if all(token.verified for token in tokens):
+        return None
+    return (
+        f"evaluated on what the {what} says: a check of that chain failed, so no verified signature covers it"
+    )
 
 
 def _chain(
@@ -131,13 +159,16 @@ def _chain(
     trust_root: TrustRoot,
     hops: Sequence[HopExpectation],
     now: float,
+    root_issuer: str | None,
 ) -> tuple[VerifiedToken, ...] | None:
+    """Every token of the chain, evaluated; ``None`` only when the chain cannot be split at all."""
     prefix = f"v02.{kind}"
     parsed: ParsedChain | None = _check(state, f"{prefix}.wire", "presenter", lambda: parse_chain(text))
     if parsed is None:
         return None
     # Every hop is checked against its own expectation: a hop without one fails its aud check
-    # (``no_expectation``); expectations for hops the chain does not have fail here.
+    # (``no_expectation``); expectations for hops the chain does not have fail here, and the hops
+    # it does have are still evaluated.
     if len(hops) > parsed.hop_count:
         state.recorder.failed(
             f"{prefix}.hops",
@@ -148,20 +179,37 @@ def _chain(
             got=str(parsed.hop_count),
             detail="the chain has fewer hops than the verifier expected",
         )
-        return None
     tokens = verify_tokens(
-        parsed, kind=kind, trust_root=trust_root, hops=hops, now=now, recorder=state.recorder, prefix=prefix
+        parsed,
+        kind=kind,
+        trust_root=trust_root,
+        hops=hops,
+        now=now,
+        recorder=state.recorder,
+        prefix=prefix,
+        root_issuer=root_issuer,
     )
-    if tokens is not None:
-        state.hashes[f"open_{kind}"] = tokens[0].sd_hash
-        state.hashes[f"closed_{kind}"] = tokens[-1].sd_hash
+    state.hashes[f"open_{kind}"] = tokens[0].sd_hash
+    state.hashes[f"closed_{kind}"] = tokens[-1].sd_hash
     return tokens
 
 
 def _constraints(
-    state: _State, prefix: str, opens: Sequence[VerifiedToken], evaluate: Callable[[Mapping[str, Any]], None]
+    state: _State,
+    prefix: str,
+    opens: Sequence[VerifiedToken],
+    evaluate: Callable[[Mapping[str, Any]], None],
+    basis: str | None,
 ) -> None:
     for token in opens:
+        if token.content is None:
+            _skip(
+                state,
+                [f"{prefix}.hop{token.index}.constraints"],
+                token.party,
+                "the mandate could not be read",
+            )
+            continue
         for position, raw in enumerate(token.content.get("constraints", [])):
             kind = raw.get("type") if isinstance(raw, dict) else None
             _check(
@@ -169,26 +217,9 @@ def _constraints(
                 f"{prefix}.hop{token.index}.constraint{position}",
                 token.party,
                 functools.partial(evaluate, raw),
+                basis=basis,
                 expected=str(kind)[:100],
             )
-
-
-def _admitted(
-    state: _State,
-    text: str,
-    kind: Literal["checkout", "payment"],
-    trust_root: TrustRoot,
-    hops: Sequence[HopExpectation],
-    now: float,
-    later: Sequence[str],
-    party: str,
-) -> tuple[VerifiedToken, ...] | None:
-    """The chain's verified tokens, or ``None`` after marking the stage's ``later`` checks not run:
-    nothing is judged about mandates whose chain was not admitted."""
-    tokens = _chain(state, text, kind=kind, trust_root=trust_root, hops=hops, now=now)
-    if tokens is None:
-        _skip(state, [f"v02.{kind}.{name}" for name in later], party, f"the {kind} chain was not admitted")
-    return tokens
 
 
 def _open_mandates(
@@ -197,59 +228,159 @@ def _open_mandates(
     tokens: tuple[VerifiedToken, ...],
     required: str,
     evaluate: Callable[[Mapping[str, Any]], None] | None,
+    basis: str | None,
     not_run: tuple[str, str] = ("", ""),
 ) -> None:
     """What the open mandates demand of the closed one: its pre-set values repeated, the
-    ``required`` constraint present, then every constraint evaluated by ``evaluate`` -- or, with no
-    verified counterpart to evaluate against (``evaluate`` is ``None``), each hop's constraints
-    marked not run, by ``not_run`` (party, why)."""
+    ``required`` constraint present, then every constraint evaluated by ``evaluate`` -- or, with
+    nothing to evaluate against (``evaluate`` is ``None``), each hop's constraints marked not run,
+    by ``not_run`` (party, why).  A check whose mandates could not be read is marked not run."""
     closed, opens = tokens[-1], tokens[:-1]
-    _check(state, f"{prefix}.preset", closed.party, lambda: check_preset_values(opens, closed))
-    _check(
-        state,
-        f"{prefix}.{required.rsplit('.', maxsplit=1)[-1]}_required",
-        opens[0].party,
-        lambda: check_reference_present(opens, required),
-    )
+    required_id = f"{prefix}.{required.rsplit('.', maxsplit=1)[-1]}_required"
+    if any(token.content is None for token in tokens):
+        _skip(state, [f"{prefix}.preset"], closed.party, "a mandate of the chain could not be read")
+    else:
+        _check(
+            state, f"{prefix}.preset", closed.party, lambda: check_preset_values(opens, closed), basis=basis
+        )
+    if any(token.content is None for token in opens):
+        _skip(state, [required_id], opens[0].party, "an open mandate could not be read")
+    else:
+        _check(
+            state, required_id, opens[0].party, lambda: check_reference_present(opens, required), basis=basis
+        )
     if evaluate is None:
-        _skip(state, [f"{prefix}.hop{t.index}.constraints" for t in opens], *not_run)
+        _skip(state, [f"{prefix}.hop{t.index}.constraints" for t in opens], not_run[0], not_run[1])
         return
-    _constraints(state, prefix, opens, evaluate)
+    _constraints(state, prefix, opens, evaluate, basis)
+
+
+def _merchant_key(
+    mandate: CheckoutMandate, trust_root: TrustRoot, verified: VerifiedCheckoutJwt | None
+) -> KeyEvidence:
+    """The merchant's key record: anchored when the trust root pins the key the checkout JWT names
+    (whether or not its signature then verified), not anchored otherwise."""
+    if verified is not None:
+        return KeyEvidence(
+            "merchant",
+            verified.merchant,
+            verified.key,
+            verified.thumbprint,
+            f"trust root: merchants[{verified.merchant[:120]}]",
+            True,
+        )
+    try:
+        anchor = merchant_anchor(mandate.checkout_jwt, trust_root=trust_root)
+    except MudrikaError as exc:
+        return KeyEvidence(
+            "merchant",
+            "(the merchant the checkout names)",
+            "",
+            "",
+            "not in the trust root",
+            False,
+            note=f"the checkout JWT's key is not pinned ({exc.code})",
+        )
+    return KeyEvidence(
+        "merchant",
+        anchor.owner,
+        anchor.kid,
+        anchor.key.thumbprint(),
+        f"trust root: merchants[{anchor.owner[:120]}]",
+        True,
+        note="pinned, but the checkout JWT did not verify under it",
+    )
 
 
 def _checkout_stage(
-    state: _State, evidence: V02Evidence, trust_root: TrustRoot, hops: Sequence[HopExpectation], now: float
+    state: _State,
+    evidence: V02Evidence,
+    trust_root: TrustRoot,
+    hops: Sequence[HopExpectation],
+    now: float,
+    root_issuer: str | None,
 ) -> None:
     later = ["checkout_hash", "merchant_signature", "preset", "line_items_required"]
-    tokens = _admitted(state, evidence.checkout_chain, "checkout", trust_root, hops, now, later, "merchant")
+    tokens = _chain(
+        state,
+        evidence.checkout_chain,
+        kind="checkout",
+        trust_root=trust_root,
+        hops=hops,
+        now=now,
+        root_issuer=root_issuer,
+    )
     state.checkout_tokens = tokens
     if tokens is None:
-        return
-    closed = tokens[-1]
-    assert isinstance(closed.mandate, CheckoutMandate)
-    mandate = closed.mandate
-    computed = _check(state, "v02.checkout.checkout_hash", closed.party, lambda: check_checkout_hash(mandate))
-    if computed is not None:
-        state.hashes["checkout_jwt"] = computed
-    merchant = _check(
-        state,
-        "v02.checkout.merchant_signature",
-        "merchant",
-        lambda: verify_checkout_jwt(mandate.checkout_jwt, trust_root=trust_root, closed_at=closed.iat),
-    )
-    state.checkout_jwt = merchant
-    if merchant is None or computed is None:
-        _open_mandates(
-            state, "v02.checkout", tokens, "checkout.line_items", None, ("merchant", "no verified checkout")
+        _skip(
+            state,
+            [f"v02.checkout.{name}" for name in later],
+            "merchant",
+            "the checkout chain could not be read",
         )
         return
-    scope = CheckoutScope(checkout=merchant.checkout)
+    basis = _unverified(tokens, "checkout chain")
+    closed = tokens[-1]
+    mandate = closed.mandate if isinstance(closed.mandate, CheckoutMandate) else None
+    if mandate is None:
+        _skip(
+            state,
+            ["v02.checkout.checkout_hash", "v02.checkout.merchant_signature"],
+            closed.party,
+            "the closed checkout mandate could not be read",
+        )
+    else:
+        closed_mandate = mandate
+        computed = _check(
+            state,
+            "v02.checkout.checkout_hash",
+            closed.party,
+            lambda: check_checkout_hash(closed_mandate),
+            basis=basis,
+        )
+        if computed is not None:
+            state.hashes["checkout_jwt"] = computed
+        if closed_mandate.checkout_jwt.isascii():
+            state.checkout_jwt_hash = sd_digest(closed_mandate.checkout_jwt)
+        verified: VerifiedCheckoutJwt | None = _check(
+            state,
+            "v02.checkout.merchant_signature",
+            "merchant",
+            lambda: verify_checkout_jwt(
+                closed_mandate.checkout_jwt, trust_root=trust_root, closed_at=closed.iat
+            ),
+        )
+        state.checkout_jwt = verified
+        state.merchant_key = _merchant_key(closed_mandate, trust_root, verified)
+        if verified is not None:
+            state.checkout_seen = verified.checkout
+        else:
+            try:
+                state.checkout_seen = read_checkout(closed_mandate.checkout_jwt)
+            except MudrikaError:
+                state.checkout_seen = None
+    seen = state.checkout_seen
+    if seen is None:
+        _open_mandates(
+            state,
+            "v02.checkout",
+            tokens,
+            "checkout.line_items",
+            None,
+            basis,
+            ("merchant", "no readable checkout to evaluate against"),
+        )
+        return
+    scope = CheckoutScope(checkout=seen)
+    if state.checkout_jwt is None:
+        basis = "evaluated on what the checkout JWT says: the merchant's signature did not verify"
     _open_mandates(
         state,
         "v02.checkout",
         tokens,
         "checkout.line_items",
         lambda raw: evaluate_checkout_constraint(raw, scope),
+        basis,
     )
 
 
@@ -260,61 +391,98 @@ def _payment_stage(
     hops: Sequence[HopExpectation],
     now: float,
     usage: MandateUsage | None,
+    root_issuer: str | None,
 ) -> None:
     later = ["transaction_id", "payee", "amount", "preset", "reference_required"]
-    tokens = _admitted(state, text, "payment", trust_root, hops, now, later, "payer")
+    tokens = _chain(
+        state, text, kind="payment", trust_root=trust_root, hops=hops, now=now, root_issuer=root_issuer
+    )
     state.payment_tokens = tokens
     if tokens is None:
+        _skip(
+            state, [f"v02.payment.{name}" for name in later], "payer", "the payment chain could not be read"
+        )
         return
     closed = tokens[-1]
-    assert isinstance(closed.mandate, PaymentMandate)
-    payment = closed.mandate
-    checkout = state.checkout_jwt
-    checkout_tokens = state.checkout_tokens
-    if checkout is None or checkout_tokens is None:
+    payment = closed.mandate if isinstance(closed.mandate, PaymentMandate) else None
+    basis = _unverified(tokens, "payment chain")
+    if state.checkout_tokens is not None and basis is None:
+        basis = _unverified(state.checkout_tokens, "checkout chain")
+    if basis is None and state.checkout_jwt is None:
+        basis = "evaluated on what the checkout JWT says: the merchant's signature did not verify"
+    checkout_hash, checkout = state.checkout_jwt_hash, state.checkout_seen
+    if payment is None:
         _skip(
             state,
             [f"v02.payment.{name}" for name in later[:3]],
             closed.party,
-            "the checkout was not verified",
+            "the closed payment mandate could not be read",
         )
     else:
-        _check(
-            state,
-            "v02.payment.transaction_id",
-            closed.party,
-            lambda: check_transaction_id(payment, checkout.checkout_hash),
-        )
-        _check(
-            state, "v02.payment.payee", closed.party, lambda: check_payment_payee(payment, checkout.checkout)
-        )
-        _check(
-            state,
-            "v02.payment.amount",
-            closed.party,
-            lambda: check_payment_amount(payment, checkout.checkout),
-        )
-    if checkout_tokens is None or closed.iat is None:
+        paid = payment
+        if checkout_hash is None:
+            _skip(state, ["v02.payment.transaction_id"], closed.party, "the checkout JWT could not be read")
+        else:
+            _check(
+                state,
+                "v02.payment.transaction_id",
+                closed.party,
+                lambda: check_transaction_id(paid, checkout_hash),
+                basis=basis,
+            )
+        if checkout is None:
+            _skip(
+                state,
+                ["v02.payment.payee", "v02.payment.amount"],
+                closed.party,
+                "the checkout could not be read",
+            )
+        else:
+            _check(
+                state,
+                "v02.payment.payee",
+                closed.party,
+                lambda: check_payment_payee(paid, checkout),
+                basis=basis,
+            )
+            _check(
+                state,
+                "v02.payment.amount",
+                closed.party,
+                lambda: check_payment_amount(paid, checkout),
+                basis=basis,
+            )
+    checkout_tokens = state.checkout_tokens
+    if payment is None or checkout_tokens is None or closed.iat is None:
         _open_mandates(
             state,
             "v02.payment",
             tokens,
             "payment.reference",
             None,
-            ("payer", "the checkout was not verified"),
+            basis,
+            ("payer", "the closed payment mandate, its iat or the checkout chain could not be read"),
         )
         return
     scope = PaymentScope(
         payment=payment, open_checkout_hash=checkout_tokens[0].sd_hash, closed_at=closed.iat, usage=usage
     )
     _open_mandates(
-        state, "v02.payment", tokens, "payment.reference", lambda raw: evaluate_payment_constraint(raw, scope)
+        state,
+        "v02.payment",
+        tokens,
+        "payment.reference",
+        lambda raw: evaluate_payment_constraint(raw, scope),
+        basis,
     )
 
 
 def _receipt_stage(state: _State, evidence: V02Evidence, trust_root: TrustRoot, now: float) -> None:
     if evidence.checkout_receipt is not None:
-        issuer = state.checkout_jwt.merchant if state.checkout_jwt else None
+        if state.checkout_jwt is not None:
+            issuer: str | None = state.checkout_jwt.merchant
+        else:
+            issuer = state.checkout_seen.merchant.id if state.checkout_seen is not None else None
         state.checkout_receipt = _receipt(
             state, "checkout", evidence.checkout_receipt, state.checkout_tokens, issuer, trust_root, now
         )
@@ -335,8 +503,14 @@ def _receipt(
 ) -> VerifiedReceipt | None:
     prefix = f"v02.receipt.{kind}"
     names = [f"{prefix}.signature", f"{prefix}.reference", f"{prefix}.status"]
+    role = f"{kind} receipt signer"
     if tokens is None or (kind == "checkout" and expected_issuer is None):
-        _skip(state, names, "receipt issuer", f"the {kind} mandate was not verified")
+        _skip(state, names, "receipt issuer", f"the {kind} mandate could not be read")
+        state.receipt_keys.append(
+            KeyEvidence(
+                role, "(not established)", "", "", "not evaluated", None, note="the receipt was not checked"
+            )
+        )
         return None
     closed = tokens[-1]
     verified: VerifiedReceipt | None = _check(
@@ -347,6 +521,7 @@ def _receipt(
             token, kind=kind, trust_root=trust_root, expected_issuer=expected_issuer, now=now
         ),
     )
+    state.receipt_keys.append(_receipt_key(role, token, kind, trust_root, verified))
     if verified is None:
         _skip(state, names[1:], "receipt issuer", "the receipt's signature did not verify")
         return None
@@ -356,13 +531,41 @@ def _receipt(
     return verified
 
 
+def _receipt_key(
+    role: str, token: str, kind: ReceiptKind, trust_root: TrustRoot, verified: VerifiedReceipt | None
+) -> KeyEvidence:
+    if verified is not None:
+        return KeyEvidence(role, verified.receipt.iss, verified.key, verified.thumbprint, "trust root", True)
+    try:
+        anchor = receipt_signer(token, kind=kind, trust_root=trust_root)
+    except MudrikaError as exc:
+        return KeyEvidence(
+            role,
+            "(the receipt's iss)",
+            "",
+            "",
+            "not in the trust root",
+            False,
+            note=f"the receipt's key is not pinned ({exc.code})",
+        )
+    return KeyEvidence(
+        role,
+        anchor.owner,
+        anchor.kid,
+        anchor.key.thumbprint(),
+        "trust root",
+        True,
+        note="pinned, but the receipt did not verify under it",
+    )
+
+
 def _expiry(tokens: Sequence[VerifiedToken], now: float) -> float:
     """Until when a claim must be held: the earliest ``exp`` of the open mandates (after it no new
     closed mandate can be made from them), at most 30 days."""
     ends = [
         float(claims["exp"])
         for token in tokens[:-1]
-        for claims in (token.payload, token.content)
+        for claims in (token.payload or {}, token.content or {})
         if isinstance(claims.get("exp"), int)
     ]
     return min([*ends, now + _MAX_CLAIM_SECONDS])
@@ -375,9 +578,19 @@ def _claim_all(store: ReplayStore, keys: Sequence[str], expires_at: float) -> bo
 
 
 def _single_use(state: _State, store: ReplayStore, now: float) -> None:
+    """Claim the checkout, then the payment.  Reached only when every check passed, so every value
+    used here was verified; each is still tested explicitly (never an ``assert``), and a missing one
+    is recorded as a failed claim rather than taken on trust."""
     checkout_tokens = state.checkout_tokens
     checkout = state.checkout_jwt
-    if checkout_tokens is None or checkout is None:  # pragma: no cover - only reached when every check passed
+    if checkout_tokens is None or checkout is None:
+        state.recorder.failed(
+            "v02.single_use.checkout",
+            "verifier",
+            error="verification",
+            code="verification_incomplete",
+            detail="nothing to claim: the checkout was not verified",
+        )
         return
     checkout_keys = [
         "ap2v02:checkout:" + checkout.checkout_hash,
@@ -392,24 +605,33 @@ def _single_use(state: _State, store: ReplayStore, now: float) -> None:
     payment_tokens = state.payment_tokens
     if payment_tokens is None:
         return
+    party = payment_tokens[-1].party
     if claimed is None:
         # Claims are taken in one fixed order, so exactly one racer gets past the checkout's claim.
-        _skip(state, ["v02.single_use.payment"], payment_tokens[-1].party, "the checkout was already used")
+        _skip(state, ["v02.single_use.payment"], party, "the checkout was already used")
         return
     payment = payment_tokens[-1].mandate
-    assert isinstance(payment, PaymentMandate)
+    if not isinstance(payment, PaymentMandate):
+        state.recorder.failed(
+            "v02.single_use.payment",
+            party,
+            error="verification",
+            code="verification_incomplete",
+            detail="nothing to claim: the closed payment mandate was not verified",
+        )
+        return
     payment_keys = ["ap2v02:payment:" + payment.transaction_id]
     recurring = any(
         isinstance(raw, dict) and raw.get("type") == "payment.agent_recurrence"
         for token in payment_tokens[:-1]
-        for raw in token.content.get("constraints", [])
+        for raw in (token.content or {}).get("constraints", [])
     )
     if not recurring:
         payment_keys.append("ap2v02:open-payment:" + _issuer_jwt_hash(payment_tokens[0]))
     _check(
         state,
         "v02.single_use.payment",
-        payment_tokens[-1].party,
+        party,
         lambda: _claim_all(store, payment_keys, _expiry(payment_tokens, now)),
     )
 
@@ -428,6 +650,7 @@ def _run(
     now: Time,
     usage: MandateUsage | None,
     replay_store: ReplayStore | None,
+    root_issuer: str | None,
 ) -> tuple[_State, VerificationReport]:
     if not isinstance(trust_root, TrustRoot):
         raise InvalidInput("trust_root must be a TrustRoot", code="bad_trust_root")
@@ -435,11 +658,16 @@ def _run(
         raise InvalidInput("evidence must be V02Evidence with a checkout chain", code="bad_evidence")
     if evidence.payment_chain is None and payment_hops:
         raise InvalidInput("payment hop expectations given without a payment chain", code="bad_evidence")
+    if root_issuer is not None and (
+        not isinstance(root_issuer, str) or not trust_root.trusts_issuer(root_issuer)
+    ):
+        # The analyst names an issuer of their own trust root, or none: never an issuer to trust ad hoc.
+        raise InvalidInput("root_issuer must be an issuer of the trust root", code="bad_root_issuer")
     at = epoch(now)
     state = _State()
-    _checkout_stage(state, evidence, trust_root, tuple(checkout_hops), at)
+    _checkout_stage(state, evidence, trust_root, tuple(checkout_hops), at, root_issuer)
     if evidence.payment_chain is not None:
-        _payment_stage(state, evidence.payment_chain, trust_root, tuple(payment_hops), at, usage)
+        _payment_stage(state, evidence.payment_chain, trust_root, tuple(payment_hops), at, usage, root_issuer)
     _receipt_stage(state, evidence, trust_root, at)
     if replay_store is not None:
         if state.recorder.all_passed:
@@ -449,7 +677,7 @@ def _run(
                 ["v02.single_use.payment"] if evidence.payment_chain else []
             )
             _skip(state, names, "verifier", "nothing is consumed unless every check passed")
-    keys = _key_evidence(state)
+    keys = _key_evidence(state, payment_given=evidence.payment_chain is not None)
     expectations = _expectations(checkout_hops, "checkout") | _expectations(payment_hops, "payment")
     unanchored = [
         f"the expected {name.rsplit('.', 1)[1]} of {name.rsplit('.', 1)[0]} came from the evidence"
@@ -461,7 +689,6 @@ def _run(
         evaluated_at=iso(at),
         mode="offline",
         hashes=dict(state.hashes),
-        anchored=not unanchored,
         unanchored_because=tuple(unanchored),
         keys=keys,
         expectations=expectations,
@@ -471,38 +698,61 @@ def _run(
     return state, report
 
 
-def _key_evidence(state: _State) -> tuple[KeyEvidence, ...]:
-    """Every key the verdict rests on.  All are anchored: the root's and the merchant's come from the
-    trust root by identifier and ``kid``, each hop key from a ``cnf`` signed by an admitted token."""
+def _key_evidence(state: _State, *, payment_given: bool) -> tuple[KeyEvidence, ...]:
+    """Every key the verdict rests on, each with its own anchoring: the root's from the trust root
+    (by issuer and ``kid``, or ``x5c`` path-validated), each hop's from the ``cnf`` of the token
+    before it -- anchored only when that token verified under an anchored key --, the merchant's and
+    the receipt signers' from the trust root.  A party no stage reached is listed as not evaluated."""
     keys: list[KeyEvidence] = []
-    for tokens in (state.checkout_tokens, state.payment_tokens):
-        for token in tokens or ():
+    chains = [("checkout", state.checkout_tokens)] + (
+        [("payment", state.payment_tokens)] if payment_given else []
+    )
+    for kind, tokens in chains:
+        if tokens is None:
+            keys.append(
+                KeyEvidence(
+                    f"issuer ({kind})",
+                    "(not established)",
+                    "",
+                    "",
+                    "not evaluated",
+                    None,
+                    note=f"the {kind} chain could not be read",
+                )
+            )
+            continue
+        for token in tokens:
             role = "issuer" if token.role == "root" else f"agent (cnf, hop {token.index})"
-            keys.append(KeyEvidence(role, token.party, token.key, token.thumbprint, token.provenance, True))
-    if state.checkout_jwt is not None:
-        merchant = state.checkout_jwt
+            anchored = {"anchored": True, "unanchored": False, "not evaluated": None}[token.anchoring]
+            note = None
+            if token.role == "root" and token.issuer_source == "verifier":
+                note = "issuer named by the verifier (root_issuer); the root mandate carries no iss"
+            keys.append(
+                KeyEvidence(
+                    role,
+                    token.party,
+                    token.key or "",
+                    token.thumbprint or "",
+                    token.provenance,
+                    anchored,
+                    note,
+                )
+            )
+    if state.merchant_key is not None:
+        keys.append(state.merchant_key)
+    elif state.checkout_tokens is not None:
         keys.append(
             KeyEvidence(
                 "merchant",
-                merchant.merchant,
-                merchant.key,
-                merchant.thumbprint,
-                f"trust root: merchants[{merchant.merchant[:120]}]",
-                True,
+                "(not established)",
+                "",
+                "",
+                "not evaluated",
+                None,
+                note="the closed checkout mandate could not be read",
             )
         )
-    for kind, receipt in (("checkout", state.checkout_receipt), ("payment", state.payment_receipt)):
-        if receipt is not None:
-            keys.append(
-                KeyEvidence(
-                    f"{kind} receipt signer",
-                    receipt.receipt.iss,
-                    receipt.key,
-                    receipt.thumbprint,
-                    "trust root",
-                    True,
-                )
-            )
+    keys.extend(state.receipt_keys)
     return tuple(keys)
 
 
@@ -519,14 +769,26 @@ def _shown(text: str) -> str:
     return printable(text, limit=120)
 
 
+def _total_or_none(checkout: Checkout) -> int | None:
+    """The checkout's total in minor units, or ``None`` when it does not have exactly one (an
+    unverified checkout may not; the amount check reports that)."""
+    try:
+        return checkout.total.amount
+    except MudrikaError:
+        return None
+
+
 def _statements(state: _State, *, consumed: bool) -> tuple[str, ...]:
     said: list[str] = []
-    if state.checkout_jwt is not None:
-        checkout = state.checkout_jwt.checkout
-        total = checkout.total
+    checkout = state.checkout_seen
+    total = _total_or_none(checkout) if checkout is not None else None
+    if checkout is not None and total is not None:
+        described = f"for {total} minor units of {checkout.currency} ({len(checkout.line_items)} line items)"
         said.append(
-            f"Merchant {_shown(checkout.merchant.id)} signed checkout {_shown(checkout.id)} for {total.amount} "
-            f"minor units of {checkout.currency} ({len(checkout.line_items)} line items)."
+            f"Merchant {_shown(checkout.merchant.id)} signed checkout {_shown(checkout.id)} {described}."
+            if state.checkout_jwt is not None
+            else f"A checkout JWT that did not verify names merchant {_shown(checkout.merchant.id)} and "
+            f"checkout {_shown(checkout.id)} {described}."
         )
     if state.payment_tokens is not None:
         payment = state.payment_tokens[-1].mandate
@@ -537,10 +799,22 @@ def _statements(state: _State, *, consumed: bool) -> tuple[str, ...]:
                 f"{_shown(payment.payment_instrument.type)}, bound to the checkout by transaction_id."
             )
     for tokens, kind in ((state.checkout_tokens, "checkout"), (state.payment_tokens, "payment")):
-        if tokens is not None:
+        if tokens is None:
+            continue
+        root = tokens[0]
+        said.append(
+            f"The {kind} mandate was opened by {_shown(root.party)} and closed by the agent after "
+            f"{len(tokens) - 1} hop(s)."
+        )
+        if root.issuer_source == "verifier":
             said.append(
-                f"The {kind} mandate was opened by {_shown(tokens[0].party)} and closed by the agent after "
-                f"{len(tokens) - 1} hop(s)."
+                f"The {kind} root mandate carries no iss: its issuer {_shown(root.party)} was supplied by "
+                "the verifier (root_issuer), not asserted by the token."
+            )
+        if not all(token.verified for token in tokens):
+            said.append(
+                f"A check of the {kind} chain failed: its other checks were still evaluated, on what its "
+                "tokens say; they show whether the evidence is consistent, not who signed it."
             )
     said.append(
         "Receipt references are checked as the specification defines them (the hash of the closing hop as "
@@ -560,6 +834,7 @@ def inspect_v02(
     now: Time,
     usage: MandateUsage | None,
     replay_store: ReplayStore | None,
+    root_issuer: str | None = None,
 ) -> VerificationReport:
     """Run every check and report each one; never raises on a failed check.
 
@@ -567,7 +842,11 @@ def inspect_v02(
     chain order.  ``usage`` is the verifier's record of earlier payments under the open payment
     mandate (``None``: no history, so ``payment.budget``/``payment.agent_recurrence`` fail).
     ``replay_store=None`` only for offline dispute analysis: nothing is consumed and no
-    ``v02.single_use.*`` check is reported.  Raises ``InvalidInput`` only for unusable arguments.
+    ``v02.single_use.*`` check is reported.  ``root_issuer`` names the issuer (an entry of
+    ``trust_root.issuers``) the verifier expects to have signed the root mandates: a root without
+    ``iss`` (as the specification's examples and its SDK write them) is judged under it, and a root
+    whose ``iss`` names another fails ``iss_not_expected``; ``None``: each root must name its issuer.
+    Raises ``InvalidInput`` only for unusable arguments.
     """
     return _run(
         evidence,
@@ -577,6 +856,7 @@ def inspect_v02(
         now=now,
         usage=usage,
         replay_store=replay_store,
+        root_issuer=root_issuer,
     )[1]
 
 
@@ -589,6 +869,7 @@ def verify_v02(
     now: Time,
     usage: MandateUsage | None,
     replay_store: ReplayStore,
+    root_issuer: str | None = None,
 ) -> VerifiedTransaction:
     """Verify and consume; return what the evidence proves or raise the first failed check's typed
     error (``code`` is the check's code; ``check``, ``party``, ``expected``, ``got`` are fields)."""
@@ -602,23 +883,28 @@ def verify_v02(
         now=now,
         usage=usage,
         replay_store=replay_store,
+        root_issuer=root_issuer,
     )
     report.raise_for_failure()
+    # raise_for_failure raised unless every check passed; each value is still tested explicitly
+    # (never an ``assert``, which ``python -O`` removes) before it is vouched for.
     tokens = state.checkout_tokens
     checkout = state.checkout_jwt
-    if tokens is None or checkout is None:  # pragma: no cover - raise_for_failure raised
-        raise MudrikaError("verification incomplete", code="incomplete")
-    closed = tokens[-1].mandate
-    assert isinstance(closed, CheckoutMandate)
+    closed = tokens[-1].mandate if tokens is not None else None
+    if tokens is None or checkout is None or not isinstance(closed, CheckoutMandate):
+        raise IncompleteVerification("the checkout was not fully verified")
     payment: PaymentMandate | None = None
     if state.payment_tokens is not None:
         last = state.payment_tokens[-1].mandate
-        assert isinstance(last, PaymentMandate)
+        if not isinstance(last, PaymentMandate):
+            raise IncompleteVerification("the payment was not fully verified")
         payment = last
     checkout_receipt = state.checkout_receipt.receipt if state.checkout_receipt else None
     payment_receipt = state.payment_receipt.receipt if state.payment_receipt else None
-    assert checkout_receipt is None or isinstance(checkout_receipt, CheckoutReceipt)
-    assert payment_receipt is None or isinstance(payment_receipt, PaymentReceipt)
+    if not (checkout_receipt is None or isinstance(checkout_receipt, CheckoutReceipt)) or not (
+        payment_receipt is None or isinstance(payment_receipt, PaymentReceipt)
+    ):
+        raise IncompleteVerification("a receipt was not verified as its kind")
     return VerifiedTransaction(
         checkout=checkout.checkout,
         checkout_mandate=closed,
