@@ -14,10 +14,10 @@ from mudrika.crypto.dataintegrity import sign_eddsa_jcs_2022
 from mudrika.crypto.keys import KeyPair
 from mudrika.errors import (
     BindingError,
+    DocumentError,
     EgressDenied,
     InvalidInput,
     MudrikaError,
-    ResolutionError,
     SignatureError,
     UntrustedKeyError,
     VerificationError,
@@ -75,10 +75,10 @@ def test_a_valid_log_resolves_at_every_version_and_time() -> None:
         == 3
     )
     assert resolve_log(log.did, text).metadata["deactivated"] is True
-    with pytest.raises(ResolutionError) as before:
+    with pytest.raises(DocumentError) as before:
         resolve_log(log.did, text, version_time=T0 - timedelta(seconds=1))
     assert before.value.code == "notFound"
-    with pytest.raises(ResolutionError):
+    with pytest.raises(DocumentError):
         resolve_log(log.did, text, version_number=2, version_id=log.states[0].version_id)
 
 
@@ -215,7 +215,7 @@ def test_offline_driver_through_the_resolver() -> None:
     as_of = driver.resolve_at(log.did, version_time=T0 + timedelta(days=45))
     key = as_of.document.key_for(log.did + "#key-2", "assertionMethod")
     assert key.to_multikey() == log.keys["k2"].multikey
-    with pytest.raises(ResolutionError) as missing:
+    with pytest.raises(DocumentError) as missing:
         WebvhLogDriver({}).resolve_at(log.did)
     assert missing.value.code == "notFound"
 
@@ -231,7 +231,7 @@ def test_tampered_snapshot_refused_by_the_resolver() -> None:
 
 
 def test_webvh_is_not_resolved_unless_configured() -> None:
-    with pytest.raises(ResolutionError) as caught:
+    with pytest.raises(DocumentError) as caught:
         DIDResolver.offline({}).resolve("did:webvh:QmScid:shop.example")
     assert caught.value.code in {"notFound", "methodNotSupported"}
 

@@ -35,7 +35,7 @@ from typing import Any, ClassVar, Final
 
 import httpx
 
-from mudrika.errors import InvalidInput, ResolutionError
+from mudrika.errors import DocumentError, InvalidInput, ResolutionError
 from mudrika.identity.did import DID, parse_did
 from mudrika.identity.methods import web
 from mudrika.identity.methods.webvh._log import (
@@ -150,22 +150,22 @@ def select_version(
     chosen = log.entries[-1]
     if version_number is not None:
         if isinstance(version_number, bool) or not 1 <= version_number <= len(log.entries):
-            raise ResolutionError("no such version", code="notFound", versionNumber=version_number)
+            raise DocumentError("no such version", code="notFound", versionNumber=version_number)
         chosen = log.entries[version_number - 1]
     if version_id is not None:
         match = [entry for entry in log.entries if entry.version_id == version_id]
         if not match or (version_number is not None and match[0] is not chosen):
-            raise ResolutionError("no such version", code="notFound", versionId=version_id[:100])
+            raise DocumentError("no such version", code="notFound", versionId=version_id[:100])
         chosen = match[0]
     if version_time is not None:
         moment = _time(version_time)
         in_force = [entry for entry in log.entries if entry.version_time <= moment]
         if not in_force:
-            raise ResolutionError("the DID did not exist at that time", code="notFound")
+            raise DocumentError("the DID did not exist at that time", code="notFound")
         if version_id is None and version_number is None:
             chosen = in_force[-1]
         elif chosen.version_time > moment:
-            raise ResolutionError("that version is later than versionTime", code="notFound")
+            raise DocumentError("that version is later than versionTime", code="notFound")
     return chosen
 
 
@@ -228,7 +228,7 @@ def resolve_log(
         witness_proofs=witness_json(witness, max_bytes=max_bytes) if witness is not None else None,
     )
     if verified.scid != scid:
-        raise ResolutionError("the log is for another DID", code="notFound", reason="scid")
+        raise DocumentError("the log is for another DID", code="notFound", reason="scid")
     entry = select_version(
         verified, version_id=version_id, version_number=version_number, version_time=version_time
     )
@@ -259,8 +259,8 @@ def _result(resolution: WebvhResolution, did: str, driver: str) -> ResolutionRes
     return result(document, driver=driver, document_metadata=resolution.metadata)
 
 
-def _as_resolution_error(exc: InvalidInput) -> ResolutionError:
-    return ResolutionError("did:webvh log could not be read", code="invalidDidDocument", reason=exc.code)
+def _as_resolution_error(exc: InvalidInput) -> DocumentError:
+    return DocumentError("did:webvh log could not be read", code="invalidDidDocument", reason=exc.code)
 
 
 class WebvhLogDriver(LocalDriver):
@@ -275,12 +275,12 @@ class WebvhLogDriver(LocalDriver):
     def _source(self, did: str) -> tuple[str | bytes, str | bytes | None]:
         entry = self._logs.get(did)
         if entry is None:
-            raise ResolutionError("DID not in the offline log snapshot", code="notFound")
+            raise DocumentError("DID not in the offline log snapshot", code="notFound")
         if isinstance(entry, str | bytes):
             return entry, None
         if isinstance(entry, Mapping) and isinstance(entry.get("log"), str | bytes):
             return entry["log"], entry.get("witness")
-        raise ResolutionError("snapshot entry is not a did:webvh log", code="invalidDidDocument")
+        raise DocumentError("snapshot entry is not a did:webvh log", code="invalidDidDocument")
 
     def resolve_at(
         self,
@@ -341,7 +341,7 @@ class WebvhDriver:
             if response.status_code in (404, 410):
                 if optional:
                     return None
-                raise ResolutionError("did:webvh log not found", code="notFound", status=response.status_code)
+                raise DocumentError("did:webvh log not found", code="notFound", status=response.status_code)
             if response.status_code != 200:
                 raise ResolutionError(
                     "did:webvh fetch failed",
@@ -358,7 +358,7 @@ class WebvhDriver:
             for chunk in response.iter_raw():
                 body += chunk
                 if len(body) > self._max_bytes:
-                    raise ResolutionError(
+                    raise DocumentError(
                         "did:webvh log larger than allowed",
                         code="invalidDidDocument",
                         reason="too_large",
