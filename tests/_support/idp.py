@@ -51,9 +51,9 @@ __all__ = [
 
 SCRIPT = NODE_DIR / "keycloak_idp.mjs"
 ADMIN_HEADER = "X-Test-Admin-Secret"
-_READY_TIMEOUT = 15.0
+_READY_TIMEOUT = 120.0  # a hang guard: the wait polls and returns as soon as the IdP answers
 _STOP_TIMEOUT = 5.0
-_HTTP_TIMEOUT = 10.0
+_HTTP_TIMEOUT = 60.0  # per request to a local IdP; generous so a loaded machine never reaches it
 
 AuthMethod = Literal["client_secret_basic", "client_secret_post"]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from mudrika.crypto._b64 import b64url_decode, b64url_encode
 
-__all__ = ["JsonPath", "changed", "decode_json", "encode_json", "leaves", "replaced"]
+__all__ = ["JsonPath", "changed", "decode_json", "encode_json", "flip_char", "leaves", "replaced"]
 
 JsonPath = tuple[str | int, ...]
 
@@ -31,12 +31,35 @@ def leaves(value: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, Any]]:
 
 
 def changed(value: bool | float | str) -> bool | float | str:
-    """A different value of the same JSON type (booleans flipped, numbers +1, strings lengthened)."""
+    """A different value of the same JSON type (booleans flipped, numbers +1, strings lengthened).
+
+    Always different, or a matrix would count an unchanged document as a caught mutation: a float
+    too large for ``+ 1`` to register (2**53 and up) is halved instead, and the result is checked.
+    """
+    result: bool | float | str
     if isinstance(value, bool):
-        return not value
-    if isinstance(value, int | float):
-        return value + 1
-    return value + "x"
+        result = not value
+    elif isinstance(value, int | float):
+        result = value + 1 if value + 1 != value else value / 2
+    else:
+        result = value + "x"
+    assert result != value, f"tamper produced the original value {value!r}"
+    return result
+
+
+def flip_char(text: str, index: int | None = None) -> str:
+    """``text`` with the character at ``index`` (default: the middle one) replaced by another.
+
+    Why this and not "replace the tail with a constant": a constant is a no-op whenever the text
+    already ends in it (a key's ``d`` ends in ``AA`` once in 1024 keys), and the test then fails for
+    no reason.  ``A`` becomes ``B`` and anything else ``A``, so the result always differs; in the
+    middle of a base64url value the character is a whole 6-bit group, so the bytes differ too (at the
+    end it may hold only padding bits).
+    """
+    position = len(text) // 2 if index is None else index
+    result = text[:position] + ("B" if text[position] == "A" else "A") + text[position + 1 :]
+    assert result != text
+    return result
 
 
 def replaced(document: Any, path: JsonPath, value: Any) -> Any:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._support.net import free_port
+from tests._support.net import READY_TIMEOUT, free_port
 from tests._support.processes import stop_process
 
 __all__ = ["RedisServer", "private_redis_server", "redis_server", "require_redis_executable"]
@@ -52,7 +52,7 @@ class RedisServer:
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
-    def start(self, *, timeout: float = 15.0) -> None:
+    def start(self, *, timeout: float = READY_TIMEOUT) -> None:
         if self.running:
             return
         self._proc = subprocess.Popen(

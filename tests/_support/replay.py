@@ -73,7 +73,7 @@ async def post_concurrently(
     limits = httpx.Limits(
         max_connections=concurrency, max_keepalive_connections=concurrency, keepalive_expiry=15.0
     )
-    async with httpx.AsyncClient(timeout=30, limits=limits) as client:
+    async with httpx.AsyncClient(timeout=120, limits=limits) as client:
 
         async def one(i: int) -> None:
             async with limiter:

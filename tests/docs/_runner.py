@@ -7,9 +7,27 @@ shell block uses the files and the exported variables an earlier block left — 
 page must share one namespace, one directory and one environment, in page order.
 
 SPEC is JSON: ``{"blocks": [{"index", "kind", "code", "expect_exit", "file_name"}], "timeout",
-"network_sandbox": [argv prefix]}``.  ``kind`` is ``python``, ``shell`` or ``file``.  RESULTS is
-written as JSON: one ``{"index", "status", "detail"}`` per block, ``status`` one of ``passed``,
-``failed`` or ``not_reached`` (an earlier block failed, so this one's inputs do not exist).
+"network_sandbox": [argv prefix], "src"}``.  ``kind`` is ``python``, ``shell`` or ``file``;
+``src`` (optional) is put first on ``sys.path`` so the blocks import the checkout under test, not
+whichever checkout the shared virtualenv was installed from.  RESULTS is JSON: one ``{"index",
+"status", "detail"}`` per block, rewritten (atomically) after every block, so that the caller still
+knows what finished if it has to stop this process.
+
+**One failure is one failure.**  Blocks may depend on what earlier blocks left, and nothing tells
+which do, so a failure is reported once and what follows is judged in its light:
+
+* ``passed`` / ``failed``: the block ran and did / did not do what the page says — ``failed`` only
+  for the *first* block of the page that fails;
+* ``skipped``: a block after the first failure that also failed.  It still ran (so an independent
+  later block that passes is still reported ``passed``), but its failure may well be the earlier
+  block's missing state, so it is reported, with its own output, as skipped *because of* that block
+  instead of as another failure.  Fixing the first failure shows whether it had a failure of its own;
+* after a block that **timed out** nothing more runs (``skipped``, "not run"): a hung block leaves
+  servers and files in an unknown state, and a second hang would only multiply the wait.
+
+The per-block ``timeout`` is a hang guard, not a budget: it is minutes, so a loaded machine never
+reaches it; Python blocks get it through ``SIGALRM``, shell blocks through the subprocess (their whole
+process group is killed, so a background child cannot keep the runner waiting on its pipe).
 """
 
 from __future__ import annotations
@@ -19,6 +37,7 @@ import io
 import ipaddress
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -70,20 +89,40 @@ def _cap(text: str) -> str:
     return text if len(text) <= MAX_DETAIL_CHARS else "…" + text[-MAX_DETAIL_CHARS:]
 
 
-def _run_python(code: str, namespace: dict[str, Any], index: int) -> tuple[bool, str]:
+class BlockTimedOut(BaseException):
+    """Raised into a Python block by the alarm; a BaseException so the block's own ``except
+    Exception`` cannot swallow it."""
+
+
+def _alarm(_signum: int, _frame: object) -> None:
+    raise BlockTimedOut
+
+
+def _run_python(code: str, namespace: dict[str, Any], index: int, timeout: float) -> tuple[str, str]:
+    """Run one Python block in the page's namespace; ``(status, detail)``, status ``passed``,
+    ``failed`` or ``timed_out``."""
     out = io.StringIO()
+    previous = signal.signal(signal.SIGALRM, _alarm)
     try:
         compiled = compile(code, f"<block {index}>", "exec")
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-            exec(compiled, namespace)
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+            try:
+                exec(compiled, namespace)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+    except BlockTimedOut:
+        return "timed_out", _cap(f"timed out after {timeout:.0f} s (a hang guard)\n{out.getvalue()}")
     except BaseException:
-        return False, _cap(out.getvalue() + traceback.format_exc())
-    return True, _cap(out.getvalue())
+        return "failed", _cap(out.getvalue() + traceback.format_exc())
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    return "passed", _cap(out.getvalue())
 
 
 def _run_shell(
     code: str, expect_exit: int, timeout: float, sandbox: list[str], state_dir: Path
-) -> tuple[bool, str]:
+) -> tuple[str, str]:
     """One shell block under ``bash -e -o pipefail``; its exported environment and cwd carry on."""
     env_file = state_dir / "env"
     cwd_file = state_dir / "cwd"
@@ -93,21 +132,25 @@ def _run_shell(
     env_file.unlink(missing_ok=True)
     cwd_file.unlink(missing_ok=True)
     script.write_text(f'{code}\n\nenv -0 > "{env_file}"\npwd > "{cwd_file}"\n', encoding="utf-8")
+    process = subprocess.Popen(
+        [*sandbox, "bash", "-e", "-o", "pipefail", str(script)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=dict(os.environ),
+        start_new_session=True,  # its own process group: a timeout kills the block's children too
+    )
     try:
-        done = subprocess.run(
-            [*sandbox, "bash", "-e", "-o", "pipefail", str(script)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            timeout=timeout,
-            env=dict(os.environ),
-            check=False,
-        )
+        stdout, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        return False, f"timed out after {timeout:.0f} s"
-    output = done.stdout.decode("utf-8", "replace")
-    if done.returncode != expect_exit:
-        return False, _cap(f"exit {done.returncode}, expected {expect_exit}\n{output}")
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        stdout, _ = process.communicate()
+        output = stdout.decode("utf-8", "replace")
+        return "timed_out", _cap(f"timed out after {timeout:.0f} s (a hang guard)\n{output}")
+    output = stdout.decode("utf-8", "replace")
+    if process.returncode != expect_exit:
+        return "failed", _cap(f"exit {process.returncode}, expected {expect_exit}\n{output}")
     if expect_exit == 0 and env_file.exists() and cwd_file.exists():
         exported = env_file.read_bytes().split(b"\0")
         os.environ.clear()
@@ -116,37 +159,62 @@ def _run_shell(
             if sep and name:
                 os.environb[name] = value
         os.chdir(cwd_file.read_text(encoding="utf-8").strip())
-    return True, _cap(output)
+    return "passed", _cap(output)
+
+
+def _run_block(
+    block: dict[str, Any], spec: dict[str, Any], namespace: dict[str, Any], state: Path
+) -> tuple[str, str]:
+    if block["kind"] == "file":
+        target = Path(block["file_name"])
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(block["code"], encoding="utf-8")
+        return "passed", f"written to {block['file_name']}"
+    if block["kind"] == "python":
+        return _run_python(block["code"], namespace, block["index"], spec["timeout"])
+    return _run_shell(block["code"], block["expect_exit"], spec["timeout"], spec["network_sandbox"], state)
+
+
+def _write_results(results_path: Path, results: list[dict[str, Any]]) -> None:
+    """Replace RESULTS atomically: a reader never sees half a JSON document."""
+    temp = results_path.with_name(results_path.name + ".tmp")
+    temp.write_text(json.dumps(results), encoding="utf-8")
+    os.replace(temp, results_path)
 
 
 def main(spec_path: str, results_path: str) -> int:
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
+    if spec.get("src"):
+        sys.path.insert(0, spec["src"])
     _guard_network()
     namespace: dict[str, Any] = {"__name__": "__main__"}
     results: list[dict[str, Any]] = []
-    failed_at: int | None = None
+    first_failure: int | None = None
+    timed_out: int | None = None
+    results_file = Path(results_path).resolve()  # blocks may change the working directory
     with tempfile.TemporaryDirectory(prefix="docs-shell-") as state:
         for block in spec["blocks"]:
             index = block["index"]
-            if failed_at is not None:
-                detail = f"block {failed_at} of this page failed first"
-                results.append({"index": index, "status": "not_reached", "detail": detail})
+            if timed_out is not None:
+                detail = f"not run: block {timed_out} of this page timed out first"
+                results.append({"index": index, "status": "skipped", "detail": detail})
                 continue
-            if block["kind"] == "file":
-                target = Path(block["file_name"])
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(block["code"], encoding="utf-8")
-                ok, detail = True, f"written to {block['file_name']}"
-            elif block["kind"] == "python":
-                ok, detail = _run_python(block["code"], namespace, index)
+            outcome, detail = _run_block(block, spec, namespace, Path(state))
+            if outcome == "passed":
+                status = "passed"
+            elif first_failure is None:
+                status, first_failure = "failed", index
             else:
-                ok, detail = _run_shell(
-                    block["code"], block["expect_exit"], spec["timeout"], spec["network_sandbox"], Path(state)
+                status = "skipped"
+                detail = (
+                    f"failed after block {first_failure} of this page failed, so possibly because of it "
+                    f"(not counted as another failure); its own output:\n{detail}"
                 )
-            results.append({"index": index, "status": "passed" if ok else "failed", "detail": detail})
-            if not ok:
-                failed_at = index
-    Path(results_path).write_text(json.dumps(results), encoding="utf-8")
+            if outcome == "timed_out":
+                timed_out = index
+            results.append({"index": index, "status": status, "detail": detail})
+            _write_results(results_file, results)
+    _write_results(results_file, results)
     return 0
 
 

@@ -69,7 +69,7 @@ def receiver(redis_server: RedisServer) -> Iterator[Receiver]:
     port = free_port()
     url = f"http://127.0.0.1:{port}/hooks/a2a"
     webhook = Webhook()
-    store = RedisReplayStore(redis_server.url, socket_timeout=0.5, connect_timeout=0.5)
+    store = RedisReplayStore(redis_server.url, socket_timeout=30, connect_timeout=30)
     guard = PushNotificationGuard(
         webhook,
         path="/hooks/a2a",
@@ -134,7 +134,7 @@ async def test_a2a_sdk_sender_signed_by_mudrika_reaches_the_webhook_once(receive
     assert request is not None
     assert PUSH_SIGNATURE_HEADER in request.headers
     assert request.headers[NOTIFICATION_TOKEN_HEADER] == TOKEN
-    async with httpx.AsyncClient(timeout=5) as http:
+    async with httpx.AsyncClient(timeout=60) as http:
         replay = await http.post(receiver.url, content=request.content, headers=dict(request.headers))
     assert replay.status_code == 401
     assert len(receiver.webhook.received) == before + 1

@@ -160,7 +160,7 @@ async def http_for() -> AsyncIterator[Callable[[str | None], httpx.AsyncClient]]
 
     def make(did: str | None) -> httpx.AsyncClient:
         headers = {"X-Test-Caller-Did": did} if did else {}
-        client = httpx.AsyncClient(headers=headers, timeout=10)
+        client = httpx.AsyncClient(headers=headers, timeout=60)
         clients.append(client)
         return client
 

@@ -81,7 +81,7 @@ async def present_all(urls: list[str], requests: list[dict[str, str]]) -> list[t
 
 @pytest.mark.anyio
 async def test_replicas_are_separate_processes(replicas: list[str]) -> None:
-    async with httpx.AsyncClient(timeout=10) as client:
+    async with httpx.AsyncClient(timeout=60) as client:
         pids = {(await client.get(f"{url}/health")).text for url in replicas}
     assert len(pids) == 2
 

@@ -175,7 +175,7 @@ class _LateApp:
 async def http(keycloak_idp: KeycloakIdp) -> AsyncIterator[httpx.AsyncClient]:
     """A client whose token names tenant ``acme`` (Keycloak organisations claim)."""
     token = keycloak_idp.mint(client_id="agent-gateway", organization={"acme": {"id": "1"}})
-    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=10) as client:
+    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as client:
         yield client
 
 
@@ -278,7 +278,7 @@ async def test_denied_cancel_is_permission_denied(
 async def test_no_token_is_authentication_required_never_version_not_supported(
     served: Served, binding: str
 ) -> None:
-    async with httpx.AsyncClient(timeout=10) as bare:
+    async with httpx.AsyncClient(timeout=60) as bare:
         with pytest.raises(A2AClientError) as info:
             async for _ in _client(bare, served, binding).send_message(_message("anonymous")):
                 pass
@@ -301,7 +301,7 @@ async def test_no_token_is_authentication_required_never_version_not_supported(
 @pytest.mark.anyio
 async def test_token_for_another_audience_is_invalid_token(served: Served, keycloak_idp: KeycloakIdp) -> None:
     token = keycloak_idp.client_credentials_token("payments-agent")
-    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=10) as other:
+    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as other:
         with pytest.raises(A2AClientError) as info:
             async for _ in _client(other, served, "JSONRPC").send_message(_message("wrong audience")):
                 pass
@@ -316,7 +316,7 @@ async def test_json_rpc_03_caller_gets_the_bindu_codes(served: Served) -> None:
     # No A2A-Version header: A2A 1.0 §3.6.2 says 0.3, and 0.3 clients get the seed's codes.  No
     # credentials is refused before the body is read, so the id is null (it was never seen).
     call = {"jsonrpc": "2.0", "method": "message/send", "params": {}, "id": "r1"}
-    async with httpx.AsyncClient(timeout=10) as bare:
+    async with httpx.AsyncClient(timeout=60) as bare:
         response = await bare.post(served.url, json=call)
     assert response.status_code == 401
     assert response.json() == {

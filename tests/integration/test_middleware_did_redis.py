@@ -154,7 +154,7 @@ def _signed(deployment: Deployment, *, origin: str = PUBLIC_ORIGIN) -> httpx.Req
 
 
 def _send(request: httpx.Request) -> httpx.Response:
-    with httpx.Client(timeout=10) as client:
+    with httpx.Client(timeout=60) as client:
         return client.send(request)
 
 

@@ -48,7 +48,7 @@ async def _race(urls: list[str], jti: str) -> collections.Counter[int]:
 
 @pytest.mark.anyio
 async def test_replicas_are_separate_processes(replicas: list[str]) -> None:
-    async with httpx.AsyncClient(timeout=10) as client:
+    async with httpx.AsyncClient(timeout=60) as client:
         pids = {(await client.get(f"{url}/health")).text for url in replicas}
     assert len(pids) == 2
 
@@ -63,7 +63,7 @@ async def test_same_jti_across_two_processes_accepted_once(replicas: list[str]) 
 async def test_race_is_per_key(replicas: list[str]) -> None:
     """A key already used does not affect a second key's race, and stays used on every replica."""
     used, fresh = f"used-{uuid.uuid4().hex}", f"fresh-{uuid.uuid4().hex}"
-    async with httpx.AsyncClient(timeout=10) as client:
+    async with httpx.AsyncClient(timeout=60) as client:
         first = await client.post(f"{replicas[0]}/present", json={"jti": used})
         assert first.status_code == 200
         statuses = await _race(replicas, fresh)

@@ -77,10 +77,17 @@ def test_past_expiry_is_held_for_min_retention(
         store.close()
 
 
-def test_expiry_re_allows(store: RedisReplayStore) -> None:
-    assert store.claim("short", time.time() + 0.2)
-    assert not store.claim("short", time.time() + 0.2)
-    time.sleep(0.35)
+def test_expiry_re_allows(store: RedisReplayStore, raw: redis.Redis, namespace: str) -> None:
+    # Held by a Redis TTL taken from expires_at; once Redis expires the key the claim is free again.
+    # Why Redis is told to expire it now instead of the test sleeping past a short expiry: with a
+    # 0.2 s hold the duplicate check below raced the clock on a loaded machine.
+    assert store.claim("short", time.time() + 60)
+    assert not store.claim("short", time.time() + 60)
+    assert 0 < raw.pttl(namespace + "short") <= 60_000
+    raw.pexpire(namespace + "short", 1)
+    deadline = time.monotonic() + 60  # a hang guard: Redis drops the key within milliseconds
+    while raw.exists(namespace + "short") and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert store.claim("short", time.time() + 60)
 
 
@@ -125,8 +132,8 @@ async def test_async_gather_exactly_one_wins(astore: RedisReplayStore) -> None:
 
 @pytest.mark.anyio
 async def test_caller_supplied_clients(redis_server: RedisServer, namespace: str) -> None:
-    sync_client = redis.Redis.from_url(redis_server.url, socket_timeout=1)
-    async_client = redis.asyncio.Redis.from_url(redis_server.url, socket_timeout=1)
+    sync_client = redis.Redis.from_url(redis_server.url, socket_timeout=30)
+    async_client = redis.asyncio.Redis.from_url(redis_server.url, socket_timeout=30)
     try:
         with_async = RedisReplayStore(client=sync_client, async_client=async_client, namespace=namespace)
         sync_only = RedisReplayStore(client=sync_client, namespace=namespace)
@@ -146,7 +153,9 @@ async def test_caller_supplied_clients(redis_server: RedisServer, namespace: str
 
 
 def test_stop_redis_mid_test_fails_closed_then_recovers(redis_server: RedisServer, namespace: str) -> None:
-    store = RedisReplayStore(redis_server.url, namespace=namespace, socket_timeout=0.5, connect_timeout=0.5)
+    # Generous socket timeouts: a stopped server refuses connections at once, so they cost nothing
+    # here, and they keep a starved but running Redis from being taken for a dead one.
+    store = RedisReplayStore(redis_server.url, namespace=namespace, socket_timeout=30, connect_timeout=30)
     try:
         exp = time.time() + 60
         assert store.claim("before-1", exp)
@@ -173,7 +182,7 @@ def test_stop_redis_mid_test_fails_closed_then_recovers(redis_server: RedisServe
 
 @pytest.mark.anyio
 async def test_stop_redis_mid_test_fails_closed_async(redis_server: RedisServer, namespace: str) -> None:
-    store = RedisReplayStore(redis_server.url, namespace=namespace, socket_timeout=0.5, connect_timeout=0.5)
+    store = RedisReplayStore(redis_server.url, namespace=namespace, socket_timeout=30, connect_timeout=30)
     try:
         exp = time.time() + 60
         assert await store.aclaim("before", exp)

@@ -61,7 +61,7 @@ def _form_cluster(nodes: list[RedisServer]) -> None:
     for client in clients[1:]:
         first = nodes[0].port
         client.execute_command("CLUSTER", "MEET", "127.0.0.1", first, BUS_PORTS[first])  # type: ignore[no-untyped-call]
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         infos = [client.execute_command("CLUSTER", "INFO") for client in clients]  # type: ignore[no-untyped-call]
         texts = [info.decode() if isinstance(info, bytes) else str(info) for info in infos]
@@ -175,12 +175,12 @@ def test_a_node_down_fails_closed(replicas: list[str], agent: KeyPair, cluster: 
     cluster[2].stop()
     try:
         statuses = [
-            httpx.post(replicas[1] + "/", content=body, headers=headers, timeout=30).status_code
+            httpx.post(replicas[1] + "/", content=body, headers=headers, timeout=120).status_code
             for body, headers in accepted
         ]
         fresh_body, fresh_headers, _ = _request(agent)
         fresh = [
-            httpx.post(base + "/", content=fresh_body, headers=fresh_headers, timeout=30).status_code
+            httpx.post(base + "/", content=fresh_body, headers=fresh_headers, timeout=120).status_code
             for base in replicas
         ]
     finally:

@@ -27,7 +27,7 @@ def test_csr_verifies_with_openssl_and_carries_the_did(key_type: KeyType, tmp_pa
         capture_output=True,
         text=True,
         check=False,
-        timeout=30,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     assert "verify OK" in (result.stdout + result.stderr)
@@ -55,7 +55,7 @@ def test_self_signed_certificate_verifies_with_openssl(key_type: KeyType, tmp_pa
         capture_output=True,
         text=True,
         check=False,
-        timeout=30,
+        timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     fingerprint = subprocess.run(
@@ -63,7 +63,7 @@ def test_self_signed_certificate_verifies_with_openssl(key_type: KeyType, tmp_pa
         capture_output=True,
         text=True,
         check=True,
-        timeout=30,
+        timeout=300,
     ).stdout
     openssl_hex = fingerprint.split("=", 1)[1].strip().replace(":", "").lower()
     assert fingerprint_sha256(cert) == f"SHA256:{openssl_hex}"

@@ -8,11 +8,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from mudrika.crypto._b64 import b64url_decode
 from mudrika.crypto.keys import KeyPair, KeyType, PublicKey
 from mudrika.crypto.keystore import load_private_key, write_private_key
 from mudrika.errors import MudrikaError
+from tests._support.json_tamper import flip_char
 
 PASSWORD = b"leak-test-password"
 
@@ -45,7 +47,7 @@ def test_private_material_absent_from_reprs_logs_and_errors(
     failing_calls: list[Callable[[], object]] = [
         lambda: load_private_key(target, b"wrong-password"),
         lambda: PublicKey.from_jwk(pair.private_jwk()),
-        lambda: KeyPair.from_jwk({**pair.private_jwk(), "d": pair.private_jwk()["d"][:-2] + "AA"}),
+        lambda: KeyPair.from_jwk({**pair.private_jwk(), "d": flip_char(pair.private_jwk()["d"])}),
         lambda: KeyPair.from_pem(pair.private_pem_unencrypted()[:-40], None),
         lambda: pair.sign(b"x", "HS256"),
     ]
@@ -59,5 +61,22 @@ def test_private_material_absent_from_reprs_logs_and_errors(
 
     texts += [record.getMessage() for record in caplog.records]
     blob = "\n".join(texts)
+    for secret in _secrets_of(pair):
+        assert secret not in blob
+
+
+def test_a_tampered_d_is_refused_even_when_d_ends_in_the_old_constant() -> None:
+    """Regression: the tamper above once replaced d's last two characters with "AA", a no-op for the
+    1 key in 1024 whose d already ends so (6 bits of one character, the 4 used bits of the last);
+    from_jwk then succeeded and the test failed at random.  A scalar ending in two zero bytes spells
+    d ending in "AAA", and the tamper must still change it."""
+    pair = KeyPair(
+        ec.derive_private_key(0x1D2C3B4A5968778695A4B3C2D1E0F00112233445566778899AABBCC0000, ec.SECP256K1())
+    )
+    d = pair.private_jwk()["d"]
+    assert d[:-2] + "AA" == d  # the old tamper would have changed nothing
+    with pytest.raises(MudrikaError) as info:
+        KeyPair.from_jwk({**pair.private_jwk(), "d": flip_char(d)})
+    blob = "\n".join([str(info.value), repr(info.value), repr(info.value.fields)])
     for secret in _secrets_of(pair):
         assert secret not in blob

@@ -72,7 +72,7 @@ def server() -> Iterator[str]:
 def _attack(server: str, keyid: str) -> httpx.Response:
     signer = HttpMessageSigner(KeyPair.generate("ed25519"), keyid)
     headers = sign_request(signer, "POST", ORIGIN + "/", BODY)
-    return httpx.post(server + "/", content=BODY, headers=headers, timeout=30)
+    return httpx.post(server + "/", content=BODY, headers=headers, timeout=60)
 
 
 SPELLINGS = [

@@ -29,14 +29,14 @@ def _reference_base58_decode(text: str) -> bytes:
     return b"\0" * leading + body
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=300))
 def test_base58btc_round_trips(data: bytes) -> None:
     encoded = base58btc_encode(data)
     assert base58btc_decode(encoded) == data == _reference_base58_decode(encoded)
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=_BITCOIN_ALPHABET, max_size=120))
 def test_base58btc_decodes_every_alphabet_string_like_the_reference(text: str) -> None:
     assert base58btc_decode(text) == _reference_base58_decode(text)
@@ -64,7 +64,7 @@ def test_base58btc_refuses_values_over_the_cap_before_decoding() -> None:
     assert info.value.code == "too_large"
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=200))
 def test_b64url_round_trips_and_matches_the_standard_library(data: bytes) -> None:
     encoded = b64url_encode(data)

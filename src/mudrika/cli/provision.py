@@ -1,13 +1,15 @@
 """``mudrika provision``: give an agent its key, DID, DID document, CSR and AgentIdentity JSON.
 
 The identity modules are imported inside the command, so that ``mudrika provision --help`` starts
-without them.
+without them.  Every option is checked (``check_request``) before the password is read, so a usage
+error costs neither a prompt nor a file; what the run did — key created or reused, each file written,
+and with ``--force`` the identity it replaced — is said on stderr and, with ``--json``, on stdout.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,11 +19,15 @@ from mudrika.cli._common import (
     dns_names_option,
     emit_json,
     err,
+    force_option,
     json_option,
     key_directory_option,
     password_options,
     read_password,
 )
+
+if TYPE_CHECKING:
+    from mudrika.identity.provision import ProvisionResult
 
 __all__ = ["provision_command"]
 
@@ -29,7 +35,7 @@ __all__ = ["provision_command"]
 @click.command("provision")
 @click.option("--name", required=True, help="The agent's name (≤ 64 characters): the CSR's common name.")
 @key_directory_option("Directory for the agent's files; created with mode 0700.")
-@key_type_options("Key type of a NEW key (an existing key is always reused).")
+@key_type_options("Key type of a NEW key (an existing key of another type is refused unless --force).")
 @did_method_option(
     "DID method: key/jwk (self-contained), web (served over HTTPS), bindu (self-certifying, needs --author)."
 )
@@ -40,7 +46,13 @@ __all__ = ["provision_command"]
 @click.option("--endpoint", help="The agent's A2A endpoint (https://…), listed as a DID document service.")
 @click.option("--agentdns-url", help="The agent's AgentDNS URL (https://…), recorded in the AgentIdentity.")
 @dns_names_option("DNS name for the CSR's subjectAltName (repeatable).")
-@json_option("the AgentIdentity")
+@force_option(
+    "an existing agent whose identity these options would change (key type, DID method, did:web "
+    "host/port/path, did:bindu author/name): its key and files are replaced, its old did:web document removed"
+)
+@json_option(
+    help_text="Print one JSON document on stdout: did, key (created/reused), files, written, replaced, identity."
+)
 @password_options
 def provision_command(
     name: str,
@@ -55,26 +67,25 @@ def provision_command(
     endpoint: str | None,
     agentdns_url: str | None,
     dns_names: tuple[str, ...],
+    force: bool,
     as_json: bool,
     password_env: str | None,
     password_file: Path | None,
 ) -> None:
     """Create (or reuse) the agent's encrypted key and write did.json, agent.csr and identity.json.
 
-    Re-running is safe: an existing private.pem is unlocked and reused, never replaced, so the DID stays
-    the same; only the files derived from the key are rewritten.
+    Re-running with the same options is safe: an existing private.pem is unlocked and reused, never
+    replaced, and the DID stays the same; only the files derived from the key are rewritten.  Options
+    that would change the identity (another key type, DID method, did:web host/port/path, did:bindu
+    author/name) are refused (exit 1) unless --force, which replaces the old identity and says so.
     """
-    from mudrika.crypto.keys import KeyType
-    from mudrika.identity.provision import DidMethod, provision
+    from mudrika.identity.provision import check_request, provision_agent
 
-    password = read_password(password_env, password_file, confirm=not (out_dir / "private.pem").exists())
-    result = provision(
+    request = check_request(
         name=name,
-        out_dir=out_dir,
-        password=password,
-        key_type=KeyType(key_type),
+        key_type=key_type,
         rsa_bits=int(rsa_bits),
-        method=cast(DidMethod, method),
+        method=method,
         author=author,
         web_host=host,
         web_path=web_path,
@@ -83,9 +94,23 @@ def provision_command(
         agentdns_url=agentdns_url,
         dns_names=dns_names,
     )
-    verb = "created a new" if result.key_created else "reused the existing"
-    err(f"{verb} {key_type} key; DID {result.identity.did}")
-    for label, path in result.files.items():
-        err(f"  {label:13} {path}")
+    password = read_password(password_env, password_file, confirm=not (out_dir / "private.pem").exists())
+    result = provision_agent(request, out_dir=out_dir, password=password, force=force)
+    _report(result)
     if as_json:
-        emit_json(result.identity.to_json())
+        emit_json(result.to_json())
+
+
+def _report(result: ProvisionResult) -> None:
+    """The human account on stderr: the key, the DID, what was replaced and removed, every file written."""
+    verb = "created a new" if result.key_created else "reused the existing"
+    err(f"{verb} {result.key_type.value} key; DID {result.identity.did}")
+    replaced = result.replaced
+    if replaced is not None:
+        what = "; ".join(str(difference) for difference in replaced.differences)
+        err(f"replaced {replaced.did or 'the existing key'} ({what})")
+        for path in replaced.removed:
+            err(f"  removed       {path}")
+    err("wrote:")
+    for path in result.written:
+        err(f"  {path}")

@@ -36,7 +36,7 @@ def create_app() -> A2AAuthMiddleware:
         ClusterNode(host, int(port))  # type: ignore[no-untyped-call]
         for host, port in (n.split(":") for n in os.environ[ENV_NODES].split(","))
     ]
-    client = RedisCluster(startup_nodes=nodes, socket_timeout=1.0, socket_connect_timeout=1.0)
+    client = RedisCluster(startup_nodes=nodes, socket_timeout=30.0, socket_connect_timeout=30.0)
     store = RedisReplayStore(client=client, namespace="cluster-test:")
     verifier = HttpSignatureVerifier(
         keys=ResolverKeyLookup(DIDResolver()),

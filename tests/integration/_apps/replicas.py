@@ -36,7 +36,7 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: f
 
 @contextmanager
 def serve_replicas(
-    factory: str, *, env: Mapping[str, str], logdir: Path, count: int = 2, timeout: float = 30.0
+    factory: str, *, env: Mapping[str, str], logdir: Path, count: int = 2, timeout: float = 120.0
 ) -> Iterator[list[str]]:
     """Start ``count`` uvicorn processes serving ``factory`` ("module:function"); yield their base URLs.
 
