@@ -74,6 +74,21 @@ def test_fetches_are_limited_per_did_and_per_host() -> None:
     assert len(driver.calls) == 4
 
 
+def test_the_per_host_limit_ignores_the_case_of_the_host() -> None:
+    # DNS names are case-insensitive: VICTIM.example is the same server, so the same budget.
+    clock = Clock(100.0)
+    driver = Unreachable()
+    resolver = DIDResolver([driver], negative_ttl=0, max_fetches_per_host=2, rate_window=60, clock=clock)
+    spellings = ("did:web:victim.example", "did:web:VICTIM.example", "did:web:Victim.Example")
+    reasons = []
+    for did in spellings:
+        with pytest.raises(ResolutionError) as info:
+            resolver.resolve(did)
+        reasons.append(info.value.fields["reason"])
+    assert reasons == ["transport", "transport", "rate_limited"]
+    assert driver.calls == list(spellings[:2])
+
+
 def test_egress_refusals_are_cached_too() -> None:
     resolver = DIDResolver(egress=EgressPolicy())
     for _ in range(3):

@@ -323,7 +323,8 @@ class DIDResolver:
                 exc = remembered[0]
                 raise type(exc)(exc.message, code=exc.code, **{**exc.fields, "cached": True})
             self._negative.pop(text, None)
-        host = f"{did.method}:{did.method_specific_id.split(':', 1)[0]}"
+        # Lower-cased: DNS names are case-insensitive, so EXAMPLE.com must share example.com's budget.
+        host = f"{did.method}:{did.method_specific_id.split(':', 1)[0].lower()}"
         if not self._per_did.allow(text, now) or not self._per_host.allow(host, now):
             _log.warning("DID resolution rate-limited for %s", log_value(text, limit=128))
             raise ResolutionError("DID resolution rate-limited", code="internalError", reason="rate_limited")
