@@ -230,6 +230,16 @@ def test_inactive_token_is_invalid(realm: LocalRealm, jwks: JwksCache, clock: Cl
     assert info.value.code == "inactive"
 
 
+def test_introspection_answer_with_a_null_expiry_is_refused(
+    realm: LocalRealm, jwks: JwksCache, clock: Clock
+) -> None:
+    answer = {**_introspection(realm), "exp": None}
+    verifier = _verifier(realm, jwks, clock, introspector=FakeIntrospector(answer))
+    with pytest.raises(InvalidToken) as info:
+        verifier.verify("opaque-token")
+    assert info.value.code == "malformed_claim"
+
+
 @pytest.mark.parametrize(
     ("overrides", "error", "code"),
     [
