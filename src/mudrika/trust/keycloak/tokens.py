@@ -80,6 +80,7 @@ from mudrika.trust.jsonrpc import (
     TokenExpired,
 )
 from mudrika.trust.keycloak.jwks import KeySource
+from mudrika.trust.models import name_refusal
 from mudrika.trust.policy import Principal
 
 __all__ = [
@@ -280,8 +281,18 @@ class AccessTokenVerifier:
             if isinstance(azp_allowlist, str):
                 raise InvalidInput("azp_allowlist must be a collection of client ids", code="bad_config")
             self.azp_allowlist = frozenset(azp_allowlist)
-            if not self.azp_allowlist or not all(isinstance(a, str) and a for a in self.azp_allowlist):
+            if not self.azp_allowlist:
                 raise InvalidInput("azp_allowlist must name at least one client", code="bad_config")
+            for entry in sorted(self.azp_allowlist, key=repr):
+                # An empty entry would admit a token whose azp is "" (or absent client_id read as "").
+                reason = name_refusal(entry)
+                if reason is not None:
+                    raise InvalidInput(
+                        f"azp_allowlist entry {str(entry)[:64]!r} is not a client id ({reason})",
+                        code="bad_config",
+                        option="azp_allowlist",
+                        reason=reason,
+                    )
         if not 0 <= leeway <= MAX_LEEWAY:
             raise InvalidInput(f"leeway must be between 0 and {MAX_LEEWAY:.0f} s", code="bad_leeway")
         self.algorithms = frozenset(algorithms)
