@@ -31,7 +31,7 @@ from _timing import Spread, fmt, measure, measure_async, ratio, verdict  # noqa:
 from mudrika.crypto.keys import KeyPair, KeyType  # noqa: E402
 from mudrika.identity.methods import key as did_key  # noqa: E402
 from mudrika.identity.provision import provision  # noqa: E402
-from mudrika.identity.resolver import DIDResolver  # noqa: E402
+from mudrika.identity.resolver import DidkitDriver, DIDResolver  # noqa: E402
 
 REPETITIONS = 7
 
@@ -59,7 +59,7 @@ def resolution_table() -> None:
     print("|---|---:|---:|---:|---|---|")
     for kind, goal, label in (("ed25519", 3.0, "Ed25519"), ("p256", 2.0, "P-256")):
         did = did_key.create(KeyPair.generate(kind).public_key)
-        uncached = DIDResolver(use_didkit=False, cache_size=0)
+        uncached = DIDResolver(cache_size=0)
 
         async def ours(resolver: DIDResolver = uncached, name: str = did) -> object:
             return await resolver.aresolve(name)
@@ -92,8 +92,8 @@ def resolution_table() -> None:
                 f"{fmt(sync['with agreement'])} | {fmt(spread['didkit'])} | "
                 f"{spread['didkit'].median / sync['with agreement'].median:.2f} (medians) | (informative) | |"
             )
-        ours_cached = DIDResolver(use_didkit=False)
-        didkit_cached = DIDResolver([], use_didkit=True)
+        ours_cached = DIDResolver()
+        didkit_cached = DIDResolver([DidkitDriver({"key"})])
         ours_cached.resolve(did)
         didkit_cached.resolve(did)
         cached = measure(
@@ -114,7 +114,7 @@ def resolution_table() -> None:
 
 
 def cache_rate() -> None:
-    resolver = DIDResolver(use_didkit=False)
+    resolver = DIDResolver()
     did = did_key.create(KeyPair.generate("ed25519").public_key)
     resolver.resolve(did)
     per_call = measure({"hit": lambda: resolver.resolve(did)}, repetitions=REPETITIONS, number=500_000)["hit"]

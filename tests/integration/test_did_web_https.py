@@ -180,7 +180,7 @@ def test_resolves_well_known_and_path_documents(server: Server) -> None:
     alice = f"{server.did}:user:alice"
     server.routes["/.well-known/did.json"] = _json(_document(server.did, public))
     server.routes["/user/alice/did.json"] = _json(_document(alice, public))
-    resolver = DIDResolver([_driver(server)], use_didkit=False)
+    resolver = DIDResolver([_driver(server)])
     assert resolver.resolve_key(f"{server.did}#key-1", "authentication") == public
     assert resolver.resolve_key(f"{alice}#key-1", "assertionMethod") == public
     assert resolver.resolve(server.did).resolution_metadata["driver"] == "web"
@@ -191,7 +191,7 @@ def test_resolves_well_known_and_path_documents(server: Server) -> None:
 async def test_async_resolution(server: Server) -> None:
     public = KeyPair.generate("p256").public_key
     server.routes["/.well-known/did.json"] = _json(_document(server.did, public))
-    resolver = DIDResolver([_driver(server)], use_didkit=False)
+    resolver = DIDResolver([_driver(server)])
     assert await resolver.aresolve_key(f"{server.did}#key-1", "authentication") == public
 
 

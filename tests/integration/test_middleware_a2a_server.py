@@ -343,3 +343,105 @@ async def test_mixed_batch_forwards_only_allowed_calls(served: Served, http: htt
     app_answer = [item for item in answers if item.get("id") is None]
     assert app_answer[0]["error"]["code"] == -32600
     assert served.agent.seen == before
+
+
+# --- the route table is the wrapped server's: /v1/... is tenant "v1" unless 0.3 compat is served ------
+
+
+@dataclass
+class Compat:
+    url: str
+    agent: EchoAgent
+    v03: bool
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["sdk-default-routes", "v0_3-compat-routes"])
+def compat_served(request: pytest.FixtureRequest, keycloak_idp: KeycloakIdp) -> Iterator[Compat]:
+    """The real a2a-sdk REST app as ``create_rest_routes`` builds it by default (no 0.3 routes: the
+    red team's setting) and with ``enable_v0_3_compat=True``; the middleware is NOT told which."""
+    v03: bool = request.param
+    agent = EchoAgent()
+    jwks = JwksCache(jwks_uri=keycloak_idp.jwks_uri, algorithms={"RS256"})
+    verifier = AccessTokenVerifier(
+        issuer=keycloak_idp.issuer, audience="agent-api", azp_allowlist=None, jwks=jwks
+    )
+
+    def build(url: str) -> Starlette:
+        card = _card(url)
+        handler = DefaultRequestHandler(agent_executor=agent, task_store=InMemoryTaskStore(), agent_card=card)
+        routes = [
+            *create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=v03),
+            *create_rest_routes(handler, enable_v0_3_compat=v03),
+        ]
+        gate = Middleware(
+            A2AAuthMiddleware,
+            authenticators=[BearerAuthenticator(verifier)],
+            policy=_tenant_policy(),
+            realm="mudrika",
+        )
+        return Starlette(routes=routes, middleware=[gate])
+
+    app = _LateApp(build)
+    try:
+        with serve_asgi(app) as base:
+            app.bind(base + "/")
+            yield Compat(url=base, agent=agent, v03=v03)
+    finally:
+        jwks.close()
+
+
+def _rest_send_body(v03: bool) -> dict[str, Any]:
+    message_id = str(uuid.uuid4())
+    # A2A 0.3's HTTP+JSON message carries its parts as "content" (the 0.3 proto); 1.0 renamed it.
+    parts_field = "content" if v03 else "parts"
+    return {"message": {"messageId": message_id, "role": "ROLE_USER", parts_field: [{"text": "hi"}]}}
+
+
+#: Every 0.3 route a caller can aim at "/v1/...", as (HTTP method, path, operation).
+V1_REQUESTS = [
+    ("POST", "/v1/message:send", "message/send"),
+    ("GET", "/v1/tasks/t-1", "tasks/get"),
+    ("POST", "/v1/tasks/t-1:cancel", "tasks/cancel"),
+    ("GET", "/v1/tasks/t-1/pushNotificationConfigs", "tasks/pushNotificationConfig/list"),
+]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("verb", "path", "operation"), V1_REQUESTS, ids=[r[1] for r in V1_REQUESTS])
+async def test_an_acme_caller_never_gets_the_agent_run_in_tenant_v1(
+    compat_served: Compat, http: httpx.AsyncClient, verb: str, path: str, operation: str
+) -> None:
+    before = len(compat_served.agent.seen)
+    body = _rest_send_body(compat_served.v03) if operation == "message/send" else None
+    response = await http.request(
+        verb,
+        compat_served.url + path,
+        json=body,
+        # a2a-sdk's /v1 routes answer only 0.3 callers; a 1.0 caller gets the a2a error profile, whose
+        # refusals name their reason.
+        headers={"A2A-Version": "0.3" if compat_served.v03 else "1.0"},
+    )
+    seen = compat_served.agent.seen[before:]
+    assert all(call.tenant != "v1" for call in seen)
+    if compat_served.v03:
+        # The 0.3 route: no tenant, so the decision is the operation's own (cancel needs an admin and
+        # push configs are not in the policy: both 403) and the agent runs untenanted for send.
+        if operation == "message/send":
+            assert response.status_code == 200, response.text
+            assert [call.tenant for call in seen] == [""]
+    else:
+        # Starlette's /{tenant} mount: tenant "v1", which the acme-only caller does not belong to.
+        assert response.status_code == 403, response.text
+        details = response.json()["error"]["details"]
+        assert _reason(details)[0] == "WRONG_TENANT"
+        assert seen == []
+
+
+@pytest.mark.anyio
+async def test_the_acme_route_still_runs_in_acme(compat_served: Compat, http: httpx.AsyncClient) -> None:
+    before = len(compat_served.agent.seen)
+    response = await http.post(
+        compat_served.url + "/acme/message:send", json=_rest_send_body(False), headers={"A2A-Version": "1.0"}
+    )
+    assert response.status_code == 200, response.text
+    assert [call.tenant for call in compat_served.agent.seen[before:]] == ["acme"]

@@ -7,14 +7,15 @@ token that expired exactly 30 s ago is refused with leeway 30 (and 29 s ago is a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import anyio
 import pytest
 from cryptography.hazmat.primitives import serialization
 
 from mudrika.crypto.keys import KeyPair
-from mudrika.trust.jsonrpc import code_for
+from mudrika.trust.jsonrpc import A2AAuthError, InvalidSignature, InvalidToken, TokenExpired, code_for
 from mudrika.trust.keycloak.tokens import AccessTokenVerifier
 from tests._support.tokenfactory import Clock, LocalRealm, compact, hs256_with, realm_jwks
 
@@ -157,3 +158,71 @@ def test_role_names_with_a_slash_are_refused(
     verifier: AccessTokenVerifier, realm: LocalRealm, claims: Any
 ) -> None:
     assert _code(verifier, realm.token(**claims)) == INVALID_TOKEN
+
+
+# --- the public API, sync and async, on forged and expired tokens -----------------------------------
+# A red-team mutant turned the `raise` after logging a rejection into `pass`, and `a_verify` returned
+# None for a forged token: the middleware happened to fail closed, any other caller did not.  Every
+# attack below goes through every public entry point, and each must raise for its own reason.
+
+
+def _attacker_signed(realm: LocalRealm, now: int) -> str:
+    return realm.token(key=KeyPair.generate("rsa"))
+
+
+ATTACKS: dict[str, tuple[Callable[[LocalRealm, int], str], type[A2AAuthError], str]] = {
+    "forged signature, same kid": (_attacker_signed, InvalidSignature, "bad_signature"),
+    "expired by 120 s": (
+        lambda realm, now: realm.token(exp=now - 120, iat=now - 420),
+        TokenExpired,
+        "expired",
+    ),
+    "exactly at exp + leeway": (
+        lambda realm, now: realm.token(exp=now - 30, iat=now - 330),
+        TokenExpired,
+        "expired",
+    ),
+    "not yet valid": (lambda realm, now: realm.token(nbf=now + 120), InvalidToken, "not_yet_valid"),
+    "alg none": (
+        lambda realm, now: compact(_header(realm, alg="none"), realm.claims(), None, "none"),
+        InvalidToken,
+        "alg_not_allowed",
+    ),
+    # "exp": null passed "exp is required" (the name is there) and then never expired.
+    "exp null": (
+        lambda realm, now: compact(
+            _header(realm), {**realm.claims(), "exp": None}, realm.keys[realm.signing_kid], "RS256"
+        ),
+        InvalidToken,
+        "malformed_claim",
+    ),
+    "ID token": (lambda realm, now: realm.token(typ="ID"), InvalidToken, "wrong_typ"),
+    "other audience": (lambda realm, now: realm.token(aud=["payments-api"]), InvalidToken, "wrong_aud"),
+}
+
+
+def _sync(verifier: AccessTokenVerifier, token: str) -> object:
+    return verifier.verify(token)
+
+
+def _async(verifier: AccessTokenVerifier, token: str) -> object:
+    async def call() -> object:
+        return await verifier.a_verify(token)
+
+    return anyio.run(call)
+
+
+ENTRY_POINTS = {"verify": _sync, "a_verify": _async}
+
+
+@pytest.mark.parametrize("entry", sorted(ENTRY_POINTS))
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_every_public_entry_point_raises_for_the_attack_s_own_reason(
+    verifier: AccessTokenVerifier, realm: LocalRealm, clock: Clock, attack: str, entry: str
+) -> None:
+    build, error, code = ATTACKS[attack]
+    token = build(realm, int(clock()))
+    with pytest.raises(error) as info:
+        ENTRY_POINTS[entry](verifier, token)
+    assert info.value.code == code
+    assert verifier.cache_len == 0

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import httpx
 import pytest
 
 from mudrika.trust.a2a.methods import (
     A2A_V03_METHODS,
     A2A_V10_METHODS,
     OPERATIONS,
-    REST_ROUTES,
     operation_for_method,
     operation_for_route,
+    rest_routes,
+    route_for,
 )
 
 
@@ -71,16 +75,31 @@ def test_unknown_or_case_variants_are_unknown(method: str) -> None:
         ("GET", "/tasks/t1/pushNotificationConfigs", "tasks/pushNotificationConfig/list"),
         ("GET", "/tasks", "tasks/list"),
         ("GET", "/extendedAgentCard", "agent/getAuthenticatedExtendedCard"),
-        ("POST", "/v1/message:send", "message/send"),
-        ("GET", "/v1/tasks/t1", "tasks/get"),
-        ("POST", "/v1/tasks/t1:cancel", "tasks/cancel"),
-        ("GET", "/v1/card", "agent/getAuthenticatedExtendedCard"),
         ("POST", "/acme/message:send", "message/send"),  # the /{tenant} mount
         ("GET", "/acme/tasks/t1", "tasks/get"),
     ],
 )
-def test_rest_routes(verb: str, path: str, operation: str) -> None:
-    assert operation_for_route(verb, path) == operation
+@pytest.mark.parametrize("v03", [False, True])
+def test_rest_routes(verb: str, path: str, operation: str, v03: bool) -> None:
+    assert operation_for_route(verb, path, v03_compat=v03) == operation
+
+
+@pytest.mark.parametrize(
+    ("verb", "path", "operation"),
+    [
+        ("POST", "/v1/message:send", "message/send"),
+        ("GET", "/v1/tasks/t1", "tasks/get"),
+        ("POST", "/v1/tasks/t1:cancel", "tasks/cancel"),
+        ("GET", "/v1/card", "agent/getAuthenticatedExtendedCard"),
+    ],
+)
+def test_v1_paths_are_the_03_routes_only_when_the_server_serves_them(
+    verb: str, path: str, operation: str
+) -> None:
+    # With compat the 0.3 route (no tenant); without it Starlette's /{tenant} mount, tenant "v1".
+    assert route_for(verb, path, v03_compat=True) == (operation, None)
+    assert route_for(verb, path, v03_compat=False) in (None, (operation, "v1"))
+    assert route_for("POST", "/v1/message:send", v03_compat=False) == ("message/send", "v1")
 
 
 @pytest.mark.parametrize(
@@ -97,27 +116,36 @@ def test_rest_routes(verb: str, path: str, operation: str) -> None:
         ("GET", "/tasks/a/b"),
     ],
 )
-def test_unknown_routes(verb: str, path: str) -> None:
-    assert operation_for_route(verb, path) is None
+@pytest.mark.parametrize("v03", [False, True])
+def test_unknown_routes(verb: str, path: str, v03: bool) -> None:
+    assert operation_for_route(verb, path, v03_compat=v03) is None
 
 
 def test_prefix() -> None:
-    assert operation_for_route("POST", "/a2a/message:send", prefix="/a2a") == "message/send"
-    assert operation_for_route("POST", "/a2a/v1/message:send", prefix="/a2a") == "message/send"
-    assert operation_for_route("GET", "/t/a2a/tasks/x", prefix="/a2a") == "tasks/get"
+    assert operation_for_route("POST", "/a2a/message:send", prefix="/a2a", v03_compat=False) == "message/send"
+    assert route_for("POST", "/a2a/v1/message:send", prefix="/a2a", v03_compat=True) == ("message/send", None)
+    assert route_for("POST", "/a2a/v1/message:send", prefix="/a2a", v03_compat=False) is None
+    assert operation_for_route("GET", "/t/a2a/tasks/x", prefix="/a2a", v03_compat=False) == "tasks/get"
 
 
-def test_route_table_matches_a2a_sdk() -> None:
+class _Handler:
+    def __getattr__(self, name: str) -> object:
+        return lambda *args, **kwargs: None
+
+
+def _sdk_routes(v03: bool, prefix: str) -> list[Any]:
     rest = pytest.importorskip("a2a.server.routes.rest_routes")
+    routes: list[Any] = rest.create_rest_routes(_Handler(), enable_v0_3_compat=v03, path_prefix=prefix)
+    return routes
+
+
+@pytest.mark.parametrize("prefix", ["", "/a2a"])
+@pytest.mark.parametrize("v03", [False, True])
+def test_route_table_matches_a2a_sdk(v03: bool, prefix: str) -> None:
     from starlette.routing import Mount, Route
 
-    class _Handler:
-        def __getattr__(self, name: str) -> object:
-            return lambda *args, **kwargs: None
-
-    routes = rest.create_rest_routes(_Handler(), enable_v0_3_compat=True)
     theirs: list[tuple[str, str]] = []
-    for route in routes:
+    for route in _sdk_routes(v03, prefix):
         if isinstance(route, Route):
             theirs.extend((verb, route.path) for verb in sorted(route.methods or ()) if verb != "HEAD")
         elif isinstance(route, Mount):
@@ -128,5 +156,54 @@ def test_route_table_matches_a2a_sdk() -> None:
                 for verb in sorted(inner.methods or ())
                 if verb != "HEAD"
             )
-    ours = [(route.method, route.template) for route in REST_ROUTES]
+    ours = [(route.method, route.template) for route in rest_routes(prefix, v03_compat=v03)]
     assert ours == theirs
+
+
+def _requests_for(prefix: str) -> list[tuple[str, str]]:
+    """Every route of every table (0.3 included), instantiated with tenants "acme" and "v1"."""
+    requests = []
+    for route in rest_routes(prefix, v03_compat=True):
+        for tenant in ("acme", "v1"):
+            path = route.template.replace("{tenant}", tenant).replace("{id}", "t1").replace("{push_id}", "p1")
+            requests.append((route.method, path))
+    return sorted(set(requests))
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("prefix", ["", "/a2a"])
+@pytest.mark.parametrize("v03", [False, True])
+async def test_every_request_is_decided_for_the_route_starlette_runs(v03: bool, prefix: str) -> None:
+    """Starlette's own router, over a2a-sdk's own routes, is the oracle: for every request the table
+    knows, the operation and tenant we authorise are those of the endpoint the app would run."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Mount, Route
+
+    def recorder(template: str) -> Any:
+        async def endpoint(request: Request) -> JSONResponse:
+            return JSONResponse({"template": template, "tenant": request.path_params.get("tenant")})
+
+        return endpoint
+
+    routes = _sdk_routes(v03, prefix)
+    for route in routes:
+        inner = route.routes if isinstance(route, Mount) else [route]
+        for leaf in inner:
+            if isinstance(leaf, Route):
+                leaf.app = Route(leaf.path, recorder(leaf.path), methods=list(leaf.methods or ())).app
+    operation_of = {
+        (route.method, route.template.removeprefix("/{tenant}")): route.operation
+        for route in rest_routes(prefix, v03_compat=True)
+    }
+    transport = httpx.ASGITransport(app=Starlette(routes=routes))
+    async with httpx.AsyncClient(transport=transport, base_url="http://agent") as client:
+        for verb, path in _requests_for(prefix):
+            answer = await client.request(verb, path)
+            found = route_for(verb, path, prefix=prefix, v03_compat=v03)
+            if answer.status_code != 200:
+                assert found is None, (verb, path)
+                continue
+            ran = answer.json()
+            assert found == (operation_of[verb, ran["template"]], ran["tenant"]), (verb, path)

@@ -229,7 +229,7 @@ def test_online_resolver_key_source() -> None:
     """did:key and the JWKS need no network: the online KeyMaterial works on them alike."""
     chain = _chain()
     snapshot = KeyMaterial.offline_snapshot(chain.did_documents, jwks=chain.jwks)
-    online = KeyMaterial(DIDResolver(use_didkit=False), jwks=chain.jwks)
+    online = KeyMaterial(DIDResolver(), jwks=chain.jwks)
     assert not online.offline
     assert snapshot.offline
     user = online.assertion_key(chain.user_kid, owner=chain.user_did)

@@ -4,6 +4,8 @@ logged development opt-in.  A loopback listener shows which of the two ever conn
 from __future__ import annotations
 
 import logging
+import sys
+from typing import Any
 
 import pytest
 
@@ -27,3 +29,44 @@ def test_the_opt_in_reaches_loopback_and_says_so(caplog: pytest.LogCaptureFixtur
         connections = listener.connections
     assert connections >= 1
     assert "allows private networks" in caplog.text
+
+
+ONION = "did:onion:fscst5exmlmr262byztwz4kzhggjlzumvc2ndvgytzoucr2tkgxf7mid"
+
+
+def test_an_unnamed_method_is_refused_and_didkit_never_dials(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The red team's case: did:onion made the default `did resolve` hand the DID to didkit, which
+    # dialled the Tor proxy on 127.0.0.1:9050.  Now nothing is handed to didkit unless named.
+    asked: list[str] = []
+
+    def load_didkit() -> Any:
+        asked.append("didkit")
+        raise AssertionError("didkit must not be loaded for a method nobody named")
+
+    monkeypatch.setattr("mudrika.identity.resolver._didkit.load_didkit", load_didkit)
+    assert main(["did", "resolve", ONION]) == 1
+    err = capsys.readouterr().err
+    assert "methodNotSupported" in err or "not supported" in err
+    assert asked == []
+
+
+def test_a_named_method_goes_to_didkit(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "didkit", None)  # so the answer shows didkit was the one asked
+    assert main(["did", "resolve", "--didkit-method", "onion", ONION]) == 1
+    assert "needs didkit" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--didkit-method", "web", "did:web:example.com"],  # did:web only through the egress policy
+        ["--didkit-method", "key", "did:web:example.com"],  # has its own driver
+        ["--snapshot", "x.json", "--didkit-method", "pkh", ONION],
+    ],
+)
+def test_didkit_options_that_would_bypass_the_policy_are_usage_errors(argv: list[str]) -> None:
+    assert main(["did", "resolve", *argv]) == 2

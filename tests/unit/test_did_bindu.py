@@ -262,7 +262,7 @@ def test_driver_resolves_through_a_source_and_checks_it(agent: tuple[PublicKey, 
         seen.append(did)
         return data if did == data["id"] else None
 
-    resolver = DIDResolver(use_didkit=False)
+    resolver = DIDResolver()
     resolver.register(bindu.BinduDriver(source))
     assert resolver.resolve_key(data["id"] + "#key-1", "authentication") == public
     assert resolver.resolve(data["id"]).resolution_metadata["driver"] == "bindu"

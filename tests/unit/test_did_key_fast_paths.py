@@ -96,7 +96,7 @@ def test_resolution_metadata_is_shared_per_method_and_driver_and_read_only() -> 
 @pytest.mark.parametrize("kind", ["ed25519", "p256", "secp256k1"])
 async def test_async_fast_path_gives_what_the_sync_path_gives(kind: str) -> None:
     public = KeyPair.generate(kind).public_key
-    resolver = DIDResolver(use_didkit=False, cache_size=0)
+    resolver = DIDResolver(cache_size=0)
     for did in (key.create(public), jwk.create(public)):
         awaited = await resolver.aresolve(did)
         direct = resolver.resolve(did)
@@ -107,7 +107,7 @@ async def test_async_fast_path_gives_what_the_sync_path_gives(kind: str) -> None
 
 @pytest.mark.anyio
 async def test_async_fast_path_keeps_the_error_translation() -> None:
-    resolver = DIDResolver(use_didkit=False, cache_size=0)
+    resolver = DIDResolver(cache_size=0)
     with pytest.raises(InvalidInput) as info:
         await resolver.aresolve("did:key:z0OIl")
     assert info.value.code == "invalidDid"

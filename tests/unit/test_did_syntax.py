@@ -7,7 +7,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mudrika.errors import InvalidInput
-from mudrika.identity.did import DID, DIDURL, MAX_DID_URL_LENGTH, parse_did, parse_did_url
+from mudrika.identity.did import (
+    DID,
+    DIDURL,
+    MAX_DID_URL_LENGTH,
+    parse_did,
+    parse_did_url,
+    path_segment_refusal,
+)
 
 # Examples from DID Core §3 and the did:web / did:key specs, plus edge cases the ABNF allows.
 VALID = [
@@ -198,3 +205,24 @@ _PARSER_CODES = {
     "bad_query",
     "bad_fragment",
 }
+
+
+@pytest.mark.parametrize("segment", ["alice", "a.b-c_d", "...", "%40team", "%C3%A9quipe", "%20", "%7B"])
+def test_path_segments_that_need_their_percent_encoding_are_admitted(segment: str) -> None:
+    # The refusals are generated in tests/security/test_did_path_escape.py; these are the spellings
+    # the rule must keep (did:web allows percent-encoded paths when the byte needs encoding).
+    assert path_segment_refusal(segment) is None
+
+
+@pytest.mark.parametrize(
+    ("segment", "reason"),
+    [
+        ("", "syntax"),
+        ("a/b", "syntax"),
+        ("%41lice", "encoded_unreserved"),
+        ("%7E", "encoded_unreserved"),
+        ("%7f", "encoded_control"),
+    ],
+)
+def test_path_segment_refusal_names_why(segment: str, reason: str) -> None:
+    assert path_segment_refusal(segment) == reason

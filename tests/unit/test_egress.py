@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import httpcore
@@ -22,10 +22,155 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from mudrika.errors import EgressDenied, InvalidInput, VerificationError
-from mudrika.net.egress import EgressPolicy, refusal_reason
+from mudrika.net.egress import (
+    GLOBAL_UNICAST_V6,
+    SPECIAL_RANGES,
+    EgressPolicy,
+    IPAddress,
+    SpecialRange,
+    refusal_reason,
+)
 from tests._support.served import Canary, canary, serve_asgi
 
 PUBLIC_IP = "93.184.215.14"  # a global unicast address; never actually contacted (see PublicRoute)
+
+
+# --- which destinations are globally routable -------------------------------------------------------
+# The spec the table must meet, written here independently of it: the classes no opt-in may admit, the
+# embedding forms admitted when the IPv4 inside is public, and how each embedding form carries IPv4.
+ALWAYS_REFUSED = frozenset({"metadata", "multicast", "broadcast", "unspecified"})
+ADMITTED_WITH_PUBLIC_INNER = frozenset({"nat64", "6to4"})
+TEREDO_SERVER = ipaddress.IPv4Address("8.8.4.4")
+
+
+def _v6(raw: bytes) -> ipaddress.IPv6Address:
+    assert len(raw) == 16
+    return ipaddress.IPv6Address(raw)
+
+
+EMBED: dict[str, Callable[[ipaddress.IPv4Address], ipaddress.IPv6Address]] = {
+    # RFC 4291 2.5.5.2 / 2.5.5.1
+    "ipv4_mapped": lambda v4: _v6(bytes(10) + b"\xff\xff" + v4.packed),
+    "ipv4_compatible": lambda v4: _v6(bytes(12) + v4.packed),
+    # RFC 2765 2.1 (SIIT "IPv4-translated"): ::ffff:0:a.b.c.d
+    "ipv4_translated": lambda v4: _v6(bytes(8) + b"\xff\xff\x00\x00" + v4.packed),
+    # RFC 6052 2.2: /96 suffix; /48 split around the u octet
+    "nat64": lambda v4: _v6(bytes.fromhex("0064ff9b") + bytes(8) + v4.packed),
+    "nat64_local": lambda v4: _v6(
+        bytes.fromhex("0064ff9b0001") + v4.packed[:2] + b"\x00" + v4.packed[2:] + bytes(5)
+    ),
+    # RFC 3056 2: 2002:V4ADDR::/48
+    "6to4": lambda v4: _v6(b"\x20\x02" + v4.packed + bytes(10)),
+    # RFC 4380 4: prefix, server, flags, obfuscated port, obfuscated client
+    "teredo": lambda v4: _v6(
+        b"\x20\x01\x00\x00"
+        + TEREDO_SERVER.packed
+        + b"\x80\x00"
+        + b"\xfb\x2e"
+        + bytes(b ^ 0xFF for b in v4.packed)
+    ),
+}
+#: IPv4 addresses embedded in every form, with the class each is refused for (None: public).
+INNER = {
+    "127.0.0.1": "loopback",
+    "10.9.8.7": "private",
+    "169.254.169.254": "metadata",
+    "224.0.0.251": "multicast",
+    "8.8.8.8": None,
+}
+
+
+def _samples(row: SpecialRange) -> list[IPAddress]:
+    """First, middle and last address of ``row`` that no more specific row (listed earlier) owns."""
+    earlier = SPECIAL_RANGES[: SPECIAL_RANGES.index(row)]
+    network = row.network
+    middle = network[network.num_addresses // 2]
+    picks = [
+        network.network_address,
+        middle,
+        network.broadcast_address,
+        network[1] if network.num_addresses > 1 else middle,
+    ]
+    return [a for a in dict.fromkeys(picks) if not any(a in other.network for other in earlier)]
+
+
+def _cases(row: SpecialRange) -> list[tuple[IPAddress, str | None]]:
+    """Every (address, expected reason) the table promises for ``row``."""
+    if row.embeds is None:
+        return [(address, row.reason) for address in _samples(row)]
+    encode = EMBED[row.reason]
+    cases: list[tuple[IPAddress, str | None]] = []
+    for text, inner in INNER.items():
+        address = encode(ipaddress.IPv4Address(text))
+        assert address in row.network, (row.reason, address)
+        if inner is None and row.reason in ADMITTED_WITH_PUBLIC_INNER:
+            cases.append((address, None))
+        else:
+            cases.append((address, f"{row.reason}:{inner or 'public'}"))
+    return cases
+
+
+def test_every_embedding_form_in_the_table_has_an_encoder_here() -> None:
+    # A new embedding row without cases fails here, before the generated tests silently skip it.
+    assert {row.reason for row in SPECIAL_RANGES if row.embeds is not None} == set(EMBED)
+    assert {row.reason for row in SPECIAL_RANGES} >= ALWAYS_REFUSED
+
+
+@pytest.mark.parametrize("row", SPECIAL_RANGES, ids=lambda row: f"{row.network}-{row.reason}")
+def test_every_special_range_is_refused_for_its_own_reason(row: SpecialRange) -> None:
+    cases = _cases(row)
+    assert cases, f"{row.network} is entirely shadowed by earlier rows"
+    strict = EgressPolicy()
+    for address, reason in cases:
+        assert refusal_reason(address) == reason, address
+        if reason is None:
+            strict.check_address(address)
+            continue
+        with pytest.raises(EgressDenied) as info:
+            strict.check_address(address)
+        assert (info.value.code, info.value.fields["reason"]) == ("egress_denied", reason)
+
+
+@pytest.mark.parametrize("row", SPECIAL_RANGES, ids=lambda row: f"{row.network}-{row.reason}")
+def test_development_opt_in_admits_everything_but_the_always_refused_classes(row: SpecialRange) -> None:
+    development = EgressPolicy(allow_private_networks=True)
+    for address, reason in _cases(row):
+        if reason is None or reason.rpartition(":")[2] not in ALWAYS_REFUSED:
+            development.check_address(address)
+            continue
+        with pytest.raises(EgressDenied) as info:
+            development.check_address(address)
+        assert info.value.fields["reason"] == reason
+
+
+def test_outside_global_unicast_nothing_is_admitted() -> None:
+    # The allow-rule, not a row: IPv6 outside 2000::/3 is not routable whether or not a row names it.
+    outside = [
+        ipaddress.IPv6Address(block << 112 | 0x1234)
+        for block in range(0, 0x10000, 0x0100)
+        if not any(ipaddress.IPv6Address(block << 112 | 0x1234) in row.network for row in SPECIAL_RANGES)
+    ]
+    assert len(outside) > 100
+    for address in outside:
+        expected = None if address in GLOBAL_UNICAST_V6 else "not_global"
+        assert refusal_reason(address) == expected, address
+    assert refusal_reason(ipaddress.ip_address("4000::1")) == "not_global"
+    assert refusal_reason(ipaddress.ip_address("2606:4700:4700::1111")) is None
+
+
+def test_the_standard_library_never_knows_a_range_the_table_misses() -> None:
+    # A second, independently maintained reading of the IANA registries: whatever the running Python
+    # calls non-global is refused here too.  The two translation forms are judged by what they carry
+    # (some Python versions call all of 2002::/16 non-global).
+    pool: list[IPAddress] = [ipaddress.IPv4Address(n << 24 | 0x010203) for n in range(256)]
+    pool += [ipaddress.IPv6Address(n << 108 | 1) for n in range(0, 1 << 20, 97)]
+    pool += [address for row in SPECIAL_RANGES for address, _ in _cases(row)]
+    for address in pool:
+        translated = any(
+            address in row.network for row in SPECIAL_RANGES if row.reason in ADMITTED_WITH_PUBLIC_INNER
+        )
+        if not address.is_global and not translated:
+            assert refusal_reason(address) is not None, address
 
 
 @pytest.mark.parametrize(
@@ -43,23 +188,37 @@ PUBLIC_IP = "93.184.215.14"  # a global unicast address; never actually contacte
         ("255.255.255.255", "broadcast"),
         ("0.0.0.0", "unspecified"),
         ("240.0.0.1", "reserved"),
-        ("192.0.2.1", "reserved"),
+        ("192.0.2.1", "documentation"),
+        ("192.0.0.170", "protocol_assignment"),
         ("::1", "loopback"),
         ("::", "unspecified"),
         ("::ffff:127.0.0.1", "ipv4_mapped:loopback"),
         ("::ffff:8.8.8.8", "ipv4_mapped:public"),
         ("::127.0.0.1", "ipv4_compatible:loopback"),
+        # red team: SIIT, RFC 9637 documentation, RFC 9602 SRv6 SIDs, RFC 8215 local-use NAT64
+        ("::ffff:0:7f00:1", "ipv4_translated:loopback"),
+        ("::ffff:0:c0a8:101", "ipv4_translated:private"),
+        ("::ffff:0:808:808", "ipv4_translated:public"),
+        ("3fff::1", "documentation"),
+        ("3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff", "documentation"),
+        ("5f00::1", "srv6_sid"),
+        ("64:ff9b:1:7f00:0:1::", "nat64_local:loopback"),
         ("64:ff9b::7f00:1", "nat64:loopback"),
         ("64:ff9b::a9fe:a9fe", "nat64:metadata"),
         ("2002:7f00:1::", "6to4:loopback"),
         ("2002:a00:1::", "6to4:private"),
-        ("2001::1", "teredo"),
+        ("2001::1", "teredo:reserved"),  # client ~0.0.0.1 = 255.255.255.254
+        ("2001:0:808:404:8000:fb2e:80ff:fffe", "teredo:loopback"),
+        ("2001:2::1", "protocol_assignment"),
         ("fc00::1", "unique_local"),
         ("fd00:ec2::254", "metadata"),
         ("fe80::1", "link_local"),
+        ("fe80::1%eth0", "link_local"),
         ("fec0::1", "site_local"),
         ("ff02::1", "multicast"),
-        ("2001:db8::1", "reserved"),
+        ("2001:db8::1", "documentation"),
+        ("100::1", "discard"),
+        ("8000::1", "not_global"),
         ("8.8.8.8", None),
         ("64:ff9b::808:808", None),
         ("2002:808:808::", None),

@@ -712,7 +712,7 @@ def test_static_lookup_refuses_unknown_and_bad_config(ed_key: KeyPair) -> None:
 
 @pytest.mark.anyio
 async def test_resolver_key_lookup_with_did_key(p256_key: KeyPair) -> None:
-    lookup = ResolverKeyLookup(DIDResolver(use_didkit=False))
+    lookup = ResolverKeyLookup(DIDResolver())
     keyid = did_key(p256_key)[1]
     assert lookup.lookup(keyid) == p256_key.public_key
     assert await lookup.alookup(keyid) == p256_key.public_key

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from mudrika.errors import IdpUnavailable, ResolutionError, UnavailableError
+from mudrika.errors import IdpUnavailable, InvalidInput, ResolutionError, UnavailableError
 from mudrika.trust.jsonrpc import InvalidToken
 from mudrika.trust.keycloak.jwks import JwksCache
 from mudrika.trust.keycloak.tokens import AccessTokenVerifier
@@ -468,3 +468,63 @@ async def test_authenticators_see_the_raw_path(echo: Echo) -> None:
     ) as http:
         await http.get("/tasks/a%7Eb")
     assert seen == [b"/tasks/a%7Eb"]
+
+
+class _NoAuth:
+    async def authenticate(self, request: AuthRequest) -> Authenticated | None:
+        return None
+
+
+def _a2a_rest_app(v03: bool, prefix: str = "") -> Starlette:
+    from a2a.server.routes import create_rest_routes
+
+    class Handler:
+        def __getattr__(self, name: str) -> object:
+            return lambda *args, **kwargs: None
+
+    return Starlette(routes=create_rest_routes(Handler(), enable_v0_3_compat=v03, path_prefix=prefix))  # type: ignore[arg-type]
+
+
+class _Wrapper:
+    """Some other ASGI middleware between ours and the app (it shows the app as ``.app``)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.app(scope, receive, send)
+
+
+@pytest.mark.parametrize("prefix", ["", "/a2a"])
+@pytest.mark.parametrize("v03", [False, True])
+@pytest.mark.parametrize("wrap", [lambda app: app, _Wrapper], ids=["direct", "wrapped"])
+def test_the_rest_route_table_is_read_from_the_wrapped_app(v03: bool, prefix: str, wrap: Any) -> None:
+    app = wrap(_a2a_rest_app(v03, prefix))
+    gate = A2AAuthMiddleware(app, authenticators=[_NoAuth()], policy=demo_policy(), rest_prefix=prefix)
+    assert gate.enable_v0_3_compat is v03
+    same = A2AAuthMiddleware(
+        app, authenticators=[_NoAuth()], policy=demo_policy(), rest_prefix=prefix, enable_v0_3_compat=v03
+    )
+    assert same.enable_v0_3_compat is v03
+    with pytest.raises(InvalidInput) as info:
+        A2AAuthMiddleware(
+            app,
+            authenticators=[_NoAuth()],
+            policy=demo_policy(),
+            rest_prefix=prefix,
+            enable_v0_3_compat=not v03,
+        )
+    assert (info.value.code, info.value.fields["option"]) == ("bad_config", "enable_v0_3_compat")
+
+
+@pytest.mark.parametrize("configured", [None, False, True])
+def test_an_app_that_shows_no_routes_gets_the_configured_table_or_the_sdk_default(
+    configured: bool | None,
+) -> None:
+    async def opaque(scope: Any, receive: Any, send: Any) -> None:
+        return None
+
+    gate = A2AAuthMiddleware(
+        opaque, authenticators=[_NoAuth()], policy=demo_policy(), enable_v0_3_compat=configured
+    )
+    assert gate.enable_v0_3_compat is bool(configured)

@@ -133,6 +133,56 @@ def test_bad_patterns_fail_at_load_time(pattern: str) -> None:
     assert info.value.code == "invalid_policy"
 
 
+@pytest.mark.parametrize(
+    ("pattern", "says"),
+    [
+        ("did:web:agents.example:*:bots", "as the whole final path segment"),
+        ("did:web:agents.example:te*ms:*", "as the whole final path segment"),
+        ("did:web:agents.example%3A*:teams", "as the whole final path segment"),  # the port is not final
+        ("did:web:agents.example%3A*", "as the whole final path segment"),
+        ("did:web:agents.example%3Ax:*", "a port is '%3A' followed by digits"),
+        ("did:web:agents.example:%2E%2E:*", "(encoded_unreserved)"),
+        ("did:web:agents.example:teams%2Fblue:*", "(encoded_separator)"),
+    ],
+)
+def test_a_pattern_that_would_match_literally_is_refused_at_load_saying_why(pattern: str, says: str) -> None:
+    document = _document()
+    document["did_roles"] = {pattern: {"roles": ["agent"]}}
+    with pytest.raises(InvalidInput) as info:
+        Policy.from_document(document)
+    assert info.value.code == "invalid_policy"
+    assert says in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("roles", "says"),
+    [
+        ([], "at least 1 item"),
+        ([""], "empty"),
+        ([" "], "leading or trailing whitespace"),
+        (["agent", " agent"], "leading or trailing whitespace"),
+        (["age\tnt"], "control character"),
+    ],
+)
+def test_did_roles_entries_must_name_usable_roles(roles: list[str], says: str) -> None:
+    document = _document()
+    document["did_roles"] = {KEY_DID: {"roles": roles}}
+    with pytest.raises(InvalidInput) as info:
+        Policy.from_document(document)
+    assert info.value.code == "invalid_policy"
+    assert says in info.value.message
+    assert "did_roles" in info.value.message
+
+
+@pytest.mark.parametrize("permission", ["", " a2a:send", "a2a:send\n"])
+def test_operation_permissions_must_be_usable_names(permission: str) -> None:
+    document = _document()
+    document["operations"]["message/send"]["permissions"] = [permission]
+    with pytest.raises(InvalidInput) as info:
+        Policy.from_document(document)
+    assert "not a usable name" in info.value.message
+
+
 def test_junk_dids_get_nothing(policy: Policy) -> None:
     assert policy.did_grant("did:") is None
     assert policy.did_grant("x" * 5000) is None

@@ -76,7 +76,7 @@ def test_provision_every_key_type_and_method(tmp_path: Path, key_type: KeyType, 
     assert csr.public_key == pair.public_key
 
     if method in ("key", "jwk"):
-        resolved = DIDResolver(use_didkit=False).resolve_key(
+        resolved = DIDResolver().resolve_key(
             f"{identity.did}{identity.did_document['verificationMethod'][0]['id'].removeprefix(identity.did)}",
             "assertionMethod",
         )

@@ -73,7 +73,7 @@ def test_drivers_satisfy_the_protocol() -> None:
         key.KeyDriver(),
         jwk.JwkDriver(),
         web.WebDriver(),
-        DidkitDriver(),
+        DidkitDriver({"pkh"}),
         CountingDriver(),
         bindu.BinduDriver(lambda did: None),
     ):
@@ -81,7 +81,7 @@ def test_drivers_satisfy_the_protocol() -> None:
 
 
 def test_resolves_local_methods_and_keys() -> None:
-    resolver = DIDResolver(use_didkit=False)
+    resolver = DIDResolver()
     public = KeyPair.generate("p256").public_key
     did = key.create(public)
     resolved = resolver.resolve(did)
@@ -99,7 +99,7 @@ def test_resolves_local_methods_and_keys() -> None:
 def test_cache_hit_ttl_expiry_and_lru_eviction() -> None:
     clock = Clock(1000.0)
     driver = CountingDriver()
-    resolver = DIDResolver([driver], use_didkit=False, cache_size=2, ttl=10.0, clock=clock)
+    resolver = DIDResolver([driver], cache_size=2, ttl=10.0, clock=clock)
     first = resolver.resolve("did:example:a")
     assert resolver.resolve("did:example:a") is first  # hit: same object, no driver call
     assert driver.calls == ["did:example:a"]
@@ -122,7 +122,7 @@ def test_cache_hit_ttl_expiry_and_lru_eviction() -> None:
 
 def test_cache_can_be_disabled() -> None:
     driver = CountingDriver()
-    resolver = DIDResolver([driver], use_didkit=False, cache_size=0)
+    resolver = DIDResolver([driver], cache_size=0)
     resolver.resolve("did:example:a")
     resolver.resolve("did:example:a")
     assert len(driver.calls) == 2
@@ -141,23 +141,23 @@ def test_cache_can_be_disabled() -> None:
 )
 def test_invalid_did(did: str, reason: str) -> None:
     with pytest.raises(InvalidInput) as info:
-        DIDResolver(use_didkit=False).resolve(did)
+        DIDResolver().resolve(did)
     assert info.value.code == "invalidDid"
     assert info.value.fields["reason"] == reason
 
 
 def test_driver_syntax_errors_become_invalid_did() -> None:
     with pytest.raises(InvalidInput) as info:
-        DIDResolver(use_didkit=False).resolve("did:key:z6LSshort")
+        DIDResolver().resolve("did:key:z6LSshort")
     assert info.value.code == "invalidDid"
     with pytest.raises(InvalidInput) as info:
-        DIDResolver(use_didkit=False).resolve("did:key:z" + base58btc_encode(b"\x80\x24\x02" + b"\xff" * 32))
+        DIDResolver().resolve("did:key:z" + base58btc_encode(b"\x80\x24\x02" + b"\xff" * 32))
     assert info.value.code == "invalidDid"
     assert info.value.fields["reason"] == "invalidPublicKey"
 
 
 def test_method_not_supported_and_representation_not_supported() -> None:
-    resolver = DIDResolver(use_didkit=False)
+    resolver = DIDResolver()
     with pytest.raises(DocumentError) as info:
         resolver.resolve("did:example:123")
     assert info.value.code == "methodNotSupported"
@@ -173,7 +173,7 @@ def test_method_not_supported_and_representation_not_supported() -> None:
 
 def test_unexpected_driver_failures_are_internal_errors_and_not_cached() -> None:
     driver = CountingDriver(fail=RuntimeError("boom"))
-    resolver = DIDResolver([driver], use_didkit=False)
+    resolver = DIDResolver([driver])
     for _ in range(2):
         with pytest.raises(ResolutionError) as info:
             resolver.resolve("did:example:a")
@@ -187,7 +187,7 @@ def test_unexpected_driver_failures_are_internal_errors_and_not_cached() -> None
 
 
 def test_document_for_another_did_is_refused() -> None:
-    resolver = DIDResolver([CountingDriver(wrong_id=True)], use_didkit=False)
+    resolver = DIDResolver([CountingDriver(wrong_id=True)])
     with pytest.raises(BindingError) as info:
         resolver.resolve("did:example:a")
     assert info.value.code == "document_id_mismatch"
@@ -195,7 +195,7 @@ def test_document_for_another_did_is_refused() -> None:
 
 def test_resolve_key_errors() -> None:
     driver = CountingDriver()
-    resolver = DIDResolver([driver], use_didkit=False)
+    resolver = DIDResolver([driver])
     assert isinstance(resolver.resolve_key("did:example:a#k", "assertionMethod"), PublicKey)
     with pytest.raises(UntrustedKeyError) as info:
         resolver.resolve_key("did:example:a#k", "authentication")
@@ -211,7 +211,7 @@ def test_resolve_key_errors() -> None:
 @pytest.mark.anyio
 async def test_async_paths() -> None:
     driver = CountingDriver()
-    resolver = DIDResolver([driver, key.KeyDriver()], use_didkit=False)
+    resolver = DIDResolver([driver, key.KeyDriver()])
     resolved = await resolver.aresolve("did:example:a")
     assert await resolver.aresolve("did:example:a") is resolved
     assert driver.calls == ["did:example:a"]
@@ -303,7 +303,7 @@ def test_offline_refuses_network_drivers() -> None:
         resolver.register(web.WebDriver())
     assert info.value.code == "offline_resolver"
     with pytest.raises(InvalidInput):
-        resolver.register(DidkitDriver())
+        resolver.register(DidkitDriver({"pkh"}))
     resolver.register(CountingDriver())  # local drivers are fine
     assert resolver.resolve("did:example:x").resolution_metadata["driver"] == "counting"
 
@@ -350,7 +350,7 @@ def test_deactivated_documents_resolve_but_their_keys_are_refused() -> None:
 
 def test_snapshot_of_round_trips_through_an_offline_resolver() -> None:
     public = KeyPair.generate("p256").public_key
-    online = DIDResolver(use_didkit=False)
+    online = DIDResolver()
     results = [online.resolve(key.create(public)), online.resolve(jwk.create(public))]
     offline = DIDResolver.offline(snapshot_of(results))
     for item in results:
@@ -359,7 +359,7 @@ def test_snapshot_of_round_trips_through_an_offline_resolver() -> None:
 
 def test_missing_didkit_means_method_not_supported(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "didkit", None)  # makes `import didkit` raise ImportError
-    resolver = DIDResolver(use_didkit=True)
+    resolver = DIDResolver(didkit_methods={"pkh"})
     with pytest.raises(DocumentError) as info:
         resolver.resolve("did:pkh:eip155:1:0xb9c5714089478a327f09197987f16f9e5d936e8a")
     assert info.value.code == "methodNotSupported"

@@ -10,7 +10,9 @@ reported as expired.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 
 from mudrika.crypto.keys import KeyPair
@@ -23,7 +25,7 @@ from mudrika.trust.httpsig import (
     StaticKeyLookup,
 )
 from mudrika.trust.jsonrpc import InvalidToken, JsonRpcAuthCode, TokenExpired, code_for
-from mudrika.trust.keycloak.tokens import AccessTokenVerifier
+from mudrika.trust.keycloak.tokens import AccessTokenVerifier, VerifiedToken
 from tests._support.httpsig import NOW, ORIGIN, did_key, sign_request
 from tests._support.tokenfactory import T0, Clock, LocalRealm, realm_jwks
 
@@ -124,3 +126,70 @@ def test_token_expiry_and_not_before_boundaries() -> None:
         clock.now = T0 + 300 + LEEWAY  # exp + leeway: exclusive
         with pytest.raises(TokenExpired):
             verifier.verify(token)
+
+
+class _Introspector:
+    """RFC 7662 answers for an opaque token whose claims the test sets."""
+
+    def __init__(self, claims: dict[str, Any]) -> None:
+        self.claims = claims
+
+    def introspect(self, token: str) -> dict[str, Any]:
+        return {"active": True, "token_type": "Bearer", **self.claims}
+
+    async def a_introspect(self, token: str) -> dict[str, Any]:
+        return self.introspect(token)
+
+
+def _jwt_path(realm: LocalRealm, claims: dict[str, Any]) -> tuple[str, _Introspector | None]:
+    return realm.token(**claims), None
+
+
+def _introspection_path(realm: LocalRealm, claims: dict[str, Any]) -> tuple[str, _Introspector | None]:
+    return "opaque-token-under-test", _Introspector(realm.claims(**claims))
+
+
+#: Every way AccessTokenVerifier reaches a verdict on a token's times; each must apply the one rule.
+TOKEN_PATHS = {"jwt": _jwt_path, "introspection": _introspection_path}
+
+
+async def _call_async(verifier: AccessTokenVerifier, token: str) -> VerifiedToken:
+    return await verifier.a_verify(token)
+
+
+def _verify(verifier: AccessTokenVerifier, token: str, entry: str) -> VerifiedToken:
+    if entry == "verify":
+        return verifier.verify(token)
+    return anyio.run(_call_async, verifier, token)
+
+
+@pytest.mark.parametrize("entry", ["verify", "a_verify"])
+@pytest.mark.parametrize("path", sorted(TOKEN_PATHS))
+def test_every_token_path_is_valid_on_the_half_open_interval(path: str, entry: str) -> None:
+    clock = Clock(T0)
+    realm = LocalRealm(clock)
+    exp, nbf = int(T0) + 300, int(T0) + 100
+    token, introspector = TOKEN_PATHS[path](realm, {"exp": exp, "nbf": nbf})
+    with realm_jwks(realm) as jwks:
+        verifier = AccessTokenVerifier(
+            issuer=realm.issuer,
+            audience="agent-api",
+            azp_allowlist=None,
+            jwks=jwks,
+            clock=clock,
+            leeway=LEEWAY,
+            cache_size=0,
+            introspector=introspector,
+        )
+        clock.now = nbf - LEEWAY  # inclusive
+        assert _verify(verifier, token, entry).source == path
+        clock.now = nbf - LEEWAY - 0.001
+        with pytest.raises(InvalidToken) as early:
+            _verify(verifier, token, entry)
+        assert early.value.code == "not_yet_valid"
+        clock.now = exp + LEEWAY - 0.001  # the last accepted instant
+        assert _verify(verifier, token, entry).expires_at == exp
+        clock.now = exp + LEEWAY  # exclusive
+        with pytest.raises(TokenExpired) as late:
+            _verify(verifier, token, entry)
+        assert (late.value.code, code_for(late.value)) == ("expired", JsonRpcAuthCode.TOKEN_EXPIRED)

@@ -123,6 +123,26 @@ def test_cache_keys_are_hashes(realm: LocalRealm, jwks: JwksCache, clock: Clock)
     assert token.encode() not in verifier._cache
 
 
+@pytest.mark.parametrize(
+    ("allowlist", "reason"),
+    [
+        ([""], "empty"),
+        (["agent-gateway", ""], "empty"),
+        ([" "], "leading or trailing whitespace"),
+        (["agent-gateway "], "leading or trailing whitespace"),
+        (["agent\x00gateway"], "control character"),
+        ([7], "not a string"),
+    ],
+)
+def test_azp_allowlist_entries_must_be_client_ids(
+    realm: LocalRealm, jwks: JwksCache, clock: Clock, allowlist: list[Any], reason: str
+) -> None:
+    with pytest.raises(InvalidInput) as info:
+        _verifier(realm, jwks, clock, audience=None, azp_allowlist=allowlist)
+    assert (info.value.code, info.value.fields["reason"]) == ("bad_config", reason)
+    assert "azp_allowlist entry" in info.value.message
+
+
 def test_azp_allowlist_mode(realm: LocalRealm, jwks: JwksCache, clock: Clock) -> None:
     verifier = _verifier(realm, jwks, clock, audience=None, azp_allowlist={"agent-gateway"})
     assert verifier.verify(realm.token(aud=None)).principal.subject
@@ -228,6 +248,16 @@ def test_inactive_token_is_invalid(realm: LocalRealm, jwks: JwksCache, clock: Cl
     with pytest.raises(InvalidToken) as info:
         verifier.verify("opaque-dead")
     assert info.value.code == "inactive"
+
+
+def test_introspection_answer_with_a_null_expiry_is_refused(
+    realm: LocalRealm, jwks: JwksCache, clock: Clock
+) -> None:
+    answer = {**_introspection(realm), "exp": None}
+    verifier = _verifier(realm, jwks, clock, introspector=FakeIntrospector(answer))
+    with pytest.raises(InvalidToken) as info:
+        verifier.verify("opaque-token")
+    assert info.value.code == "malformed_claim"
 
 
 @pytest.mark.parametrize(

@@ -62,7 +62,7 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "did": LazyCommand(
         "mudrika.cli.did:did_group",
-        "Create and resolve DIDs (did:key, did:jwk, did:web, did:bindu; others through didkit).",
+        "Create and resolve DIDs (did:key, did:jwk, did:web, did:bindu; methods you name through didkit).",
     ),
     "dispute": LazyCommand(
         "mudrika.cli.dispute:dispute_group",

@@ -51,7 +51,7 @@ def _public_key(path: Path, password_env: str | None, password_file: Path | None
 
 @click.group("did")
 def did_group() -> None:
-    """Create and resolve DIDs (did:key, did:jwk, did:web, did:bindu; others through didkit)."""
+    """Create and resolve DIDs (did:key, did:jwk, did:web, did:bindu; methods you name through didkit)."""
 
 
 @did_group.command("create")
@@ -134,24 +134,43 @@ def create(
     is_flag=True,
     help="Development only: let did:web reach loopback and private addresses (logged as a warning).",
 )
-def resolve(did: str, snapshot: Path | None, as_json: bool, allow_private_network: bool) -> None:
-    """Resolve DID to its DID document (did:key/did:jwk locally, did:web over HTTPS, others via didkit).
+@click.option(
+    "--didkit-method",
+    "didkit_methods",
+    multiple=True,
+    metavar="METHOD",
+    help="Resolve this DID method (e.g. pkh) through didkit, which dials out by itself, outside the "
+    "egress policy; repeatable.  Without it only did:key, did:jwk and did:web are resolved.",
+)
+def resolve(
+    did: str,
+    snapshot: Path | None,
+    as_json: bool,
+    allow_private_network: bool,
+    didkit_methods: tuple[str, ...],
+) -> None:
+    """Resolve DID to its DID document (did:key/did:jwk locally, did:web over HTTPS, the methods named
+    with --didkit-method via didkit).
 
     did:web goes through the egress policy: loopback, private, link-local and metadata addresses are
-    refused unless --allow-private-network is given.
+    refused unless --allow-private-network is given.  Any other method is refused
+    (methodNotSupported) unless named with --didkit-method: didkit is never a silent fallback, since
+    it dials whatever a method implies (did:onion: the local Tor proxy) without the egress policy.
     """
     from mudrika.identity.resolver import DIDResolver
     from mudrika.net.egress import EgressPolicy
 
     if snapshot is not None:
+        if didkit_methods:
+            raise click.UsageError("--snapshot resolves offline; --didkit-method would dial out")
         documents: Any = read_json_file(snapshot, max_bytes=_MAX_SNAPSHOT)
         if not isinstance(documents, dict):
             raise InvalidInput("a snapshot is a JSON object mapping DIDs to documents", code="bad_snapshot")
         resolver = DIDResolver.offline(documents)
     else:
-        # The user's own command: didkit may resolve the methods we do not implement natively.
+        # didkit only for the methods the user named on this command line.
         egress = EgressPolicy(allow_private_networks=allow_private_network)
-        resolver = DIDResolver(use_didkit=True, egress=egress)
+        resolver = DIDResolver(didkit_methods=didkit_methods, egress=egress)
     result = resolver.resolve(did)
     if as_json:
         emit_json(

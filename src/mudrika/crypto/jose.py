@@ -464,9 +464,11 @@ def verify_opened(opened: OpenedJWS, *, key: TrustedKey) -> bytes:
 
 
 def _numeric_date(claims: Mapping[str, Any], name: str) -> float | None:
-    value = claims.get(name)
-    if value is None:
+    # Absent is None; present is a number.  ``"exp": null`` is neither: read as absent it would pass
+    # a "required" check (the name is there) and then never expire.
+    if name not in claims:
         return None
+    value = claims[name]
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidInput(f"claim {name!r} is not a NumericDate", code="malformed_claim", claim=name)
     return float(value)

@@ -36,6 +36,7 @@ __all__ = [
     "MAX_METHOD_NAME_LENGTH",
     "parse_did",
     "parse_did_url",
+    "path_segment_refusal",
 ]
 
 #: Longest DID URL we accept.  DID Core sets no limit; ours bounds every lookup and log line.
@@ -56,6 +57,15 @@ _DID_URL_RE: Final = re.compile(
     rf"((?:/{_PCHAR}*)*)(?:\?((?:{_PCHAR}|[/?])*))?(?:#((?:{_PCHAR}|[/?])*))?"
 )
 _BAD_PCT_RE: Final = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_SEGMENT_RE: Final = re.compile(rf"{_IDCHAR}+")
+_PCT_BYTE_RE: Final = re.compile(r"%([0-9A-Fa-f]{2})")
+#: Bytes a path segment may not carry percent-encoded: RFC 3986 unreserved characters (their encoding
+#: is a second spelling of the same path; ``%2E`` is ``.``), the separators a web server or file system
+#: splits on (slash, backslash), ``%`` itself (double encoding: ``%252E`` decodes to ``%2E`` on the next
+#: pass), NUL and every other control character.
+_NOT_PCT_ENCODABLE: Final = frozenset(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/\\%" + bytes(range(0x20)) + b"\x7f"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +128,39 @@ class DIDURL:
                 "relative DID URL must start with '#', '?' or '/'", code="not_a_did", ref=ref[:64]
             )
         return parse_did_url(str(base) + ref)
+
+
+def path_segment_refusal(segment: str) -> str | None:
+    """Why ``segment`` — one ``:``-separated part of a method-specific id that a method maps onto a URL
+    or file path (did:web's path) — may not be used, or None when it may.
+
+    Why one function: the did:web driver builds the fetch URL from these segments, ``did_roles``
+    matches them against policy patterns, and ``write_document`` turns them into directories.  If the
+    matcher compared ``%2E%2E`` as an opaque string while the web server decoded it to ``..``,
+    ``did:web:example.com:agents:%2E%2E:users:mallory`` would match ``agents:*`` and fetch
+    ``/users/mallory/did.json``.  So every consumer asks this function, and a segment has exactly one
+    spelling: percent-encoding is kept only for bytes that need it (never an unreserved character,
+    separator, ``%`` or control byte) and the dot segments ``.`` and ``..`` are refused.
+
+    Reasons: ``syntax`` (not 1+ idchars), ``dot_segment``, ``encoded_separator`` (``%2F``, ``%5C``),
+    ``double_encoding`` (``%25``), ``encoded_control``, ``encoded_unreserved`` (``%2E``, ``%41`` …).
+    """
+    if not _SEGMENT_RE.fullmatch(segment):
+        return "syntax"
+    if segment in (".", ".."):
+        return "dot_segment"
+    for match in _PCT_BYTE_RE.finditer(segment):
+        byte = int(match.group(1), 16)
+        if byte not in _NOT_PCT_ENCODABLE:
+            continue
+        if byte in b"/\\":
+            return "encoded_separator"
+        if byte == ord("%"):
+            return "double_encoding"
+        if byte < 0x20 or byte == 0x7F:
+            return "encoded_control"
+        return "encoded_unreserved"
+    return None
 
 
 def _fail(code: str, message: str, text: str) -> InvalidInput:

@@ -12,11 +12,20 @@ is not enough either (DNS rebinding: the second answer differs).  So every conne
    resolver would otherwise read them as addresses); an IP literal is checked at once.
 2. Resolve the name once (``getaddrinfo``, the parser the OS itself uses, so every spelling it
    accepts is normalised to the address it would connect to) and check **every** address it
-   returns: loopback, RFC 1918 private, link-local, CGNAT ``100.64/10``, multicast, broadcast,
-   reserved and documentation ranges, unspecified, cloud metadata (``169.254.169.254``,
-   ``fd00:ec2::254``), IPv4-mapped / IPv4-compatible IPv6, NAT64 ``64:ff9b::/96`` and 6to4
-   ``2002::/16`` embedding a refused IPv4, Teredo, site-local and unique-local ``fc00::/7``.  One
-   refused answer refuses the name.
+   returns.  One refused answer refuses the name.
+
+   **The rule: egress admits only globally routable destinations; everything else needs an explicit
+   allow** (``allow_private_networks``, which still never admits metadata, multicast, broadcast or
+   unspecified addresses).  "Globally routable" is an allow-rule, not a list of bad ranges: an
+   address is admitted only when it lies in the global unicast space (all of IPv4, ``2000::/3`` for
+   IPv6) and in none of the rows of :data:`SPECIAL_RANGES` — the IANA IPv4 and IPv6 Special-Purpose
+   Address Registries (loopback, RFC 1918, CGNAT, link-local, documentation including ``3fff::/20``,
+   benchmarking, SRv6 SIDs ``5f00::/16``, unique-local, site-local, discard, protocol assignments,
+   reserved), multicast, broadcast and cloud metadata (``169.254.169.254``, ``fd00:ec2::254``).
+   Every IPv6 form that embeds an IPv4 address is decoded and judged by what it carries: IPv4-mapped
+   ``::ffff:0:0/96``, IPv4-compatible ``::/96``, SIIT IPv4-translated ``::ffff:0:0:0/96``, local-use
+   NAT64 ``64:ff9b:1::/48`` and Teredo ``2001::/32`` are refused whatever they carry; NAT64
+   ``64:ff9b::/96`` and 6to4 ``2002::/16`` are admitted only when the IPv4 inside is.
 3. Connect to the checked address itself (the HTTP library never resolves again); TLS still sends
    the *name* as SNI and verifies the certificate against it.
 4. Every request — each redirect hop included, since each hop is a request through the transport —
@@ -38,6 +47,7 @@ import socket
 import ssl
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
@@ -51,9 +61,12 @@ __all__ = [
     "DEFAULT_DEADLINE",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_TIMEOUT",
+    "GLOBAL_UNICAST_V6",
+    "SPECIAL_RANGES",
     "EgressPolicy",
     "IPAddress",
     "Resolve",
+    "SpecialRange",
     "ipv4_as_os_reads",
     "refusal_reason",
     "system_resolve",
@@ -71,49 +84,103 @@ DEFAULT_MAX_RESPONSE_BYTES: Final = 1024 * 1024
 _MAX_HOST_CHARS: Final = 253
 _MAX_ADDRESSES: Final = 32
 
-# Most specific first: the first block that contains the address names the reason.
-_V4_BLOCKS: Final = tuple(
-    (ipaddress.IPv4Network(net), reason)
-    for net, reason in (
-        ("169.254.169.254/32", "metadata"),
-        ("255.255.255.255/32", "broadcast"),
-        ("0.0.0.0/8", "unspecified"),
-        ("10.0.0.0/8", "private"),
-        ("100.64.0.0/10", "cgnat"),
-        ("127.0.0.0/8", "loopback"),
-        ("169.254.0.0/16", "link_local"),
-        ("172.16.0.0/12", "private"),
-        ("192.0.0.0/24", "reserved"),
-        ("192.0.2.0/24", "reserved"),
-        ("192.88.99.0/24", "reserved"),
-        ("192.168.0.0/16", "private"),
-        ("198.18.0.0/15", "reserved"),
-        ("198.51.100.0/24", "reserved"),
-        ("203.0.113.0/24", "reserved"),
-        ("224.0.0.0/4", "multicast"),
-        ("240.0.0.0/4", "reserved"),
-    )
+
+@dataclass(frozen=True)
+class SpecialRange:
+    """One row of the IANA special-purpose registries (or a range we add to them), as egress reads it.
+
+    ``reason`` names the class in every refusal.  ``embeds`` decodes the IPv4 address an IPv6 form
+    carries (mapped, compatible, SIIT, NAT64, 6to4, Teredo): such a refusal says what is inside
+    (``nat64:loopback``).  ``inner_decides`` is True only for the translation forms that are how an
+    IPv6-only network reaches a public IPv4 host (NAT64 well-known prefix, 6to4): they are admitted
+    when what they embed is; every other embedding is refused whatever it carries.
+    """
+
+    network: ipaddress.IPv4Network | ipaddress.IPv6Network
+    reason: str
+    source: str
+    embeds: Callable[[ipaddress.IPv6Address], ipaddress.IPv4Address] | None = None
+    inner_decides: bool = False
+
+
+def _last_32_bits(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address:
+    return ipaddress.IPv4Address(address.packed[-4:])
+
+
+def _rfc6052_slash48(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address:
+    # RFC 6052 section 2.2, /48 prefix: IPv4 bits 0-15 in bits 48-63, the "u" octet (64-71) skipped,
+    # bits 16-31 in bits 72-87.
+    packed = address.packed
+    return ipaddress.IPv4Address(packed[6:8] + packed[9:11])
+
+
+def _sixtofour(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address:
+    return ipaddress.IPv4Address(address.packed[2:6])
+
+
+def _teredo_client(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address:
+    # RFC 4380 section 4: the client's public IPv4 address, every bit inverted, in the last 32 bits.
+    return ipaddress.IPv4Address(bytes(byte ^ 0xFF for byte in address.packed[-4:]))
+
+
+def _rows(
+    version: type[ipaddress.IPv4Network] | type[ipaddress.IPv6Network],
+    rows: Iterable[tuple[Any, ...]],
+) -> tuple[SpecialRange, ...]:
+    return tuple(SpecialRange(version(row[0]), *row[1:]) for row in rows)
+
+
+#: Every address range that is not a global unicast destination, most specific first: the first row
+#: containing an address names why it is refused.  Sources: the IANA IPv4 and IPv6 Special-Purpose
+#: Address Registries, the multicast ranges, and the cloud metadata addresses.
+SPECIAL_RANGES: Final[tuple[SpecialRange, ...]] = _rows(
+    ipaddress.IPv4Network,
+    (
+        ("169.254.169.254/32", "metadata", "cloud instance metadata"),
+        ("255.255.255.255/32", "broadcast", "RFC 919 limited broadcast"),
+        ("0.0.0.0/8", "unspecified", "RFC 791 this network"),
+        ("10.0.0.0/8", "private", "RFC 1918"),
+        ("100.64.0.0/10", "cgnat", "RFC 6598"),
+        ("127.0.0.0/8", "loopback", "RFC 1122"),
+        ("169.254.0.0/16", "link_local", "RFC 3927"),
+        ("172.16.0.0/12", "private", "RFC 1918"),
+        ("192.0.0.0/24", "protocol_assignment", "RFC 6890"),
+        ("192.0.2.0/24", "documentation", "RFC 5737"),
+        ("192.88.99.0/24", "reserved", "RFC 7526 deprecated 6to4 relay anycast"),
+        ("192.168.0.0/16", "private", "RFC 1918"),
+        ("198.18.0.0/15", "benchmarking", "RFC 2544"),
+        ("198.51.100.0/24", "documentation", "RFC 5737"),
+        ("203.0.113.0/24", "documentation", "RFC 5737"),
+        ("224.0.0.0/4", "multicast", "RFC 5771"),
+        ("240.0.0.0/4", "reserved", "RFC 1112"),
+    ),
+) + _rows(
+    ipaddress.IPv6Network,
+    (
+        ("fd00:ec2::254/128", "metadata", "cloud instance metadata"),
+        ("::/128", "unspecified", "RFC 4291"),
+        ("::1/128", "loopback", "RFC 4291"),
+        ("::ffff:0:0/96", "ipv4_mapped", "RFC 4291", _last_32_bits),
+        ("::ffff:0:0:0/96", "ipv4_translated", "RFC 2765 / RFC 7915 SIIT", _last_32_bits),
+        ("::/96", "ipv4_compatible", "RFC 4291 (deprecated)", _last_32_bits),
+        ("64:ff9b::/96", "nat64", "RFC 6052 well-known prefix", _last_32_bits, True),
+        ("64:ff9b:1::/48", "nat64_local", "RFC 8215 local-use translation", _rfc6052_slash48),
+        ("100::/64", "discard", "RFC 6666"),
+        ("2001::/32", "teredo", "RFC 4380", _teredo_client),
+        ("2001::/23", "protocol_assignment", "RFC 2928"),
+        ("2001:db8::/32", "documentation", "RFC 3849"),
+        ("2002::/16", "6to4", "RFC 3056", _sixtofour, True),
+        ("3fff::/20", "documentation", "RFC 9637"),
+        ("5f00::/16", "srv6_sid", "RFC 9602"),
+        ("fc00::/7", "unique_local", "RFC 4193"),
+        ("fe80::/10", "link_local", "RFC 4291"),
+        ("fec0::/10", "site_local", "RFC 3879"),
+        ("ff00::/8", "multicast", "RFC 4291"),
+    ),
 )
-_V6_BLOCKS: Final = tuple(
-    (ipaddress.IPv6Network(net), reason)
-    for net, reason in (
-        ("fd00:ec2::254/128", "metadata"),
-        ("::/128", "unspecified"),
-        ("::1/128", "loopback"),
-        ("::ffff:0:0/96", "ipv4_mapped"),
-        ("::/96", "ipv4_compatible"),
-        ("64:ff9b::/96", "nat64"),
-        ("64:ff9b:1::/48", "nat64"),
-        ("100::/64", "reserved"),
-        ("2001::/32", "teredo"),
-        ("2001:db8::/32", "reserved"),
-        ("2002::/16", "6to4"),
-        ("fc00::/7", "unique_local"),
-        ("fe80::/10", "link_local"),
-        ("fec0::/10", "site_local"),
-        ("ff00::/8", "multicast"),
-    )
-)
+#: The only IPv6 space IANA allocates for global unicast (RFC 4291 section 2.4); outside it nothing is
+#: routable on the Internet, named in the table above or not.
+GLOBAL_UNICAST_V6: Final = ipaddress.IPv6Network("2000::/3")
 #: Refused even with ``allow_private_networks``: no development setup needs them, attackers do.
 _ALWAYS_REFUSED: Final = frozenset({"metadata", "multicast", "broadcast", "unspecified"})
 #: Characters an IPv4 literal in any spelling the C library accepts is made of (``inet_aton``).
@@ -121,37 +188,33 @@ _IPV4_ISH: Final = re.compile(r"[0-9A-Fa-fXx.]+")
 
 
 def refusal_reason(address: IPAddress) -> str | None:
-    """Why ``address`` may not be connected to under the strict policy, or None when it may.
+    """None when ``address`` is a globally routable destination; otherwise why it is not.
+
+    This is an allow-rule, not a deny-list: an IPv4 address is admitted only when no special-purpose
+    row contains it (the IPv4 space outside those rows is all allocated for global unicast); an IPv6
+    address only when it lies in ``2000::/3`` and no row contains it (``not_global`` otherwise), so a
+    range IANA reserves tomorrow outside ``2000::/3`` is refused before anyone adds a row.
 
     IPv6 forms that embed an IPv4 address are judged by what they embed: ``::ffff:127.0.0.1`` is
-    ``ipv4_mapped:loopback``; NAT64 and 6to4 with a public IPv4 inside are allowed (that is how an
-    IPv6-only network reaches an IPv4-only host); the mapped and compatible forms never are.
+    ``ipv4_mapped:loopback``; NAT64 (``64:ff9b::/96``) and 6to4 with a public IPv4 inside are allowed
+    (that is how an IPv6-only network reaches an IPv4-only host); the mapped, compatible, SIIT,
+    local-use NAT64 and Teredo forms never are (``ipv4_mapped:public``).
     """
-    if isinstance(address, ipaddress.IPv4Address):
-        for network, reason in _V4_BLOCKS:
-            if address in network:
-                return reason
-        return None if address.is_global else "not_global"
-    plain = ipaddress.IPv6Address(address.packed)  # drop any %scope for the range checks
-    for network6, reason in _V6_BLOCKS:
-        if plain not in network6:
-            continue
-        embedded = _embedded_ipv4(plain, reason)
-        if embedded is None:
-            return reason
-        inner = refusal_reason(embedded)
-        if reason in ("ipv4_mapped", "ipv4_compatible"):
-            return f"{reason}:{inner or 'public'}"
-        return None if inner is None else f"{reason}:{inner}"
-    return None if plain.is_global else "not_global"
-
-
-def _embedded_ipv4(address: ipaddress.IPv6Address, reason: str) -> ipaddress.IPv4Address | None:
-    if reason in ("ipv4_mapped", "ipv4_compatible", "nat64"):
-        return ipaddress.IPv4Address(address.packed[-4:])
-    if reason == "6to4":
-        return address.sixtofour
-    return None
+    plain: IPAddress = address
+    if isinstance(address, ipaddress.IPv6Address):
+        plain = ipaddress.IPv6Address(address.packed)  # drop any %scope for the range checks
+    row = next((row for row in SPECIAL_RANGES if plain in row.network), None)
+    if row is None:
+        if isinstance(plain, ipaddress.IPv4Address) or plain in GLOBAL_UNICAST_V6:
+            return None
+        return "not_global"
+    if row.embeds is None:
+        return row.reason
+    assert isinstance(plain, ipaddress.IPv6Address)  # only IPv6 rows embed
+    inner = refusal_reason(row.embeds(plain))
+    if inner is None and row.inner_decides:
+        return None
+    return f"{row.reason}:{inner or 'public'}"
 
 
 def system_resolve(host: str, port: int) -> list[str]:

@@ -39,10 +39,12 @@ __all__ = [
     "EXTERNAL_PROVIDERS",
     "AgentExecutionCost",
     "AgentTrust",
+    "ConfiguredName",
     "ExecutionRequest",
     "IdentityProvider",
     "KeycloakRole",
     "Level",
+    "name_refusal",
     "validate_fingerprint",
 ]
 
@@ -73,6 +75,39 @@ Level = Annotated[TrustLevel, BeforeValidator(_coerce_level)]
 """A ``TrustLevel`` field that accepts any spelling :func:`parse` accepts."""
 
 Name = Annotated[StrictStr, Field(min_length=1, max_length=_MAX_NAME)]
+
+
+def name_refusal(value: object) -> str | None:
+    """Why ``value`` cannot be a name an operator configures (a role, a permission, an allowed client
+    id), or None when it can.
+
+    Why one rule: these names are compared for equality with what tokens and DIDs carry, so a name no
+    caller can present (``""``, ``" admin"``, one with a control character) is a configuration
+    mistake that silently grants nothing — or, for an allow-list, admits a token whose claim is
+    empty.  Refused when the configuration is loaded, with the reason.
+    """
+    if not isinstance(value, str):
+        return "not a string"
+    if not value:
+        return "empty"
+    if len(value) > _MAX_NAME:
+        return f"longer than {_MAX_NAME} characters"
+    if value != value.strip():
+        return "leading or trailing whitespace"
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
+        return "control character"
+    return None
+
+
+def _configured_name(value: str) -> str:
+    reason = name_refusal(value)
+    if reason is not None:
+        raise ValueError(f"not a usable name ({reason})")
+    return value
+
+
+ConfiguredName = Annotated[StrictStr, AfterValidator(_configured_name)]
+"""A role, permission or client-id name in configuration: :func:`name_refusal` must find nothing."""
 
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 _HEX_PAIRS = re.compile(r"[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){31}")

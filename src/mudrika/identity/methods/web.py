@@ -44,7 +44,7 @@ import httpx
 from mudrika.crypto.jcs import loads_strict
 from mudrika.crypto.keystore import DIR_MODE, write_file_atomic
 from mudrika.errors import DocumentError, InvalidInput, ResolutionError
-from mudrika.identity.did import DID, parse_did
+from mudrika.identity.did import DID, parse_did, path_segment_refusal
 from mudrika.identity.document import DIDDocument
 from mudrika.identity.resolution import ResolutionResult, check_document_id, parse_document, result
 from mudrika.net.egress import EgressPolicy, ipv4_as_os_reads
@@ -65,10 +65,8 @@ DEFAULT_TIMEOUT: Final = 5.0
 DEFAULT_MAX_REDIRECTS: Final = 3
 
 _LABEL: Final = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
-_SEGMENT: Final = re.compile(r"(?:[A-Za-z0-9._-]|%[0-9A-Fa-f]{2})+")
 _PLAIN_SEGMENT: Final = re.compile(r"[A-Za-z0-9._-]+")
 _PORT: Final = re.compile(r"%3[Aa]([0-9]{1,5})")
-_FORBIDDEN_PCT: Final = re.compile(r"%(?:2[Ff]|5[Cc]|00)")  # encoded '/', '\' and NUL
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
 _GONE: Final = frozenset({404, 410})
 _HEADERS: Final = {"Accept": "application/did+json, application/json", "Accept-Encoding": "identity"}
@@ -86,8 +84,12 @@ def _check_host(host: str) -> str:
 
 
 def _check_segment(segment: str) -> str:
-    if segment in (".", "..") or not _SEGMENT.fullmatch(segment) or _FORBIDDEN_PCT.search(segment):
-        raise InvalidInput("did:web path segment not allowed", code="invalidDid", segment=segment[:64])
+    # The one segment rule (identity.did.path_segment_refusal) that did_roles matching also obeys.
+    reason = path_segment_refusal(segment)
+    if reason is not None:
+        raise InvalidInput(
+            "did:web path segment not allowed", code="invalidDid", reason=reason, segment=segment[:64]
+        )
     return segment
 
 
@@ -120,7 +122,7 @@ def create(host: str, path: str | Sequence[str] | None = None, port: int | None 
         text += f"%3A{port}"
     segments = [s for s in path.split("/") if s] if isinstance(path, str) else list(path or ())
     for segment in segments:
-        if segment in (".", "..") or not _PLAIN_SEGMENT.fullmatch(segment):
+        if path_segment_refusal(segment) is not None or not _PLAIN_SEGMENT.fullmatch(segment):
             raise InvalidInput(
                 "did:web path segments may use only A-Z a-z 0-9 . - _",
                 code="invalidDid",

@@ -26,12 +26,13 @@ import asyncio
 import atexit
 import concurrent.futures
 import logging
+import re
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from types import ModuleType
-from typing import ClassVar, Final
+from typing import Final
 
 from mudrika.crypto.jcs import loads_strict
 from mudrika.errors import DocumentError, InvalidInput, ResolutionError
@@ -39,7 +40,11 @@ from mudrika.identity.did import DID
 from mudrika.identity.document import DIDDocument
 from mudrika.identity.resolution import ResolutionResult, result
 
-__all__ = ["DidkitDriver", "load_didkit"]
+__all__ = ["EGRESS_ONLY_METHODS", "DidkitDriver", "load_didkit"]
+
+#: Methods whose fetches must go through the egress policy: didkit is never configured for them.
+EGRESS_ONLY_METHODS: Final = frozenset({"web"})
+_METHOD_NAME: Final = re.compile(r"[a-z0-9]{1,64}")
 
 _MAX_DOCUMENT: Final = 1024 * 1024
 # How long to wait for a tokio worker to leave the interpreter (it takes microseconds once it has
@@ -198,16 +203,37 @@ def _to_result(raw: str) -> ResolutionResult:
 
 
 class DidkitDriver:
-    """Fallback driver: any method not registered natively is handed to ``didkit.resolve_did``.
+    """Driver for the DID methods the configuration names (``methods``), resolved by ``didkit.resolve_did``.
+
+    Why the methods are named and never implied: didkit dials out by itself, outside the egress
+    policy, its timeouts and size caps (``did:onion`` contacts the local Tor proxy on 127.0.0.1:9050).
+    A driver that took "every other method" would let whoever writes a ``kid`` choose what it dials;
+    one that takes only the methods an operator listed lets nobody else choose.  did:web is refused:
+    through didkit it would skip the egress policy altogether.
 
     Both :meth:`resolve` and :meth:`aresolve` run the call on the process-wide private loop
     (see the module docstring for why awaiting didkit on the caller's own loop can crash the
     interpreter at exit).
     """
 
-    #: No method of its own: it is the fallback for every method not registered natively.
-    methods: ClassVar[frozenset[str]] = frozenset()
     uses_network: Final = True
+
+    def __init__(self, methods: Collection[str]) -> None:
+        if isinstance(methods, str):
+            raise InvalidInput("didkit methods must be a collection of method names", code="bad_config")
+        named = frozenset(methods)
+        if not named:
+            raise InvalidInput("name the DID methods didkit may resolve", code="bad_config")
+        bad = sorted(m for m in named if not isinstance(m, str) or not _METHOD_NAME.fullmatch(m))
+        if bad:
+            raise InvalidInput("not DID method names", code="bad_config", methods=str(bad)[:200])
+        if named & EGRESS_ONLY_METHODS:
+            raise InvalidInput(
+                "did:web is fetched through the egress policy, never by didkit",
+                code="bad_config",
+                methods="web",
+            )
+        self.methods: frozenset[str] = named
 
     @staticmethod
     def _submit(did: DID) -> tuple[ModuleType, concurrent.futures.Future[str]]:

@@ -7,10 +7,10 @@ are decided once.
 * **Drivers are chosen, not fallen into** (``MethodDriver``): did:key and did:jwk are computed
   locally and did:web is fetched over HTTPS through an :class:`~mudrika.net.egress.EgressPolicy`
   (strict unless the ``egress`` given says otherwise).  Any other method is ``methodNotSupported``
-  unless the configuration names a driver for it; didkit (which dials out by itself, outside our
+  unless the configuration names a driver for it.  didkit (which dials out by itself, outside our
   egress policy, timeouts and size caps — a ``did:onion`` makes it contact a local SOCKS port) is
-  used only with ``use_didkit=True``.  A verifier that runs on attacker input should leave it off;
-  the CLI turns it on for the user's own ``did resolve``.
+  never a fallback: it resolves only the methods listed in ``didkit_methods`` (the CLI's
+  ``--didkit-method``).  A verifier that runs on attacker input should list none.
 * **Cache**: an ``OrderedDict`` LRU of successful results with a TTL, on an injectable clock.  A hit
   is a dict lookup, an expiry comparison and an LRU touch.
 * **Negative cache and rate limits** (drivers that use the network only): a failed resolution is
@@ -43,7 +43,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, Final, Literal, overload
 
 from mudrika.crypto.keys import PublicKey
@@ -117,16 +117,16 @@ class DIDResolver:
     """Resolve DIDs and DID URLs to documents and keys, with a bounded TTL cache.
 
     ``DIDResolver()`` gives did:key, did:jwk and did:web (HTTPS through ``egress``, strict by
-    default) and nothing else; ``register(BinduDriver(source))`` adds did:bindu; ``use_didkit=True``
-    sends every other method to didkit (opt-in: it dials out by itself).  ``clock`` must be
-    monotonic (seconds).
+    default) and nothing else; ``register(BinduDriver(source))`` adds did:bindu; ``didkit_methods``
+    names the methods sent to didkit (each one an explicit choice: it dials out by itself).  Every
+    other method is ``methodNotSupported``.  ``clock`` must be monotonic (seconds).
     """
 
     def __init__(
         self,
         drivers: Iterable[MethodDriver] | None = None,
         *,
-        use_didkit: bool = False,
+        didkit_methods: Collection[str] = (),
         egress: EgressPolicy | None = None,
         cache_size: int = 1024,
         ttl: float = 300.0,
@@ -143,7 +143,8 @@ class DIDResolver:
         if drivers is not None and egress is not None:
             raise InvalidInput("egress configures the default did:web driver only", code="bad_config")
         self._drivers: dict[str, MethodDriver] = {}
-        self._fallback: MethodDriver | None = DidkitDriver() if use_didkit else None
+        # Only an offline resolver has a fallback (its snapshot, which never touches the network).
+        self._fallback: MethodDriver | None = None
         self._offline = False
         self._cache: OrderedDict[str, tuple[ResolutionResult, float]] = OrderedDict()
         self._cache_size = cache_size
@@ -159,6 +160,16 @@ class DIDResolver:
             drivers = (KeyDriver(), JwkDriver(), WebDriver(egress=egress))
         for driver in drivers:
             self.register(driver)
+        if didkit_methods:
+            didkit = DidkitDriver(didkit_methods)
+            taken = sorted(didkit.methods & self._drivers.keys())
+            if taken:
+                raise InvalidInput(
+                    f"did:{taken[0]} already has a driver; didkit_methods names only other methods",
+                    code="bad_config",
+                    methods=",".join(taken),
+                )
+            self.register(didkit)
 
     @classmethod
     def offline(
@@ -310,7 +321,7 @@ class DIDResolver:
         driver = self._drivers.get(parsed.method) or self._fallback
         if driver is None:
             raise DocumentError(
-                f"DID method '{parsed.method}' is not supported",
+                f"DID method '{parsed.method}' is not supported: no driver is configured for it",
                 code="methodNotSupported",
                 method=parsed.method,
             )
@@ -329,7 +340,8 @@ class DIDResolver:
                 exc = remembered[0]
                 raise type(exc)(exc.message, code=exc.code, **{**exc.fields, "cached": True})
             self._negative.pop(text, None)
-        host = f"{did.method}:{did.method_specific_id.split(':', 1)[0]}"
+        # Lower-cased: DNS names are case-insensitive, so EXAMPLE.com must share example.com's budget.
+        host = f"{did.method}:{did.method_specific_id.split(':', 1)[0].lower()}"
         if not self._per_did.allow(text, now) or not self._per_host.allow(host, now):
             _log.warning("DID resolution rate-limited for %s", log_value(text, limit=128))
             raise ResolutionError("DID resolution rate-limited", code="internalError", reason="rate_limited")

@@ -13,6 +13,13 @@ The REST table mirrors ``a2a.server.routes.rest_routes.create_rest_routes`` and 
 and method both match, and a path parameter matches ``[^/]+`` (so ``GET /tasks/x:cancel`` is a
 ``GetTask`` for id ``x:cancel``).  Matching the same way is what keeps the operation we authorise
 equal to the handler the application runs.
+
+The table must also hold *the same routes* as the server: whether the 0.3 ``/v1/…`` routes exist is
+the server's ``enable_v0_3_compat`` (off by default in a2a-sdk).  Without them Starlette sends
+``POST /v1/message:send`` to the ``/{tenant}`` mount — tenant ``v1`` — so a table that matched the
+0.3 route first would authorise a call with no tenant while the agent runs in tenant ``v1``.  That is
+why every lookup here takes ``v03_compat`` as a required argument: no caller can fall back to a
+table of some other server.
 """
 
 from __future__ import annotations
@@ -27,11 +34,11 @@ __all__ = [
     "A2A_V03_METHODS",
     "A2A_V10_METHODS",
     "OPERATIONS",
-    "REST_ROUTES",
     "STREAMING_OPERATIONS",
     "RestRoute",
     "operation_for_method",
     "operation_for_route",
+    "rest_routes",
     "route_for",
     "tenant_for_route",
 ]
@@ -170,55 +177,61 @@ def _v03_routes(prefix: str) -> tuple[RestRoute, ...]:
     return tuple(_route(method, f"{prefix}/v1{path}", operation) for method, path, operation in _V03_ROUTES)
 
 
-#: The REST routes with no path prefix, in the order a2a-sdk registers them (0.3, 1.0, tenant mount).
-REST_ROUTES: Final[tuple[RestRoute, ...]] = _v03_routes("") + _v10_routes("") + _v10_routes("/{tenant}")
-_BY_PREFIX: dict[str, tuple[RestRoute, ...]] = {"": REST_ROUTES}
+_BY_SERVER: dict[tuple[str, bool], tuple[RestRoute, ...]] = {}
 _MAX_PREFIXES: Final = 16
 
 
-def _routes_for(prefix: str) -> tuple[RestRoute, ...]:
-    # Starlette order: the v0.3 routes, the 1.0 routes, then the Mount("/{tenant}") of the 1.0 routes.
-    routes = _BY_PREFIX.get(prefix)
+def rest_routes(prefix: str = "", *, v03_compat: bool) -> tuple[RestRoute, ...]:
+    """The REST routes of ``create_rest_routes(handler, path_prefix=prefix,
+    enable_v0_3_compat=v03_compat)``, in Starlette's order: the 0.3 ``/v1`` routes (only when
+    ``v03_compat``), the 1.0 routes, then the ``Mount("/{tenant}")`` of the 1.0 routes."""
+    key = (prefix, bool(v03_compat))
+    routes = _BY_SERVER.get(key)
     if routes is None:
-        routes = _v03_routes(prefix) + _v10_routes(prefix) + _v10_routes("/{tenant}" + prefix)
-        if len(_BY_PREFIX) < _MAX_PREFIXES:
-            _BY_PREFIX[prefix] = routes
+        routes = (
+            (_v03_routes(prefix) if v03_compat else ())
+            + _v10_routes(prefix)
+            + _v10_routes("/{tenant}" + prefix)
+        )
+        if len(_BY_SERVER) < 2 * _MAX_PREFIXES:
+            _BY_SERVER[key] = routes
     return routes
 
 
-def _match(method: str, path: str, prefix: str) -> RestRoute | None:
+def _match(method: str, path: str, prefix: str, v03_compat: bool) -> RestRoute | None:
     verb = "GET" if method == "HEAD" else method
-    for route in _routes_for(prefix):
+    for route in rest_routes(prefix, v03_compat=v03_compat):
         if route.method == verb and route.pattern.match(path):
             return route
     return None
 
 
-def route_for(method: str, path: str, *, prefix: str = "") -> tuple[str, str | None] | None:
+def route_for(method: str, path: str, *, prefix: str = "", v03_compat: bool) -> tuple[str, str | None] | None:
     """The operation a REST request performs and the tenant it names, from one match; None when no
     A2A route matches (deny).
 
     ``path`` is the ASGI route path (``scope["path"]`` without ``root_path``); ``prefix`` is the
-    ``path_prefix`` given to ``create_rest_routes``.  The first route whose path *and* method match
-    wins, the ``/{tenant}`` mount of the 1.0 routes last.  ``HEAD`` is matched as ``GET``, as
-    Starlette does.  The tenant is the first path segment when the matching route is one of the
-    ``/{tenant}`` mount's, None otherwise.
+    ``path_prefix`` given to ``create_rest_routes`` and ``v03_compat`` its ``enable_v0_3_compat``
+    (they must be the server's own: see the module docstring).  The first route whose path *and*
+    method match wins, the ``/{tenant}`` mount of the 1.0 routes last.  ``HEAD`` is matched as
+    ``GET``, as Starlette does.  The tenant is the first path segment when the matching route is one
+    of the ``/{tenant}`` mount's, None otherwise.
     """
-    route = _match(method, path, prefix)
+    route = _match(method, path, prefix, v03_compat)
     if route is None:
         return None
     tenant = path.split("/", 2)[1] if route.template.startswith("/{tenant}") else None
     return route.operation, tenant
 
 
-def operation_for_route(method: str, path: str, *, prefix: str = "") -> str | None:
+def operation_for_route(method: str, path: str, *, prefix: str = "", v03_compat: bool) -> str | None:
     """The operation of :func:`route_for`, or None when no A2A route matches (deny)."""
-    route = _match(method, path, prefix)
+    route = _match(method, path, prefix, v03_compat)
     return None if route is None else route.operation
 
 
-def tenant_for_route(method: str, path: str, *, prefix: str = "") -> str | None:
+def tenant_for_route(method: str, path: str, *, prefix: str = "", v03_compat: bool) -> str | None:
     """The tenant of :func:`route_for`: the first path segment when the matching route is one of the
     ``/{tenant}`` mount's; None otherwise."""
-    found = route_for(method, path, prefix=prefix)
+    found = route_for(method, path, prefix=prefix, v03_compat=v03_compat)
     return None if found is None else found[1]

@@ -58,7 +58,13 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final, Literal, NamedTuple, Protocol
 
-from mudrika.crypto.jose import FORBIDDEN_HEADERS, TrustedKey, parse_unverified_header, verify_jwt
+from mudrika.crypto.jose import (
+    FORBIDDEN_HEADERS,
+    TrustedKey,
+    check_jwt_claims,
+    parse_unverified_header,
+    verify_jwt,
+)
 from mudrika.errors import (
     ExpiredError,
     IdpUnavailable,
@@ -74,6 +80,7 @@ from mudrika.trust.jsonrpc import (
     TokenExpired,
 )
 from mudrika.trust.keycloak.jwks import KeySource
+from mudrika.trust.models import name_refusal
 from mudrika.trust.policy import Principal
 
 __all__ = [
@@ -151,6 +158,18 @@ class _Plan(NamedTuple):
     digest: bytes
     generation: int
     kid: str | None  # None: opaque token, introspect
+
+
+class _Checked(NamedTuple):
+    """Claims that passed every check, with what caching their result needs (``generation``: the key
+    set they belong to; ``now``: when they were checked; ``ttl``: the cache lifetime of their kind)."""
+
+    claims: dict[str, Any]
+    generation: int
+    now: float
+    source: Literal["jwt", "introspection"]
+    kid: str | None
+    ttl: float
 
 
 def _auth_error(exc: MudrikaError) -> A2AAuthError:
@@ -262,8 +281,18 @@ class AccessTokenVerifier:
             if isinstance(azp_allowlist, str):
                 raise InvalidInput("azp_allowlist must be a collection of client ids", code="bad_config")
             self.azp_allowlist = frozenset(azp_allowlist)
-            if not self.azp_allowlist or not all(isinstance(a, str) and a for a in self.azp_allowlist):
+            if not self.azp_allowlist:
                 raise InvalidInput("azp_allowlist must name at least one client", code="bad_config")
+            for entry in sorted(self.azp_allowlist, key=repr):
+                # An empty entry would admit a token whose azp is "" (or absent client_id read as "").
+                reason = name_refusal(entry)
+                if reason is not None:
+                    raise InvalidInput(
+                        f"azp_allowlist entry {str(entry)[:64]!r} is not a client id ({reason})",
+                        code="bad_config",
+                        option="azp_allowlist",
+                        reason=reason,
+                    )
         if not 0 <= leeway <= MAX_LEEWAY:
             raise InvalidInput(f"leeway must be between 0 and {MAX_LEEWAY:.0f} s", code="bad_leeway")
         self.algorithms = frozenset(algorithms)
@@ -298,34 +327,44 @@ class AccessTokenVerifier:
     # -- public API -------------------------------------------------------------------------------
 
     def verify(self, token: str) -> VerifiedToken:
-        """Verify ``token`` (the Bearer credential, without the scheme); return it or raise."""
+        """Verify ``token`` (the Bearer credential, without the scheme); return it or raise.
+
+        The value returned is built in exactly one place (:meth:`_result`, typed ``VerifiedToken``)
+        from claims every check passed, or comes from the cache of such values: no path through
+        here returns anything else, whatever happens to the logging of a rejection.
+        """
         found = self._cached_or_plan(token)
         if isinstance(found, VerifiedToken):
             return found
         try:
             if found.kid is not None:
-                result = self._finish_jwt(token, self._jwks.key_for(found.kid), found.digest)
-                if result is not None:
-                    return result
-            return self._finish_introspection(token, found, self._introspect(token))
+                checked = self._checked_jwt(token, self._jwks.key_for(found.kid))
+                if checked is None:  # signed by the IdP but lightweight: introspect it
+                    checked = self._checked_introspection(self._introspect(token), found.generation)
+            else:
+                checked = self._checked_introspection(self._introspect(token), found.generation)
         except A2AAuthError as exc:
             _log_rejection(found.digest, exc)
             raise
+        return self._result(found.digest, checked)
 
     async def a_verify(self, token: str) -> VerifiedToken:
-        """Async :meth:`verify` (JWKS refresh and introspection without blocking the event loop)."""
+        """Async :meth:`verify` (JWKS refresh and introspection without blocking the event loop); the
+        same guarantee: the value returned is :meth:`_result`'s or the cache's, never anything else."""
         found = self._cached_or_plan(token)
         if isinstance(found, VerifiedToken):
             return found
         try:
             if found.kid is not None:
-                result = self._finish_jwt(token, await self._jwks.a_key_for(found.kid), found.digest)
-                if result is not None:
-                    return result
-            return self._finish_introspection(token, found, await self._a_introspect(token))
+                checked = self._checked_jwt(token, await self._jwks.a_key_for(found.kid))
+                if checked is None:  # signed by the IdP but lightweight: introspect it
+                    checked = self._checked_introspection(await self._a_introspect(token), found.generation)
+            else:
+                checked = self._checked_introspection(await self._a_introspect(token), found.generation)
         except A2AAuthError as exc:
             _log_rejection(found.digest, exc)
             raise
+        return self._result(found.digest, checked)
 
     @property
     def cache_len(self) -> int:
@@ -435,8 +474,9 @@ class AccessTokenVerifier:
             raise InvalidToken("token has no kid", code="missing_kid")
         return kid
 
-    def _finish_jwt(self, token: str, key: TrustedKey, digest: bytes) -> VerifiedToken | None:
-        """Steps 3-4.  None means "signed by the IdP but lightweight": introspect it."""
+    def _checked_jwt(self, token: str, key: TrustedKey) -> _Checked | None:
+        """Steps 3-4: the claims of a JWT that passed every check.  None means "signed by the IdP but
+        lightweight": introspect it."""
         # The entry belongs to the key set ``key`` came from (read after a possible refresh).
         generation = self._jwks.generation
         now = self._clock()
@@ -468,7 +508,7 @@ class AccessTokenVerifier:
         if typ is None:
             raise InvalidToken("not an access token", code="wrong_typ")
         self._check_audience(claims)
-        return self._result(claims, digest, generation, now, "jwt", kid=key.kid, ttl=self._cache_ttl)
+        return _Checked(claims, generation, now, "jwt", key.kid, self._cache_ttl)
 
     def _check_audience(self, claims: Mapping[str, Any]) -> None:
         if self.audience is not None:
@@ -488,27 +528,19 @@ class AccessTokenVerifier:
             if not isinstance(azp, str) or azp not in self.azp_allowlist:
                 raise InvalidToken("token not issued to an allowed client", code="wrong_azp")
 
-    def _result(
-        self,
-        claims: Mapping[str, Any],
-        digest: bytes,
-        generation: int,
-        now: float,
-        source: Literal["jwt", "introspection"],
-        *,
-        kid: str | None,
-        ttl: float,
-    ) -> VerifiedToken:
+    def _result(self, digest: bytes, checked: _Checked) -> VerifiedToken:
+        """The one place a :class:`VerifiedToken` is built: from checked claims, then cached."""
+        claims = checked.claims
         exp = float(claims["exp"])
         result = VerifiedToken(
             principal=_principal(claims),
             claims=MappingProxyType(claims),
             token_id=digest[:6].hex(),  # the 12-hex-digit label of token_id()
             expires_at=exp,
-            source=source,
-            kid=kid,
+            source=checked.source,
+            kid=checked.kid,
         )
-        self._store(digest, result, generation, min(exp, now + ttl))
+        self._store(digest, result, checked.generation, min(exp, checked.now + checked.ttl))
         return result
 
     def _introspect(self, token: str) -> Mapping[str, Any]:
@@ -535,31 +567,35 @@ class AccessTokenVerifier:
             _log.warning("introspection failed (%s)", type(exc).__name__)
             raise IdpUnavailable("token introspection failed", code="introspection_failed") from None
 
-    def _finish_introspection(self, token: str, plan: _Plan, response: Mapping[str, Any]) -> VerifiedToken:
-        """Step 5: RFC 7662 §2.2 response -> the same checks as for a JWT."""
+    def _checked_introspection(self, response: Mapping[str, Any], generation: int) -> _Checked:
+        """Step 5: RFC 7662 §2.2 response -> the same checks as for a JWT, on the same time rule.
+
+        ``exp`` (required), ``nbf`` and ``iat`` go through :func:`~mudrika.crypto.jose.check_jwt_claims`,
+        the function that checks a JWT's: valid on ``[nbf - leeway, exp + leeway)``, so a token is
+        refused at exactly ``exp + leeway`` whichever way it was verified.
+        """
         if not isinstance(response, Mapping):
             raise IdpUnavailable("malformed introspection response", code="introspection_failed")
         if response.get("active") is not True:
             raise InvalidToken("token is not active", code="inactive")
         claims = {name: value for name, value in response.items() if name != "active"}
         now = self._clock()
-        if "iss" in claims and claims["iss"] != self.issuer:
-            raise InvalidToken("unexpected issuer", code="wrong_iss")
         typ = claims.get("typ")
         token_type = claims.get("token_type")
         if (typ is not None and typ != "Bearer") or (
             token_type is not None and (not isinstance(token_type, str) or token_type.lower() != "bearer")
         ):
             raise InvalidToken("not an access token", code="wrong_typ")
-        exp = claims.get("exp")
-        if isinstance(exp, bool) or not isinstance(exp, int | float):
-            raise InvalidToken("introspection gave no expiry", code="missing_claim")
-        if now >= exp + self.leeway:
-            raise TokenExpired("token expired", code="expired")
-        nbf = claims.get("nbf")
-        if isinstance(nbf, int | float) and not isinstance(nbf, bool) and now < nbf - self.leeway:
-            raise InvalidToken("token not yet valid", code="not_yet_valid")
+        try:
+            check_jwt_claims(
+                claims,
+                issuer=self.issuer if "iss" in claims else None,  # RFC 7662: iss is optional
+                audience=None,  # checked below: aud or the azp allow-list
+                now=now,
+                leeway=self.leeway,
+                required=("exp",),
+            )
+        except MudrikaError as exc:
+            raise _auth_error(exc) from None
         self._check_audience(claims)
-        return self._result(
-            claims, plan.digest, plan.generation, now, "introspection", kid=None, ttl=self._introspection_ttl
-        )
+        return _Checked(claims, generation, now, "introspection", None, self._introspection_ttl)

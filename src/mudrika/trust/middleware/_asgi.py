@@ -40,7 +40,11 @@ Per HTTP request, in this order:
 4. JSON-RPC endpoint (``POST`` on ``jsonrpc_paths``): the body must be UTF-8 JSON (otherwise HTTP 400,
    -32700 "Parse error", id null).  Each call's method is mapped to its canonical operation
    (:mod:`mudrika.trust.a2a.methods`, both A2A generations; a method the policy itself names is its
-   own operation).  Any other request: its REST route is mapped the same way.
+   own operation).  Any other request: its REST route is mapped the same way, through the route
+   table of the server being wrapped: the 0.3 ``/v1/…`` routes exist only when the app serves them
+   (``enable_v0_3_compat``, discovered from the app's Starlette routes when it has them; a given
+   value that disagrees with the app is refused at start-up), otherwise ``/v1/message:send`` is
+   what Starlette makes of it: ``message:send`` in tenant ``v1``.
 5. ``Policy.decide(principal, operation, tenant=...)``, the tenant being the one the call names
    (JSON-RPC ``params.tenant``, or the ``/{tenant}`` REST mount), after the principal got what the
    policy file grants it (a DID signer's ``did_roles``, a token caller's ``tenant_claim`` tenants).
@@ -489,8 +493,10 @@ class A2AAuthMiddleware:
 
     ``authenticators`` and ``policy`` are required; there is no unauthenticated mode.
     ``jsonrpc_paths`` are the JSON-RPC endpoints (a2a-sdk's ``rpc_url``); ``rest_prefix`` is the
-    ``path_prefix`` of its REST routes; ``extra_methods`` maps further JSON-RPC method names (e.g.
-    an extension's) to operations.
+    ``path_prefix`` of its REST routes and ``enable_v0_3_compat`` whether they include the A2A 0.3
+    ``/v1/…`` routes (a2a-sdk's option of the same name; None: read from the app's routes, or
+    a2a-sdk's default, off, when the app shows none); ``extra_methods`` maps further JSON-RPC method
+    names (e.g. an extension's) to operations.
     """
 
     def __init__(
@@ -501,6 +507,7 @@ class A2AAuthMiddleware:
         policy: Policy,
         jsonrpc_paths: Collection[str] = ("/",),
         rest_prefix: str = "",
+        enable_v0_3_compat: bool | None = None,
         public_paths: Collection[str] = DEFAULT_PUBLIC_PATHS,
         extra_methods: Mapping[str, str] | None = None,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
@@ -527,6 +534,7 @@ class A2AAuthMiddleware:
         self.policy = policy
         self.jsonrpc_paths = frozenset(jsonrpc_paths)
         self.rest_prefix = rest_prefix
+        self.enable_v0_3_compat = _v03_compat_of(app, rest_prefix, enable_v0_3_compat)
         self.public_paths = frozenset(public_paths)
         self.extra_methods = dict(extra_methods or {})
         self.max_body_bytes = max_body_bytes
@@ -859,7 +867,9 @@ class A2AAuthMiddleware:
         )
 
     async def _rest(self, exchange: _Exchange, body: bytes, method: str, path: str) -> None:
-        route = a2a_methods.route_for(method, path, prefix=self.rest_prefix)
+        route = a2a_methods.route_for(
+            method, path, prefix=self.rest_prefix, v03_compat=self.enable_v0_3_compat
+        )
         if route is None:
             _log.info("no A2A route for %s %s", log_value(method, limit=16), log_value(path))
             await send_json(exchange.send, 404, _rpc_error(METHOD_NOT_FOUND, None))
@@ -1031,6 +1041,50 @@ def _client_cert(scope: Scope) -> bytes | None:
         return ssl.PEM_cert_to_DER_cert(chain[0])
     except ValueError:
         return None
+
+
+#: How deep to look through wrapping middleware (each exposing ``.app``) for the router's routes.
+_MAX_WRAPPERS: Final = 16
+
+
+def _starlette_routes(app: Any) -> Sequence[Any] | None:
+    """The top-level routes of ``app`` when it is (or wraps, through ``.app``) a Starlette app or
+    router; None when nothing shows them."""
+    for _ in range(_MAX_WRAPPERS):
+        routes = getattr(app, "routes", None)
+        if isinstance(routes, list):
+            return routes
+        router = getattr(app, "router", None)
+        if router is not None and isinstance(getattr(router, "routes", None), list):
+            return list(router.routes)
+        app = getattr(app, "app", None)
+        if app is None:
+            return None
+    return None
+
+
+def _v03_compat_of(app: Any, prefix: str, configured: bool | None) -> bool:
+    """Whether the wrapped server serves the A2A 0.3 ``/v1/…`` REST routes (the one place that decides).
+
+    Why discovered *and* checked: the route table must be the server's own, or a request meant for
+    one handler is authorised as another (``/v1/message:send`` with compat off is tenant ``v1``).  A
+    Starlette app shows its routes; a configured value that disagrees with them is a deployment error,
+    refused at start-up rather than discovered per request.  An app that shows no routes gets the
+    configured value, or a2a-sdk's default (off).
+    """
+    routes = _starlette_routes(app)
+    if routes is None:
+        return bool(configured)
+    marker = f"{prefix}/v1/message:send"
+    served = any(getattr(route, "path", None) == marker for route in routes)
+    if configured is not None and bool(configured) != served:
+        raise InvalidInput(
+            f"enable_v0_3_compat={configured} but the wrapped app {'serves' if served else 'does not serve'} "
+            f"the A2A 0.3 routes ({marker})",
+            code="bad_config",
+            option="enable_v0_3_compat",
+        )
+    return served
 
 
 def _route_path(scope: Scope) -> str:

@@ -15,6 +15,10 @@ Pattern rules (checked when the policy loads, so a typo fails at start-up, not p
   below that host (one or more segments; not the bare host); both combine
   (``did:web:*.example.com:agents:*``).  Host labels compare case-insensitively (DNS), path segments
   and ports exactly.
+* Path segments obey the did:web driver's segment rule (:func:`mudrika.identity.did.path_segment_refusal`)
+  in patterns (refused at load) and in the DIDs matched against them (no grant): ``%2E%2E``,
+  ``%2F``, ``%252E`` never reach a comparison, so a pattern cannot be escaped by a spelling the web
+  server decodes differently.
 * An exact entry for a DID wins over every pattern; otherwise the roles and tenants of all matching
   patterns are united.
 """
@@ -27,7 +31,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from mudrika.errors import InvalidInput
-from mudrika.identity.did import parse_did
+from mudrika.identity.did import parse_did, path_segment_refusal
 
 __all__ = ["DidGrant", "DidRoleTable"]
 
@@ -36,6 +40,7 @@ _MAX_PATTERNS: Final = 10_000
 # Any caller can mint did:key identities, so the per-DID memo stays small; it is cleared when full.
 _MEMO_LIMIT: Final = 4096
 _LABEL: Final = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+_PORT: Final = re.compile(r"%3[Aa][0-9]{1,5}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,13 +80,20 @@ def _compile_web(pattern: str, msid: str, grant: DidGrant) -> _WebPattern:
         )
     wildcard_path = bool(segments) and segments[-1] == "*"
     fixed = segments[:-1] if wildcard_path else segments
-    if any(not segment or "*" in segment for segment in fixed):
+    if "*" in port or any("*" in segment for segment in fixed):
         raise InvalidInput(
-            f"did_roles pattern {pattern!r}: '*' is allowed only as the first host label or the last path "
-            "segment",
+            f"did_roles pattern {pattern!r}: '*' is allowed only as the first host label or as the whole "
+            "final path segment",
             code="invalid_policy",
             pattern=pattern[:200],
         )
+    if port and not _PORT.fullmatch(port):
+        raise InvalidInput(
+            f"did_roles pattern {pattern!r}: a port is '%3A' followed by digits",
+            code="invalid_policy",
+            pattern=pattern[:200],
+        )
+    _check_segments(pattern, fixed)
     return _WebPattern(
         host_suffix="." + bare if wildcard_host else bare,
         wildcard_host=wildcard_host,
@@ -90,6 +102,19 @@ def _compile_web(pattern: str, msid: str, grant: DidGrant) -> _WebPattern:
         wildcard_path=wildcard_path,
         grant=grant,
     )
+
+
+def _check_segments(pattern: str, segments: list[str]) -> None:
+    """Refuse at load a pattern whose path no DID could match (the DID would be refused per request)."""
+    for segment in segments:
+        reason = path_segment_refusal(segment)
+        if reason is not None:
+            raise InvalidInput(
+                f"did_roles pattern {pattern!r}: path segment {segment[:64]!r} is not allowed ({reason})",
+                code="invalid_policy",
+                pattern=pattern[:200],
+                reason=reason,
+            )
 
 
 def _web_matches(pattern: _WebPattern, host: str, port: str, segments: list[str]) -> bool:
@@ -149,6 +174,7 @@ class DidRoleTable:
             ) from None
         if did.method == "web":
             host, port, segments = _split_web(did.method_specific_id)
+            _check_segments(did_text, segments)
             return "did:web:" + ":".join([host + port, *segments])
         return str(did)
 
@@ -162,7 +188,9 @@ class DidRoleTable:
         try:
             key = self._normalise(did)
         except InvalidInput:
-            return None  # not a DID: nothing is granted (and nothing remembered for junk input)
+            # Not a DID, or a did:web whose path the driver would refuse to fetch (``%2E%2E``): nothing
+            # is granted (and nothing remembered for junk input).
+            return None
         grant = self._exact.get(key)
         if grant is None and self._web and key.startswith("did:web:"):
             host, port, segments = _split_web(key.removeprefix("did:web:"))

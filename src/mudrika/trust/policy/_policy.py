@@ -46,6 +46,7 @@ from mudrika.trust.levels import TrustLevel
 from mudrika.trust.models import (
     AgentExecutionCost,
     AgentTrust,
+    ConfiguredName,
     ExecutionRequest,
     IdentityProvider,
     KeycloakRole,
@@ -178,7 +179,7 @@ class OperationRule(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     min_level: Level | None = None
-    permissions: list[str] = Field(default_factory=list, max_length=256)
+    permissions: list[ConfiguredName] = Field(default_factory=list, max_length=256)
 
 
 TenantName = Annotated[StrictStr, Field(min_length=1, max_length=MAX_TENANT_LENGTH, pattern=r"^[^/]+$")]
@@ -189,7 +190,8 @@ class DidRoleRule(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    roles: list[Annotated[StrictStr, Field(min_length=1, max_length=256)]] = Field(max_length=256)
+    # At least one role: an entry that grants none is a mistake (its DID would still be denied).
+    roles: list[ConfiguredName] = Field(min_length=1, max_length=256)
     tenants: list[TenantName] = Field(default_factory=list, max_length=256)
 
 
