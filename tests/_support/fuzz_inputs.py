@@ -20,6 +20,7 @@ import faulthandler
 import json
 import signal
 import threading
+import time
 import tracemalloc
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -33,8 +34,10 @@ from fuzz.targets import SEPARATOR, Target
 __all__ = ["HANG_SECONDS", "Hang", "guarded_call", "inputs_for", "memory_cap"]
 
 HANG_SECONDS: Final = 5.0
-"""A single parse taking longer than this on any machine is a hang, not slowness."""
-_LAST_RESORT_SECONDS: Final = 60
+"""A single parse running (on the CPU) longer than this on any machine is a hang, not slowness."""
+_STARVED_SECONDS: Final = 60.0
+"""Wall-clock limit for a call that gets too little CPU to reach :data:`HANG_SECONDS` of its own."""
+_LAST_RESORT_SECONDS: Final = 120
 """If a hang sits in C code where no signal handler runs, dump every thread's stack and exit."""
 _BASE_MEMORY: Final = 48 * 1024 * 1024
 _MEMORY_PER_INPUT_BYTE: Final = 512
@@ -52,18 +55,32 @@ def memory_cap(size: int) -> int:
 
 
 @contextmanager
-def _watchdog(what: str) -> Iterator[None]:
-    """Interrupt the call after :data:`HANG_SECONDS` (SIGALRM, main thread on POSIX); as a last
-    resort, faulthandler ends the process with every stack printed."""
+def _watchdog(what: str, limit: float) -> Iterator[None]:
+    """Fail the call once it has *run* ``limit`` seconds (SIGALRM, main thread on POSIX).
+
+    Why CPU time decides: on a loaded shared machine a call can wait seconds for a core without
+    being slow itself, so at each alarm a call that has used less than ``limit`` seconds of CPU
+    is given more time, up to :data:`_STARVED_SECONDS` of wall clock (a call blocked on I/O uses no
+    CPU and is still a hang).  The alarm may land where an exception is ignored (a garbage
+    collector callback), so the verdict is also recorded and re-raised when the call returns.  As a
+    last resort for a hang inside C code, faulthandler ends the process with every stack printed.
+    """
     use_alarm = hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
+    verdict: list[str] = []
     previous: Any = None
+    cpu_start, wall_start = time.process_time(), time.monotonic()
     if use_alarm:
 
         def interrupt(signum: int, frame: FrameType | None) -> None:
-            raise Hang(f"{what}: no answer after {HANG_SECONDS} s")
+            cpu, wall = time.process_time() - cpu_start, time.monotonic() - wall_start
+            if cpu < limit and wall < _STARVED_SECONDS:
+                signal.setitimer(signal.ITIMER_REAL, limit)
+                return
+            verdict.append(f"{what}: no answer after {wall:.0f} s ({cpu:.0f} s of CPU)")
+            raise Hang(verdict[0])
 
         previous = signal.signal(signal.SIGALRM, interrupt)
-        signal.setitimer(signal.ITIMER_REAL, HANG_SECONDS)
+        signal.setitimer(signal.ITIMER_REAL, limit)
     faulthandler.dump_traceback_later(_LAST_RESORT_SECONDS, exit=True, file=2)
     try:
         yield
@@ -72,9 +89,11 @@ def _watchdog(what: str) -> Iterator[None]:
         if use_alarm:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
+    if verdict:
+        raise Hang(verdict[0])
 
 
-def guarded_call(target: Target, data: bytes) -> None:
+def guarded_call(target: Target, data: bytes, *, hang_seconds: float = HANG_SECONDS) -> None:
     """Run one input through ``target`` and fail unless it returns or raises an accepted error, in
     time and within :func:`memory_cap` of its size."""
     started_tracing = not tracemalloc.is_tracing()
@@ -82,7 +101,7 @@ def guarded_call(target: Target, data: bytes) -> None:
         tracemalloc.start(1)
     tracemalloc.reset_peak()
     try:
-        with _watchdog(f"{target.name} on {len(data)} bytes"), suppress(*target.accepted):
+        with _watchdog(f"{target.name} on {len(data)} bytes", hang_seconds), suppress(*target.accepted):
             target.call(data)
         _, peak = tracemalloc.get_traced_memory()
     finally:

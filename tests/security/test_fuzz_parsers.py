@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 from fuzz.targets import EXEMPT_MODULES, PARSER_MODULES, TARGETS, Target
 from mudrika.errors import MudrikaError
-from tests._support.fuzz_inputs import guarded_call, inputs_for
+from tests._support.fuzz_inputs import Hang, guarded_call, inputs_for, memory_cap
 from tests._support.paths import REPO_ROOT
 
 pytestmark = pytest.mark.security
@@ -110,3 +110,25 @@ def test_the_guard_fails_a_call_that_raises_something_else() -> None:
     target = Target("broken", ("x",), broken, TARGETS[0].accepted, 1, "json", list)
     with pytest.raises(KeyError):
         guarded_call(target, b"{}")
+
+
+def test_the_guard_fails_a_call_that_hangs() -> None:
+    """The hang detector fires on a call that keeps the CPU busy past the limit (a short limit
+    here, so the test costs well under a second of CPU)."""
+
+    def spin(data: bytes) -> object:
+        while True:
+            sum(range(1000))
+
+    target = Target("spin", ("x",), spin, TARGETS[0].accepted, 1, "json", list)
+    with pytest.raises(Hang):
+        guarded_call(target, b"", hang_seconds=0.3)
+
+
+def test_the_guard_fails_a_call_that_balloons() -> None:
+    def balloon(data: bytes) -> object:
+        return bytearray(memory_cap(len(data)) + 1)
+
+    target = Target("balloon", ("x",), balloon, TARGETS[0].accepted, 1, "json", list)
+    with pytest.raises(AssertionError, match="peak allocation"):
+        guarded_call(target, b"x")
