@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --with-node
-.venv/bin/ruff check src tests bench
-.venv/bin/ruff format --check src tests bench
+.venv/bin/ruff check src tests bench fuzz
+.venv/bin/ruff format --check src tests bench fuzz
 .venv/bin/mypy
 .venv/bin/python -m pytest -W error --cov --cov-report=term:skip-covered -q "$@"

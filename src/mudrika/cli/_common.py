@@ -527,6 +527,10 @@ def _read_file_prefix(path: str | Path, max_bytes: int) -> bytes:
             return handle.read(max_bytes + 1)
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}", code="unreadable") from None
+    except ValueError:
+        # A NUL in the name (a case file may name any path): no file can have it, and open() says so
+        # with ValueError rather than OSError.
+        raise InvalidInput("cannot read a file whose name holds a NUL character", code="unreadable") from None
 
 
 def _refuse_oversized(source: str | Path, data: bytes, max_bytes: int) -> bytes:

@@ -18,8 +18,10 @@ line per bundle is printed as each finishes, full reports only for failures (or 
 a summary at the end.
 
 Exit codes: 0 every verdict is OK; 1 a check failed or a verdict is UNANCHORED; 2 a bundle, a case
-or the trust root is malformed, or the command line is wrong.  Human text goes to stderr; ``--json``
-prints one JSON document on stdout and nothing else.
+or the trust root is malformed, or the command line is wrong.  A batch reports a case it could not
+check (malformed, or a bug: ``internal_error``) as that case's ERROR row and goes on with the next;
+its exit code is that of the worst verdict (ERROR 2, then FAILED or UNANCHORED 1, then OK 0).
+Human text goes to stderr; ``--json`` prints one JSON document on stdout and nothing else.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -126,11 +129,15 @@ def dispute_group() -> None:
 
 
 class _Item:
-    """One bundle to verify: its name, its bytes (or why they could not be read) and its case."""
+    """One bundle to verify: its name, its bytes (or why they could not be read) and its case.
+
+    ``problem`` is an :class:`InvalidInput` for a case or bundle that could not be read, or any
+    other exception a bug raised while reading it: either becomes that case's ERROR row.
+    """
 
     __slots__ = ("case", "data", "problem")
 
-    def __init__(self, case: Case, data: bytes | None, problem: InvalidInput | None = None) -> None:
+    def __init__(self, case: Case, data: bytes | None, problem: Exception | None = None) -> None:
         self.case = case
         self.data = data
         self.problem = problem
@@ -167,19 +174,18 @@ def _case_items(text: bytes, *, origin: str, base: Path, audiences: dict[str, st
                 merchant_audience=case.merchant_audience or audiences["merchant_audience"],
                 kb_audience=case.kb_audience or audiences["kb_audience"],
             )
-        except InvalidInput as exc:
+            if isinstance(bundle, str):
+                path = Path(bundle)
+                yield _bundle_item(path if path.is_absolute() else base / path, case)
+            elif isinstance(bundle, dict):
+                yield _Item(case, json.dumps(bundle, ensure_ascii=False).encode("utf-8"))
+            else:
+                problem = InvalidInput(
+                    "a case's 'bundle' is a path or a bundle object", code="bad_case", case=label
+                )
+                yield _Item(case, None, problem)
+        except Exception as exc:  # InvalidInput, or a bug: this case's ERROR row, the next line still read
             yield _Item(Case(name=label), None, exc)
-            continue
-        if isinstance(bundle, str):
-            path = Path(bundle)
-            yield _bundle_item(path if path.is_absolute() else base / path, case)
-        elif isinstance(bundle, dict):
-            yield _Item(case, json.dumps(bundle, ensure_ascii=False).encode("utf-8"))
-        else:
-            problem = InvalidInput(
-                "a case's 'bundle' is a path or a bundle object", code="bad_case", case=label
-            )
-            yield _Item(case, None, problem)
 
 
 def _is_one_bundle(data: bytes) -> bool:
@@ -248,7 +254,24 @@ def _failed_result(item: _Item) -> BundleResult:
     from mudrika.payments.batch import BundleResult
 
     assert item.problem is not None
-    return BundleResult.from_error(item.case.name, item.problem)
+    if isinstance(item.problem, MudrikaError):
+        return BundleResult.from_error(item.case.name, item.problem)
+    return BundleResult.from_unexpected(item.case.name, item.problem)
+
+
+def _chunk_results(
+    items: list[_Item], chunk: list[int], future: Future[list[BundleResult]]
+) -> Iterator[tuple[int, BundleResult]]:
+    """The results of one finished chunk; a chunk whose worker failed (it died, or its results could
+    not be sent back) gives each of its bundles an ERROR row, so the batch goes on."""
+    from mudrika.payments.batch import BundleResult
+
+    problem = future.exception()
+    if problem is None:
+        yield from zip(chunk, future.result(), strict=True)
+        return
+    for index in chunk:
+        yield index, BundleResult.from_unexpected(items[index].case.name, problem)
 
 
 def _results(
@@ -260,7 +283,7 @@ def _results(
     round trip is paid once per chunk, and at most ``workers * _IN_FLIGHT_PER_WORKER`` chunks are
     in flight, so a batch of any size runs in bounded memory and streams as chunks finish.
     """
-    from mudrika.payments.batch import verify_bundle_bytes, verify_bundles
+    from mudrika.payments.batch import BundleResult, verify_bundle_bytes, verify_bundles
 
     if workers <= 1 or len(items) <= 1:
         for index, item in enumerate(items):
@@ -289,12 +312,17 @@ def _results(
                     exhausted = True
                     break
                 jobs = [(data, items[i].case) for i in chunk if (data := items[i].data) is not None]
-                pending[pool.submit(verify_bundles, jobs, **options)] = chunk
+                try:
+                    pending[pool.submit(verify_bundles, jobs, **options)] = chunk
+                except BrokenProcessPool as exc:
+                    # A worker died (killed, out of memory): no chunk can be sent any more; each
+                    # bundle left still gets its row, and the summary and exit code still come.
+                    yield from ((i, BundleResult.from_unexpected(items[i].case.name, exc)) for i in chunk)
             if not pending:
                 continue
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
-                yield from zip(pending.pop(future), future.result(), strict=True)
+                yield from _chunk_results(items, pending.pop(future), future)
 
 
 def _line(result: BundleResult) -> str:

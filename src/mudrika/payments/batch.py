@@ -23,8 +23,10 @@ evidence format slots in beside ``mudrika.evidence/v1`` without changing the bat
 from __future__ import annotations
 
 import functools
+import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, Final, Literal, NamedTuple
 
 from pydantic import Field, TypeAdapter, ValidationError
@@ -178,6 +180,31 @@ class BundleResult:
         )
 
     @classmethod
+    def from_unexpected(cls, name: str, exc: BaseException) -> BundleResult:
+        """The ERROR result of a bundle whose check ended in an exception that is not a
+        :class:`MudrikaError` (a bug): ``internal_error`` with the exception's type and the place it
+        was raised, never its message (which may hold anything, input included)."""
+        kind = type(exc)
+        fields: dict[str, Any] = {"type": f"{kind.__module__}.{kind.__qualname__}"}
+        frames = traceback.extract_tb(exc.__traceback__)
+        if frames:
+            last = frames[-1]
+            fields["at"] = f"{Path(last.filename).name}:{last.lineno} in {last.name}"
+        return cls(
+            name=name,
+            outcome="ERROR",
+            counts={"passed": 0, "failed": 0, "skipped": 0},
+            first_failure="internal_error",
+            report=None,
+            text=None,
+            error={
+                "code": "internal_error",
+                "message": f"unexpected internal error: {kind.__qualname__}",
+                "fields": fields,
+            },
+        )
+
+    @classmethod
     def from_report(
         cls,
         name: str,
@@ -306,13 +333,17 @@ def verify_bundle_bytes(
     UNANCHORED); ``case`` the analyst's expectations for this payment; ``at`` the evaluation time
     (default: the bundle's evidence time).  ``render`` says when to include the text report.
     A malformed bundle, case or trust root gives an ``ERROR`` result with the error's code, message
-    and fields.
+    and fields.  So does a bug (any other exception, as ``internal_error``): in a batch of thousands
+    of bundles, one bundle that trips a bug must cost that bundle's verdict, never the verdicts of the
+    bundles after it.
     """
     try:
         inspected = inspect_bundle_bytes(bundle, trust_root=trust_root, case=case, at=at)
+        return BundleResult.from_report(case.name, inspected.report, verbose=verbose, render=render)
     except MudrikaError as exc:
         return BundleResult.from_error(case.name, exc)
-    return BundleResult.from_report(case.name, inspected.report, verbose=verbose, render=render)
+    except Exception as exc:  # a bug in one bundle's check: that bundle's ERROR row, not the batch's end
+        return BundleResult.from_unexpected(case.name, exc)
 
 
 def verify_bundles(

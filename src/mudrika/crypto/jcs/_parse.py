@@ -252,7 +252,16 @@ def locate(text: str, code: str, *, max_depth: int = 0) -> int | None:
         elif kind == "colon":
             expect_key = False
         elif kind == "string":
-            decoded = json.loads(lexeme) if "\\" in lexeme else lexeme[1:-1]
+            if code == "too_deep":
+                # Only brackets count for depth: a string's content (even a bad escape the scanner
+                # refused) is skipped, so the depth verdict does not depend on what a string holds.
+                expect_key = False
+                continue
+            decoded = _string_value(lexeme)
+            if decoded is None:
+                # An escape JSON does not have (``\\x``, a short ``\\u12``): the text stops being JSON
+                # here, before any token of the kind asked for.
+                return None
             if code == "lone_surrogate" and _LONE_SURROGATE.search(decoded):
                 return start
             if expect_key and stack:
@@ -274,3 +283,20 @@ def locate(text: str, code: str, *, max_depth: int = 0) -> int | None:
             ):
                 return start
     return None
+
+
+def _string_value(lexeme: str) -> str | None:
+    """The text a string token stands for, or ``None`` when it holds an escape JSON does not have.
+
+    The tokenizer's string pattern accepts a backslash before any character, so the token can be
+    one the scanner refused; on the error path that must end the walk, never raise (a raw
+    ``JSONDecodeError`` escaping here would leave :func:`parse_strict` through a door other than
+    :class:`InvalidInput`).
+    """
+    if "\\" not in lexeme:
+        return lexeme[1:-1]
+    try:
+        decoded = json.loads(lexeme)
+    except json.JSONDecodeError:
+        return None
+    return decoded if isinstance(decoded, str) else None

@@ -1,0 +1,845 @@
+"""The one table of mudrika parsers that read attacker input, as fuzz targets over bytes.
+
+Why one table: the Hypothesis test in CI (``tests/security/test_fuzz_parsers.py``) and the long
+atheris runs (``fuzz/fuzz_<name>.py``) must fuzz the same entry points with the same contract, and a
+parser added without a row must be noticed (the test over :data:`PARSER_MODULES`).
+
+Contract of a row: :attr:`Target.call` takes any bytes and either returns or raises one of
+:attr:`Target.accepted` (the toolkit's own errors that parser may raise for bad input); anything else
+(``TypeError``, ``KeyError``, ``RecursionError``, a raw ``json.JSONDecodeError``...) is a bug.
+
+Every target reads its bytes the same way: the first byte picks a *mode* (``data[0] % modes``) and
+the rest is the input, split at ``0xFF`` bytes where a mode needs several pieces (``0xFF`` never
+occurs in UTF-8 text, so JSON pieces stay intact).  Modes that matter: besides feeding the parser
+raw bytes, several targets *sign* the fuzzed header and payload with a key the verifier trusts, so
+the fuzzer reaches the code behind the signature check (claims, disclosures, key binding, canonical
+forms) instead of stopping at "bad signature" on every input.
+
+Imports: only mudrika and the standard library (no pytest, no Hypothesis, no atheris).
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from cryptography.hazmat.primitives.asymmetric import ed25519
+
+from mudrika.crypto.jcs import canonicalize, loads_strict
+from mudrika.crypto.jose import TrustedKey, open_compact, parse_unverified_header, verify_compact, verify_jwt
+from mudrika.crypto.keys import KeyPair
+from mudrika.errors import InvalidInput, MudrikaError, UntrustedKeyError, VerificationError
+
+__all__ = [
+    "EXEMPT_MODULES",
+    "FIXTURES",
+    "PARSER_MODULES",
+    "TARGETS",
+    "Grammar",
+    "Target",
+    "by_name",
+    "split_pieces",
+]
+
+FIXTURES: Final = Path(__file__).resolve().parent.parent / "fixtures"
+NOW: Final = 1_800_000_000.0
+ORIGIN: Final = "https://agent.example"
+URL: Final = ORIGIN + "/a2a?x=1"
+ISSUER: Final = "https://issuer.example"
+AUDIENCE: Final = "https://verifier.example"
+NONCE: Final = "n-0S6_WzA2Mj"
+ACCESS_TOKEN: Final = "access-token-value"  # noqa: S105 (a fixed test token, bound by DPoP ath)
+SEPARATOR: Final = b"\xff"
+
+#: Which input strategy a row's inputs come from (the Hypothesis test maps each to a generator).
+Grammar = Literal["json", "compact", "sd_jwt", "structured_field", "did", "http", "lines"]
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One parser under fuzzing (see the module docstring for the contract)."""
+
+    name: str
+    modules: tuple[str, ...]
+    """The parser modules this row drives (the entry point's module first)."""
+    call: Callable[[bytes], object]
+    accepted: tuple[type[MudrikaError], ...]
+    modes: int
+    grammar: Grammar
+    seeds: Callable[[], list[bytes]]
+    """Valid (or nearly valid) inputs, mode byte included: what mutation starts from."""
+
+
+# -- shared pieces -------------------------------------------------------------------------------------
+
+
+def split_pieces(body: bytes, count: int) -> list[bytes]:
+    """``body`` split at :data:`SEPARATOR` into exactly ``count`` pieces (the last keeps the rest)."""
+    pieces = body.split(SEPARATOR, count - 1)
+    return pieces + [b""] * (count - len(pieces))
+
+
+def _mode(data: bytes, modes: int) -> tuple[int, bytes]:
+    return (data[0] % modes, data[1:]) if data else (0, b"")
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _text(data: bytes) -> str:
+    """Any bytes as text, lone surrogates included for bytes that are not UTF-8."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _json_object(data: bytes) -> dict[str, Any] | None:
+    """The fuzzed piece as a JSON object when the lenient stdlib reader sees one (for fix-ups only)."""
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+def _signed(header: bytes, payload: bytes, key: KeyPair) -> str:
+    """A compact JWS over exactly these header and payload bytes, with a valid signature by ``key``."""
+    signing_input = f"{_b64(header)}.{_b64(payload)}"
+    return f"{signing_input}.{_b64(key.sign(signing_input.encode('ascii'), 'EdDSA'))}"
+
+
+def _fixed_key(seed: int) -> KeyPair:
+    """A deterministic Ed25519 key, so fuzz runs and their corpora are reproducible."""
+    return KeyPair(ed25519.Ed25519PrivateKey.from_private_bytes(bytes([seed]) * 32))
+
+
+ISSUER_KEY: Final = _fixed_key(1)
+HOLDER_KEY: Final = _fixed_key(2)
+SIGNER_KEY: Final = _fixed_key(3)
+TRUSTED_ISSUER: Final = TrustedKey.for_key(ISSUER_KEY.public_key)
+
+
+def _did_key(key: KeyPair) -> tuple[str, str]:
+    multikey = key.public_key.to_multikey()
+    return f"did:key:{multikey}", f"did:key:{multikey}#{multikey}"
+
+
+def _read(path: str) -> bytes:
+    return (FIXTURES / path).read_bytes()
+
+
+# -- strict JSON and RFC 8785 ----------------------------------------------------------------------------
+
+
+def _jcs(data: bytes) -> object:
+    mode, body = _mode(data, 4)
+    raw: bytes | str = body
+    if mode == 2:
+        raw = body.decode("utf-8", "surrogatepass") if _is_surrogate_utf8(body) else _text(body)
+    elif mode == 3:
+        raw = _text(body)
+    value = loads_strict(raw, max_depth=8 if mode == 1 else 64)
+    return canonicalize(value)
+
+
+def _is_surrogate_utf8(body: bytes) -> bool:
+    try:
+        body.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _jcs_seeds() -> list[bytes]:
+    documents = [
+        b'{"a":[1,2.5,-0,1e-7,"\\u00e9\\ud83d\\ude00"],"b":{"c":null,"d":true}}',
+        b'[9007199254740991,-9007199254740991,1e308,"x"]',
+        _read("ap2/cart_contents.json"),
+    ]
+    return [bytes([mode]) + doc for doc in documents for mode in range(4)]
+
+
+# -- JWS compact -------------------------------------------------------------------------------------------
+
+
+def _jose(data: bytes) -> object:
+    mode, body = _mode(data, 3)
+    if mode == 0:
+        return verify_compact(body, key=TRUSTED_ISSUER)
+    if mode == 1:
+        header, payload = split_pieces(body, 2)
+        return verify_jwt(
+            _signed(header, payload, ISSUER_KEY),
+            key=TRUSTED_ISSUER,
+            issuer=ISSUER,
+            audience=AUDIENCE,
+            now=NOW,
+            leeway=30,
+        )
+    token = body.decode("latin-1")
+    parse_unverified_header(token)
+    return open_compact(token, expected_typ="JWT")
+
+
+def _jose_seeds() -> list[bytes]:
+    header = b'{"alg":"EdDSA","typ":"JWT"}'
+    claims = _dumps({"iss": ISSUER, "aud": AUDIENCE, "iat": NOW - 10, "exp": NOW + 60, "sub": "x"})
+    token = _signed(header, claims, ISSUER_KEY).encode()
+    return [b"\x00" + token, b"\x01" + header + SEPARATOR + claims, b"\x02" + token]
+
+
+# -- SD-JWT and KB-JWT ------------------------------------------------------------------------------------
+
+
+@functools.cache
+def _genuine_sd_jwt() -> tuple[str, bytes, list[bytes]]:
+    """An issued SD-JWT bound to :data:`HOLDER_KEY`: (``<jwt>~<d>~...~``, issuer payload, disclosures)."""
+    from mudrika.crypto import sdjwt
+
+    issued = sdjwt.issue(
+        {"iss": ISSUER, "iat": int(NOW) - 10, "exp": int(NOW) + 600, "given_name": "Ada", "n": [1, 2]},
+        issuer_key=ISSUER_KEY,
+        kid=None,
+        disclosable=["/given_name", "/n/1"],
+        holder_key=HOLDER_KEY.public_key,
+    )
+    presented = sdjwt.present(
+        issued,
+        disclose=["/given_name", "/n/1"],
+        holder_key=None,
+        aud=None,
+        nonce=None,
+        iat=None,
+    )
+    payload = base64.urlsafe_b64decode(issued.issuer_jwt.split(".")[1] + "==")
+    disclosures = [base64.urlsafe_b64decode(d + "==") for d in presented.split("~")[1:-1]]
+    return presented, payload, disclosures
+
+
+def _sdjwt_verify(presentation: str | bytes) -> object:
+    from mudrika.crypto import sdjwt
+
+    return sdjwt.verify(
+        presentation,
+        issuer_key=TRUSTED_ISSUER,
+        issuer=ISSUER,
+        now=NOW,
+        require_key_binding=True,
+        expected_aud=AUDIENCE,
+        expected_nonce=NONCE,
+        kb_max_age=300,
+        leeway=5,
+    )
+
+
+def _kb_header() -> bytes:
+    return b'{"alg":"EdDSA","typ":"kb+jwt"}'
+
+
+def _kb_claims(sd: str, extra: Mapping[str, Any] | None = None) -> bytes:
+    from mudrika.crypto.sdjwt import digest_of
+
+    claims = {"aud": AUDIENCE, "nonce": NONCE, "iat": int(NOW), "sd_hash": digest_of(sd), **(extra or {})}
+    return _dumps(claims)
+
+
+def _sdjwt(data: bytes) -> object:
+    from mudrika.crypto.sdjwt import DEFAULT_TYP, digest_of
+
+    mode, body = _mode(data, 3)
+    if mode == 0:
+        return _sdjwt_verify(body)
+    payload, disclosures, kb_claims = split_pieces(body, 3)
+    if mode == 2:
+        # Fix-ups that get past the signature and key-binding gates, so the fuzzed claims and
+        # Disclosures are what the verifier ends up processing.
+        fixed = _json_object(payload)
+        if fixed is not None:
+            fixed["_sd_alg"] = "sha-256"
+            fixed["cnf"] = {"jwk": HOLDER_KEY.public_key.to_jwk()}
+            payload = _dumps(fixed)
+    header = _dumps({"alg": "EdDSA", "typ": DEFAULT_TYP})
+    sd = "~".join([_signed(header, payload, ISSUER_KEY), *(_b64(d) for d in disclosures.split(b"~"))]) + "~"
+    if mode == 2:
+        claims = _json_object(kb_claims)
+        if claims is not None:
+            claims["sd_hash"] = digest_of(sd)
+            kb_claims = _dumps(claims)
+    return _sdjwt_verify(sd + _signed(_kb_header(), kb_claims, HOLDER_KEY))
+
+
+def _sdjwt_seeds() -> list[bytes]:
+    presented, payload, disclosures = _genuine_sd_jwt()
+    kb = _signed(_kb_header(), _kb_claims(presented), HOLDER_KEY)
+    pieces = payload + SEPARATOR + b"~".join(disclosures) + SEPARATOR + _kb_claims(presented)
+    return [b"\x00" + (presented + kb).encode(), b"\x01" + pieces, b"\x02" + pieces]
+
+
+def _kb_jwt(data: bytes) -> object:
+    from mudrika.crypto.sdjwt import digest_of
+
+    mode, body = _mode(data, 3)
+    presented = _genuine_sd_jwt()[0]
+    if mode == 0:
+        return _sdjwt_verify(presented + body.decode("latin-1"))
+    header, claims = split_pieces(body, 2)
+    if mode == 2:
+        fixed = _json_object(claims)
+        if fixed is not None:
+            fixed["sd_hash"] = digest_of(presented)
+            claims = _dumps(fixed)
+    return _sdjwt_verify(presented + _signed(header, claims, HOLDER_KEY))
+
+
+def _kb_jwt_seeds() -> list[bytes]:
+    presented = _genuine_sd_jwt()[0]
+    kb = _signed(_kb_header(), _kb_claims(presented), HOLDER_KEY)
+    pieces = _kb_header() + SEPARATOR + _kb_claims(presented)
+    return [b"\x00" + kb.encode(), b"\x01" + pieces, b"\x02" + pieces]
+
+
+# -- RFC 8941 structured fields and RFC 9421 requests -----------------------------------------------------
+
+
+def _structured_field(data: bytes) -> object:
+    from mudrika.trust.httpsig._sf import parse_dictionary, serialize_dictionary
+
+    mode, body = _mode(data, 2)
+    field = ("signature-input", "signature")[mode]
+    members = parse_dictionary(body.decode("latin-1"), field=field)
+    # What we parsed we can write, and reading the writing gives the same members back.
+    written = serialize_dictionary(members)
+    again = parse_dictionary(written, field=field)
+    if again != members:
+        raise AssertionError("structured field does not survive serialize -> parse")
+    return members
+
+
+def _sf_seeds() -> list[bytes]:
+    return [
+        b'\x00sig1=("@method" "@target-uri" "content-digest");created=1800000000;keyid="did:key:z6Mk#z6Mk";'
+        b'alg="ed25519";nonce="abc";expires=1800000300;tag="mudrika"',
+        b"\x01sig1=:dGVzdA==:, sig2=:AAAA:;p=1.5;q=?0",
+        b'\x00a=(1 2.25 -3 "s\\\\t" tok/en :YQ==: ?1);x, b=?0, c',
+    ]
+
+
+@functools.cache
+def _httpsig_parts() -> tuple[Any, str, dict[str, str]]:
+    from mudrika.trust.httpsig import HttpMessageSigner
+
+    keyid = _did_key(SIGNER_KEY)[1]
+    signer = HttpMessageSigner(SIGNER_KEY, keyid, clock=lambda: NOW)
+    headers = {"Content-Type": "application/json"}
+    signed = {**headers, **signer.sign("POST", URL, headers, b'{"id":1}').as_dict()}
+    return signer, keyid, signed
+
+
+def _httpsig(data: bytes) -> object:
+    from mudrika.stores.replay import MemoryReplayStore
+    from mudrika.trust.httpsig import REGISTERED_ALGORITHMS, HttpSignatureVerifier, StaticKeyLookup
+
+    _, keyid, signed = _httpsig_parts()
+    verifier = HttpSignatureVerifier(
+        keys=StaticKeyLookup({keyid: SIGNER_KEY.public_key}),
+        replay_store=MemoryReplayStore(clock=lambda: NOW),
+        origins=[ORIGIN],
+        algorithms=REGISTERED_ALGORITHMS,
+        clock=lambda: NOW,
+    )
+    mode, body = _mode(data, 2)
+    if mode == 0:
+        signature_input, signature, digest, content = split_pieces(body, 4)
+        headers = {
+            "Content-Type": "application/json",
+            "Signature-Input": signature_input.decode("latin-1"),
+            "Signature": signature.decode("latin-1"),
+            "Content-Digest": digest.decode("latin-1"),
+        }
+        return verifier.verify("POST", URL, headers, content)
+    # A genuine signed request with one header replaced (or added) by the fuzzer.
+    name, value, content = split_pieces(body, 3)
+    headers = dict(signed)
+    headers[name.decode("latin-1")] = value.decode("latin-1")
+    return verifier.verify("POST", URL, headers, content or b'{"id":1}')
+
+
+def _httpsig_seeds() -> list[bytes]:
+    _, _, signed = _httpsig_parts()
+    raw = SEPARATOR.join(
+        [
+            signed["Signature-Input"].encode(),
+            signed["Signature"].encode(),
+            signed["Content-Digest"].encode(),
+            b'{"id":1}',
+        ]
+    )
+    return [
+        b"\x00" + raw,
+        b"\x01Signature-Input" + SEPARATOR + signed["Signature-Input"].encode(),
+        b"\x01X-Unsigned" + SEPARATOR + b"value" + SEPARATOR + b'{"id":1}',
+    ]
+
+
+# -- DIDs and DID documents ----------------------------------------------------------------------------------
+
+
+def _did(data: bytes) -> object:
+    from mudrika.identity import did as did_syntax
+    from mudrika.identity.methods import bindu
+    from mudrika.identity.methods import jwk as did_jwk
+    from mudrika.identity.methods import key as did_key
+
+    mode, body = _mode(data, 5)
+    text = _text(body)
+    if mode == 0:
+        return did_syntax.parse_did_url(text)
+    if mode == 1:
+        return did_syntax.parse_did(text)
+    if mode == 2:
+        return did_key.document(text)
+    if mode == 3:
+        return did_jwk.document(text)
+    return bindu.parse(text)
+
+
+def _did_seeds() -> list[bytes]:
+    from mudrika.identity.methods import bindu
+
+    did, keyid = _did_key(SIGNER_KEY)
+    jwk_did = "did:jwk:" + _b64(_dumps(SIGNER_KEY.public_key.to_jwk()))
+    return [
+        b"\x00" + keyid.encode(),
+        b"\x00did:web:example.com%3A8443:user:alice/path?service=x&relativeRef=%2Fa#frag",
+        b"\x01" + did.encode(),
+        b"\x02" + did.encode(),
+        b"\x03" + jwk_did.encode(),
+        b"\x04" + bindu.create(SIGNER_KEY.public_key, author="ops@example.com", agent_name="agent").encode(),
+    ]
+
+
+def _did_document(data: bytes) -> object:
+    from mudrika.identity.document import DIDDocument, Purpose
+
+    mode, body = _mode(data, 3)
+    document = DIDDocument.from_json(loads_strict(body))
+    purposes: tuple[Purpose, ...] = ("authentication", "assertionMethod", "keyAgreement")
+    for method in document.verification_methods or ():
+        try:
+            document.key_for(method.id, purposes[mode])
+        except UntrustedKeyError:
+            continue
+    return document
+
+
+def _did_document_seeds() -> list[bytes]:
+    did, keyid = _did_key(SIGNER_KEY)
+    document = {
+        "@context": ["https://www.w3.org/ns/did/v1"],
+        "id": did,
+        "verificationMethod": [
+            {"id": keyid, "type": "Multikey", "controller": did, "publicKeyMultibase": keyid.split("#")[1]},
+            {
+                "id": did + "#jwk",
+                "type": "JsonWebKey2020",
+                "controller": did,
+                "publicKeyJwk": SIGNER_KEY.public_key.to_jwk(),
+            },
+        ],
+        "authentication": [keyid],
+        "assertionMethod": [keyid, did + "#jwk"],
+        "service": [{"id": "#a2a", "type": "A2A", "serviceEndpoint": "https://agent.example/a2a"}],
+    }
+    return [bytes([mode]) + _dumps(document) for mode in range(3)]
+
+
+# -- trust roots, evidence bundles, case files ---------------------------------------------------------------
+
+
+def _trust_root(data: bytes) -> object:
+    from mudrika.payments.trustroot import parse_trust_root
+
+    mode, body = _mode(data, 2)
+    return parse_trust_root(body if mode == 0 else _text(body))
+
+
+def _trust_root_seeds() -> list[bytes]:
+    return [b"\x00" + _read("evidence/trust-root.json"), b"\x01" + _read("ap2-v02/trust-root.json")]
+
+
+def _bundle(data: bytes, trust_root: str) -> object:
+    """Parse a bundle, verify it under the fixture trust root and render its report: the whole path
+    ``mudrika dispute verify`` takes (through the function that raises, not the one that reports)."""
+    from mudrika.payments.batch import Case, inspect_bundle_bytes
+    from mudrika.payments.bundle import parse_bundle
+    from mudrika.payments.chain import render_html, render_text
+    from mudrika.payments.v02.bundle import parse_v02_bundle
+
+    mode, body = _mode(data, 3)
+    if mode == 0:
+        return parse_bundle(body) if "evidence/" in trust_root else parse_v02_bundle(body)
+    case = Case(name="fuzz", kb_nonce=NONCE) if "evidence/" in trust_root else Case(name="fuzz")
+    inspected = inspect_bundle_bytes(body, trust_root=_read(trust_root), case=case)
+    if mode == 1:
+        json.dumps(inspected.report.to_dict(verbose=True))
+        return render_text(inspected.report, title="fuzz", verbose=True)
+    return render_html(inspected.report, title="fuzz", verbose=True)
+
+
+def _bundle_v01(data: bytes) -> object:
+    return _bundle(data, "evidence/trust-root.json")
+
+
+def _bundle_v02(data: bytes) -> object:
+    return _bundle(data, "ap2-v02/trust-root.json")
+
+
+def _bundle_seeds(path: str) -> Callable[[], list[bytes]]:
+    def seeds() -> list[bytes]:
+        return [bytes([mode]) + _read(path) for mode in range(3)]
+
+    return seeds
+
+
+def _cases(data: bytes) -> object:
+    """The ``--cases`` reader's parsing: each JSON Lines line strictly parsed, then read as a case
+    (``mudrika.cli.dispute`` reads the named bundle files after this; the fuzzer never opens files)."""
+    from mudrika.payments.batch import parse_case
+
+    cases = []
+    for number, line in enumerate(data.splitlines(), 1):
+        if line.strip():
+            cases.append(parse_case(loads_strict(line), name=f"fuzz:{number}"))
+    return cases
+
+
+def _cases_seeds() -> list[bytes]:
+    lines = [
+        {"id": "a", "bundle": "b.json", "kb_nonce": NONCE, "merchant_audience": AUDIENCE},
+        {
+            "bundle": {"format": "mudrika.evidence/ap2-v0.2"},
+            "checkout_hops": [{"aud": AUDIENCE, "nonce": NONCE}],
+            "payment_hops": [{"aud": AUDIENCE, "nonce": NONCE}],
+            "usage": {"occurrences": 1, "spent_minor": 1250, "currency": "EUR", "last_used_at": None},
+        },
+    ]
+    return [b"\n".join(_dumps(line) for line in lines)]
+
+
+# -- A2A: Agent Cards, mandates in DataParts, parts signatures ---------------------------------------------------
+
+
+@functools.cache
+def _card_verifier() -> Any:
+    from mudrika.identity.resolver import DIDResolver
+    from mudrika.trust.a2a.cards import AgentCardVerifier
+
+    return AgentCardVerifier(
+        resolver=DIDResolver.offline({}),
+        trusted_dids=[_did_key(SIGNER_KEY)[0]],
+        algorithms=["EdDSA"],
+        accept_sdk_form=True,
+    )
+
+
+def _card(data: bytes) -> object:
+    from mudrika.trust.a2a.cards import canonical_card, load_card, sign_card
+
+    mode, body = _mode(data, 2)
+    card = load_card(body)
+    if mode == 1:
+        # Sign the fuzzed card as received, then verify what a peer would receive: the canonical
+        # forms of any card must round-trip through JSON and verify.
+        canonical_card(card, form="a2a-sdk-1.3")
+        signed = sign_card(card, SIGNER_KEY, kid=_did_key(SIGNER_KEY)[1])
+        card = load_card(_dumps(signed))
+    return _card_verifier().inspect(card)
+
+
+def _card_seeds() -> list[bytes]:
+    card = {
+        "name": "Agent",
+        "description": "d",
+        "version": "1.0",
+        "supportedInterfaces": [
+            {"url": "https://agent.example/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ],
+        "capabilities": {"streaming": True, "extensions": [{"uri": "urn:x", "params": {"a": [1, ""]}}]},
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": [],
+        "skills": [{"id": "s", "name": "n", "description": "", "tags": ["t"]}],
+    }
+    from mudrika.trust.a2a.cards import sign_card
+
+    signed = sign_card(card, SIGNER_KEY, kid=_did_key(SIGNER_KEY)[1])
+    return [b"\x00" + _dumps(signed), b"\x01" + _dumps(card)]
+
+
+def _a2a_mandates(data: bytes) -> object:
+    from mudrika.payments.a2a import extract_mandates
+
+    return extract_mandates(data)
+
+
+def _a2a_mandates_seeds() -> list[bytes]:
+    intent = json.loads(_read("ap2/intent_mandate.json"))
+    message = {
+        "messageId": "m",
+        "role": "ROLE_USER",
+        "parts": [
+            {"data": {"ap2.mandates.IntentMandate": intent}, "mediaType": "application/json"},
+            {"text": "hello"},
+        ],
+    }
+    return [_dumps(message)]
+
+
+def _parts(data: bytes) -> object:
+    from mudrika.identity.resolver import DIDResolver
+    from mudrika.trust.a2a.artifacts import PartsVerifier, sign_parts
+
+    verifier = PartsVerifier(
+        resolver=DIDResolver.offline({}),
+        trusted_dids=[_did_key(SIGNER_KEY)[0]],
+        algorithms=["EdDSA"],
+        max_age=None,
+        clock=lambda: NOW,
+    )
+    mode, body = _mode(data, 2)
+    obj = loads_strict(body)
+    if not isinstance(obj, dict):
+        raise InvalidInput("not an object", code="fuzz_not_an_object")
+    if mode == 1:
+        obj = sign_parts(obj, SIGNER_KEY, kid=_did_key(SIGNER_KEY)[1], task_id="t", context_id="c", now=NOW)
+    return verifier.verify(obj, task_id="t", context_id="c")
+
+
+def _parts_seeds() -> list[bytes]:
+    from mudrika.trust.a2a.artifacts import sign_parts
+
+    artifact = {"artifactId": "a1", "parts": [{"text": "x"}, {"data": {"k": [1, 2]}}]}
+    signed = sign_parts(
+        artifact, SIGNER_KEY, kid=_did_key(SIGNER_KEY)[1], task_id="t", context_id="c", now=NOW
+    )
+    return [b"\x00" + _dumps(signed), b"\x01" + _dumps(artifact)]
+
+
+# -- DPoP proofs ---------------------------------------------------------------------------------------------
+
+
+def _dpop(data: bytes) -> object:
+    from mudrika.stores.replay import MemoryReplayStore
+    from mudrika.trust.keycloak.dpop import DPoPVerifier
+
+    verifier = DPoPVerifier(
+        algorithms={"EdDSA", "ES256"}, replay_store=MemoryReplayStore(16), public_origin=ORIGIN
+    )
+    mode, body = _mode(data, 3)
+    if mode == 0:
+        proof = body.decode("latin-1")
+    else:
+        header, payload = split_pieces(body, 2)
+        if mode == 2:
+            fixed = _json_object(header)
+            if fixed is not None:
+                fixed.update(typ="dpop+jwt", alg="EdDSA", jwk=HOLDER_KEY.public_key.to_jwk())
+                header = _dumps(fixed)
+        proof = _signed(header, payload, HOLDER_KEY)
+    return verifier.check(
+        proof,
+        method="POST",
+        htu=ORIGIN + "/tasks",
+        access_token=ACCESS_TOKEN,
+        claims={"cnf": {"jkt": HOLDER_KEY.public_key.thumbprint()}},
+        now=NOW,
+    )
+
+
+def _dpop_seeds() -> list[bytes]:
+    from mudrika.trust.keycloak.dpop import access_token_hash
+
+    header = _dumps({"typ": "dpop+jwt", "alg": "EdDSA", "jwk": HOLDER_KEY.public_key.to_jwk()})
+    payload = _dumps(
+        {
+            "jti": "j1",
+            "htm": "POST",
+            "htu": ORIGIN + "/tasks",
+            "iat": int(NOW),
+            "ath": access_token_hash(ACCESS_TOKEN),
+        }
+    )
+    proof = _signed(header, payload, HOLDER_KEY)
+    return [
+        b"\x00" + proof.encode(),
+        b"\x01" + header + SEPARATOR + payload,
+        b"\x02" + header + SEPARATOR + payload,
+    ]
+
+
+# -- the table ------------------------------------------------------------------------------------------------
+
+_INPUT: Final = (InvalidInput,)
+_CHECKED: Final = (InvalidInput, VerificationError)
+
+TARGETS: Final[tuple[Target, ...]] = (
+    Target(
+        "jcs",
+        ("mudrika.crypto.jcs._parse", "mudrika.crypto.jcs._serialize"),
+        _jcs,
+        _INPUT,
+        4,
+        "json",
+        _jcs_seeds,
+    ),
+    Target("jws_compact", ("mudrika.crypto.jose",), _jose, _CHECKED, 3, "compact", _jose_seeds),
+    Target(
+        "sd_jwt",
+        (
+            "mudrika.crypto.sdjwt._presentation",
+            "mudrika.crypto.sdjwt._disclosure",
+            "mudrika.crypto.sdjwt._process",
+        ),
+        _sdjwt,
+        _CHECKED,
+        3,
+        "sd_jwt",
+        _sdjwt_seeds,
+    ),
+    Target("kb_jwt", ("mudrika.crypto.sdjwt._kb",), _kb_jwt, _CHECKED, 3, "compact", _kb_jwt_seeds),
+    Target(
+        "structured_field",
+        ("mudrika.trust.httpsig._sf",),
+        _structured_field,
+        _INPUT,
+        2,
+        "structured_field",
+        _sf_seeds,
+    ),
+    Target(
+        "httpsig_request",
+        (
+            "mudrika.trust.httpsig._verify",
+            "mudrika.trust.httpsig._components",
+            "mudrika.trust.httpsig._digest",
+            "mudrika.trust.httpsig._profile",
+        ),
+        _httpsig,
+        _CHECKED,
+        2,
+        "http",
+        _httpsig_seeds,
+    ),
+    Target(
+        "did",
+        (
+            "mudrika.identity.did",
+            "mudrika.identity.methods.key",
+            "mudrika.identity.methods.jwk",
+            "mudrika.identity.methods.bindu",
+        ),
+        _did,
+        _INPUT,
+        5,
+        "did",
+        _did_seeds,
+    ),
+    Target(
+        "did_document",
+        ("mudrika.identity.document",),
+        _did_document,
+        (InvalidInput, UntrustedKeyError),
+        3,
+        "json",
+        _did_document_seeds,
+    ),
+    Target(
+        "trust_root",
+        ("mudrika.payments.trustroot._model",),
+        _trust_root,
+        _INPUT,
+        2,
+        "json",
+        _trust_root_seeds,
+    ),
+    Target(
+        "bundle_v01",
+        (
+            "mudrika.payments.bundle",
+            "mudrika.payments.models",
+            "mudrika.payments.chain._jws",
+            "mudrika.payments._time",
+            "mudrika.payments._values",
+        ),
+        _bundle_v01,
+        _INPUT,
+        3,
+        "json",
+        _bundle_seeds("evidence/bundle.json"),
+    ),
+    Target(
+        "bundle_v02",
+        (
+            "mudrika.payments.v02.bundle",
+            "mudrika.payments.v02.models",
+            "mudrika.payments.v02.wire",
+            "mudrika.payments.v02.hops",
+            "mudrika.payments.v02.bindings",
+            "mudrika.payments.v02.receipts",
+            "mudrika.payments.v02._x5c",
+        ),
+        _bundle_v02,
+        _INPUT,
+        3,
+        "json",
+        _bundle_seeds("ap2-v02/bundle.json"),
+    ),
+    Target("cases", ("mudrika.payments.batch",), _cases, _INPUT, 1, "lines", _cases_seeds),
+    Target("agent_card", ("mudrika.trust.a2a.cards",), _card, _CHECKED, 2, "json", _card_seeds),
+    Target("a2a_mandates", ("mudrika.payments.a2a",), _a2a_mandates, _INPUT, 1, "json", _a2a_mandates_seeds),
+    Target("a2a_parts", ("mudrika.trust.a2a.artifacts",), _parts, _CHECKED, 2, "json", _parts_seeds),
+    Target("dpop_proof", ("mudrika.trust.keycloak.dpop",), _dpop, _CHECKED, 3, "compact", _dpop_seeds),
+)
+
+#: Every module that parses attacker input: each must be driven by a row of :data:`TARGETS`.
+PARSER_MODULES: Final = frozenset(module for target in TARGETS for module in target.modules)
+
+#: Modules that read structured input but are not attacker-facing parsers of their own, and why.
+#: The test over the source tree fails on a module that reads input and is in neither set.
+EXEMPT_MODULES: Final[Mapping[str, str]] = {
+    "mudrika.crypto.jcs": "re-exports loads_strict (row jcs)",
+    "mudrika.crypto.keystore": "the operator's own encrypted key files, read with their password",
+    "mudrika.crypto.sdjwt._pointer": "RFC 6901 pointers the issuer names when issuing, never received",
+    "mudrika.identity.methods.web": "did:web documents go through DIDDocument.from_json (row did_document)",
+    "mudrika.identity.resolution": "resolution metadata built by our own drivers",
+    "mudrika.identity.resolver._didkit": "didkit's answers, parsed with DIDDocument.from_json (row did_document)",
+    "mudrika.net.limits": "size-capped reads only; the bytes go to the parsers in the table",
+    "mudrika.trust.levels": "operator configuration (trust level names)",
+    "mudrika.trust.policy._realm": "the operator's Keycloak realm export",
+    "mudrika.trust.keycloak.adapters": "python-keycloak answers from the configured IdP, and its realm export",
+    "mudrika.trust.middleware._http": "reads an ASGI body up to its cap; the body goes to loads_strict (row jcs)",
+    "mudrika.trust.keycloak.jwks": "the configured IdP's JWKS over the egress policy (keys via PublicKey.from_jwk)",
+    "mudrika.cli._common": "reads files the analyst names; their bytes go to the parsers in the table",
+    "mudrika.cli._demo._v02": "the demo's own transaction",
+    "mudrika.cli._keycheck": "DID document files, parsed with DIDDocument.from_json (row did_document)",
+    "mudrika.cli._mandates": "mandate files, parsed by payments.models (row bundle_v01)",
+    "mudrika.cli.dispute": "case files: the strict parser and parse_case (row cases); bundles (rows bundle_*)",
+    "mudrika.cli.jcs": "mudrika jcs: loads_strict (row jcs)",
+    "mudrika.cli.mandate": "mandate files, parsed by payments.models (row bundle_v01)",
+    "mudrika.cli.mandate_v02": "v0.2 chains, parsed by payments.v02 (row bundle_v02)",
+}
+
+
+def by_name(name: str) -> Target:
+    """The row called ``name`` (the atheris harnesses pick their target this way)."""
+    for target in TARGETS:
+        if target.name == name:
+            return target
+    raise KeyError(name)
