@@ -33,7 +33,7 @@ from mudrika.trust.httpsig._algs import ALGORITHMS, DEFAULT_FOR_KEY_TYPE, HttpSi
 from mudrika.trust.httpsig._components import HeaderInput, MessageView, signature_base
 from mudrika.trust.httpsig._digest import content_digest
 from mudrika.trust.httpsig._profile import Clock, check_label
-from mudrika.trust.httpsig._sf import InnerList, Item, Token, serialize_dictionary
+from mudrika.trust.httpsig._sf import InnerList, Item, Token, serialize_dictionary, serialize_item
 from mudrika.trust.httpsig._webprofile import (
     TAP_MAX_LIFETIME,
     TAP_TAGS,
@@ -136,7 +136,10 @@ class WebBotAuthSigner(_Signer):
     ``signature_agent`` is the agent's origin (``agent_type="directory"``, served by
     :func:`~mudrika.trust.httpsig.directory_app`) or a JWKS / CIMD URL.  ``components`` are the
     derived components covered besides the ``Signature-Agent`` member (``@authority`` or
-    ``@target-uri`` must be among them).
+    ``@target-uri`` must be among them).  ``legacy_signature_agent`` sends the pre-dictionary
+    sf-string form, covered whole, for verifiers that do not read ``;key`` as RFC 9421 §2.1.2 says
+    (npm ``web-bot-auth`` 0.1.3 signs and verifies the whole field instead of the member): the draft
+    says signers MUST send the dictionary form, so use it only for such a peer.
     """
 
     def __init__(
@@ -149,11 +152,14 @@ class WebBotAuthSigner(_Signer):
         components: Iterable[str] = ("@method", "@authority", "@path", "@query"),
         expires_in: int = 60,
         algorithm: str | None = None,
+        legacy_signature_agent: bool = False,
         clock: Clock = time.time,
     ) -> None:
         if not isinstance(key, KeyPair):
             raise InvalidInput("key must be a KeyPair", code="httpsig_config")
         ref = agent_ref(signature_agent, agent_type)
+        if legacy_signature_agent and agent_type != "directory":
+            raise InvalidInput("the legacy Signature-Agent form names a directory", code="httpsig_config")
         covered = tuple(components)
         if "@authority" not in covered and "@target-uri" not in covered:
             raise InvalidInput("cover @authority or @target-uri", code="httpsig_config")
@@ -167,7 +173,12 @@ class WebBotAuthSigner(_Signer):
         self._keyid = key.public_key.thumbprint()
         self._components = covered
         member = Item(signature_agent, () if agent_type == "directory" else (("type", Token(agent_type)),))
-        self._agent_field = serialize_dictionary({self._label: member})
+        self._legacy = bool(legacy_signature_agent)
+        self._agent_field = (
+            serialize_item(Item(signature_agent))
+            if self._legacy
+            else serialize_dictionary({self._label: member})
+        )
         self.ref = ref
 
     def __repr__(self) -> str:
@@ -179,7 +190,7 @@ class WebBotAuthSigner(_Signer):
 
     def sign(self, method: str, url: str, headers: HeaderInput, body: bytes = b"") -> WebSignedHeaders:
         covered = [Item(name) for name in self._components]
-        covered.append(Item("signature-agent", (("key", self._label),)))
+        covered.append(Item("signature-agent", () if self._legacy else (("key", self._label),)))
         nonce = base64.b64encode(secrets.token_bytes(_WEB_NONCE_BYTES)).decode("ascii")
         return self._sign(
             method,
