@@ -143,6 +143,26 @@ def _issue(ws: Workspace) -> list[str]:
     return ["--key", ws.key, "--issuer", ws.did, "--kid", kid, "--holder-did", ws.did, *PW]
 
 
+def _unsigned_request(ws: Workspace) -> str:
+    """A well-formed request file that carries no signature (``httpsig verify`` must fail it, 1)."""
+    path = ws.dir / "unsigned-request.json"
+    path.write_text(json.dumps({"method": "GET", "url": "https://shop.example/", "headers": {}}))
+    return str(path)
+
+
+def _unsigned_directory(ws: Workspace) -> str:
+    """A saved directory response without possession proofs (``--require-signatures`` fails it, 1)."""
+    path = ws.dir / "directory-response.json"
+    jwk = KeyPair.generate("ed25519").public_key.to_jwk()
+    headers = {"Content-Type": "application/http-message-signatures-directory+json"}
+    path.write_text(
+        json.dumps({"url": "https://agent.example", "headers": headers, "body": json.dumps({"keys": [jwk]})})
+    )
+    return str(path)
+
+
+_WBA = ("--profile", "web-bot-auth", "--signature-agent", "https://agent.example")
+
 _SIGN_CART = ("--merchant-did", "did:web:shop.example", "--kid", "did:web:shop.example#k1", "--aud", "a")
 _SIGN_PAYMENT = ("--aud", "a", "--nonce", "n")
 
@@ -178,6 +198,11 @@ MALFORMED: tuple[Case, ...] = (
     Case(("trust-root", "show"), lambda w: [w.garbage, "--json"], 2, "malformed_json"),
     Case(("card", "sign"), lambda w: [w.duplicate_keys, "--key", w.key, "--kid", f"{w.did}#k", *PW], 2, "duplicate_key"),
     Case(("card", "verify"), lambda w: [w.duplicate_keys, "--trust-did", w.did, "--json"], 2, "duplicate_key"),
+    Case(("httpsig", "sign"), lambda w: ["--request", w.garbage, *_WBA, "--key", w.key, *PW, "--json"], 2, "malformed_json"),
+    Case(("httpsig", "verify"), lambda w: ["--request", w.garbage, "--origin", "https://shop.example", "--json"], 2, "malformed_json"),
+    Case(("directory", "serve"), lambda w: ["--key", w.garbage, "--authority", "agent.example", *PW], 2, "bad_private_key"),
+    Case(("directory", "fetch"), lambda w: ["http://agent.example", "--json"], 2, "bad_signature_agent"),
+    Case(("directory", "verify"), lambda w: [w.garbage, "--json"], 2, "malformed_json"),
 )  # fmt: skip
 
 #: A failed verification or operation: exit 1.  Every refused overwrite is here, and agrees.
@@ -207,6 +232,11 @@ FAILED: tuple[Case, ...] = (
     Case(("trust-root", "init"), lambda w: [w.existing_file], 1, "exists"),
     Case(("card", "sign"), lambda w: [w.empty_object, "--key", str(w.dir / "absent.pem"), "--kid", f"{w.did}#k", *PW], 1, "not_found"),
     Case(("card", "verify"), lambda w: [w.empty_object, "--trust-did", w.did, "--json"], 1, None),
+    Case(("httpsig", "sign"), lambda w: ["--url", "https://shop.example/", *_WBA, "--key", str(w.dir / "absent.pem"), *PW, "--json"], 1, "not_found"),
+    Case(("httpsig", "verify"), lambda w: ["--request", _unsigned_request(w), "--origin", "https://shop.example", "--json"], 1, "no_signature"),
+    Case(("directory", "serve"), lambda w: ["--key", str(w.dir / "absent.pem"), "--authority", "agent.example", *PW], 1, "not_found"),
+    Case(("directory", "fetch"), lambda w: ["https://127.0.0.1", "--json"], 1, "egress_denied"),
+    Case(("directory", "verify"), lambda w: [_unsigned_directory(w), "--require-signatures", "--json"], 1, "directory_unsigned"),
 )  # fmt: skip
 
 #: Commands that have no way to fail other than malformed input, and why.

@@ -446,6 +446,7 @@ class DirectoryCache(AgentKeys):
 
     # -- fetching ------------------------------------------------------------------------------------
     def _resolve_sync(self, ref: AgentRef) -> KeyDirectory:
+        self._egress.check_url(ref.url)  # scheme and IP literals refused before any client exists
         with httpx.Client(
             transport=self._egress.transport(verify=self._verify), **self._client_options()
         ) as client:
@@ -458,6 +459,7 @@ class DirectoryCache(AgentKeys):
             return self._directory(jwks_ref, *self._get_sync(client, jwks_ref))
 
     async def _resolve_async(self, ref: AgentRef) -> KeyDirectory:
+        self._egress.check_url(ref.url)
         async with httpx.AsyncClient(
             transport=self._egress.async_transport(verify=self._verify), **self._client_options()
         ) as client:
