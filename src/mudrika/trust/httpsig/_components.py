@@ -21,7 +21,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, Protocol, TypeAlias, cast
 
 from mudrika.errors import InvalidInput
@@ -193,6 +193,9 @@ class MessageView:
     status: int | None = None
     #: For a response: the request it answers, which ``;req`` components read (RFC 9421 §2.4).
     request_view: MessageView | None = None
+    #: Dictionary fields already parsed for this message (a ``;key`` component and the profile
+    #: check read the same ``Signature-Agent``: parse it once).
+    parsed: dict[str, dict[str, Item | InnerList]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def request(cls, method: str, url: str, headers: HeaderInput) -> MessageView:
@@ -240,6 +243,14 @@ class MessageView:
             raise InvalidInput("covered field is missing", code="missing_component", component=name)
         return _checked(value, name)
 
+    def dictionary(self, name: str, value: str) -> dict[str, Item | InnerList]:
+        """The Dictionary field ``name`` (whose combined value is ``value``), parsed once per message."""
+        members = self.parsed.get(name)
+        if members is None:
+            members = parse_dictionary(value, field=name)
+            self.parsed[name] = members
+        return members
+
     def _parameterised(self, name: str, params: tuple[tuple[str, object], ...]) -> str:
         given = dict(params)
         if not given.keys() <= _COMPONENT_PARAMETERS:
@@ -273,7 +284,7 @@ class MessageView:
             raise InvalidInput(
                 "structured type of this field is unknown", code="unsupported_component", component=name
             )
-        members = parse_dictionary(value, field=name)
+        members = source.dictionary(name, value)
         if sf is not None:
             return serialize_dictionary(members)  # §2.1.1: strict re-serialisation
         assert isinstance(key, str)

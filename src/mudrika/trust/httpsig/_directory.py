@@ -111,6 +111,15 @@ class KeyDirectory:
     signed: frozenset[str] = frozenset()
     fresh_until: float = float("inf")
 
+    def lookup(self, keyid: str, *, by_kid: bool = False) -> tuple[PublicKey, str] | None:
+        """:meth:`key_for` with the key's thumbprint (known without recomputing it)."""
+        if by_kid:
+            key = self.kids.get(keyid)
+            if key is not None:
+                return key, key.thumbprint()
+        found = self.keys.get(keyid)
+        return None if found is None else (found, keyid)
+
     def key_for(self, keyid: str, *, by_kid: bool = False) -> PublicKey | None:
         """The key a signature's ``keyid`` names: its thumbprint (Web Bot Auth), or with ``by_kid`` the
         ``kid`` first, then the thumbprint (TAP registries label keys freely)."""

@@ -280,6 +280,12 @@ class WebSignatureVerifier:
         self._max_body = int(max_body)
         self._lenient = lenient
         self._clock = clock
+        enabled: set[str] = set()
+        if agents is not None:
+            enabled.add(WEB_BOT_AUTH)
+        if tap_keys is not None:
+            enabled.update(TAP_TAGS)
+        self._profiles = frozenset(enabled)
 
     def __repr__(self) -> str:
         return (
@@ -290,12 +296,7 @@ class WebSignatureVerifier:
     @property
     def profiles(self) -> frozenset[str]:
         """The profiles this verifier accepts (the others' tags are refused as ``wrong_tag``)."""
-        enabled = set()
-        if self._agents is not None:
-            enabled.add(WEB_BOT_AUTH)
-        if self._tap_keys is not None:
-            enabled.update(TAP_TAGS)
-        return frozenset(enabled)
+        return self._profiles
 
     # -- public API ----------------------------------------------------------------------------------
     def verify(
@@ -485,7 +486,10 @@ class WebSignatureVerifier:
             check_thumbprint_keyid(keyid)
             agent_field = view.field("signature-agent")
             if agent_field is not None:
-                agent = parse_signature_agent(agent_field, inner)
+                members = (
+                    None if agent_field.startswith('"') else view.dictionary("signature-agent", agent_field)
+                )
+                agent = parse_signature_agent(agent_field, inner, members=members)
                 ref = agent.ref
             elif "signature-agent" in covered:
                 raise InvalidInput(
@@ -563,12 +567,12 @@ class WebSignatureVerifier:
         self, checked: _Checked, directory: KeyDirectory
     ) -> tuple[HttpSigAlgorithm, PublicKey, str]:
         # 5. The key the keyid names in the directory of this very agent URL (never another's).
-        key = directory.key_for(checked.keyid, by_kid=checked.tag in TAP_TAGS)
-        if key is None:
+        found = directory.lookup(checked.keyid, by_kid=checked.tag in TAP_TAGS)
+        if found is None:
             raise UntrustedKeyError(
                 "signing key not in the agent's directory", code="unknown_key", kid=checked.keyid[:256]
             )
-        thumbprint = key.thumbprint()
+        key, thumbprint = found
         # 6. alg bound to the key type; absent, the key type's default, which must be allowed too.
         alg = checked.alg or ALGORITHMS[DEFAULT_FOR_KEY_TYPE[key.key_type]]
         if alg.name not in self._algorithms:

@@ -189,7 +189,9 @@ def agent_ref(url: str, agent_type: str = "directory") -> AgentRef:
     return AgentRef("jwks_uri" if agent_type == "jwks_uri" else "cimd", fetched, identifier, origin)
 
 
-def parse_signature_agent(value: str, covered: InnerList) -> SignatureAgent:
+def parse_signature_agent(
+    value: str, covered: InnerList, *, members: Mapping[str, Item | InnerList] | None = None
+) -> SignatureAgent:
     """The ``Signature-Agent`` member the signature ``covered`` signs (§"Signature-Agent").
 
     The dictionary form: the signature must cover exactly one ``"signature-agent";key="<k>"``, and the
@@ -219,7 +221,8 @@ def parse_signature_agent(value: str, covered: InnerList) -> SignatureAgent:
             'a dictionary Signature-Agent is covered as "signature-agent";key="<member>"',
             code="bad_signature_agent",
         )
-    members = parse_dictionary(value, field="signature-agent")
+    if members is None:
+        members = parse_dictionary(value, field="signature-agent")
     member = members.get(key)
     if not isinstance(member, Item) or type(member.value) is not str:
         raise InvalidInput(
