@@ -160,6 +160,26 @@ def _status_list_check(ws: Workspace) -> list[str]:
     return ["--token", token, "--idx", "0", "--uri", "https://i.example/l", "--kid", kid, "--json"]
 
 
+def _unsigned_request(ws: Workspace) -> str:
+    """A well-formed request file that carries no signature (``httpsig verify`` must fail it, 1)."""
+    path = ws.dir / "unsigned-request.json"
+    path.write_text(json.dumps({"method": "GET", "url": "https://shop.example/", "headers": {}}))
+    return str(path)
+
+
+def _unsigned_directory(ws: Workspace) -> str:
+    """A saved directory response without possession proofs (``--require-signatures`` fails it, 1)."""
+    path = ws.dir / "directory-response.json"
+    jwk = KeyPair.generate("ed25519").public_key.to_jwk()
+    headers = {"Content-Type": "application/http-message-signatures-directory+json"}
+    path.write_text(
+        json.dumps({"url": "https://agent.example", "headers": headers, "body": json.dumps({"keys": [jwk]})})
+    )
+    return str(path)
+
+
+_WBA = ("--profile", "web-bot-auth", "--signature-agent", "https://agent.example")
+
 _SIGN_CART = ("--merchant-did", "did:web:shop.example", "--kid", "did:web:shop.example#k1", "--aud", "a")
 _SIGN_PAYMENT = ("--aud", "a", "--nonce", "n")
 
@@ -200,6 +220,11 @@ MALFORMED: tuple[Case, ...] = (
     Case(("status-list", "show"), lambda w: [w.empty_object, "--json"], 2, "bad_status_list_file"),
     Case(("status-list", "sign"), lambda w: [w.garbage, "--key", w.key, *PW], 2, "malformed_json"),
     Case(("status-list", "check"), lambda w: [*_status_list_check(w)[2:], "--token", w.garbage], 2, "malformed_jws"),
+    Case(("httpsig", "sign"), lambda w: ["--request", w.garbage, *_WBA, "--key", w.key, *PW, "--json"], 2, "malformed_json"),
+    Case(("httpsig", "verify"), lambda w: ["--request", w.garbage, "--origin", "https://shop.example", "--json"], 2, "malformed_json"),
+    Case(("directory", "serve"), lambda w: ["--key", w.garbage, "--authority", "agent.example", *PW], 2, "bad_private_key"),
+    Case(("directory", "fetch"), lambda w: ["http://agent.example", "--json"], 2, "bad_signature_agent"),
+    Case(("directory", "verify"), lambda w: [w.garbage, "--json"], 2, "malformed_json"),
 )  # fmt: skip
 
 #: A failed verification or operation: exit 1.  Every refused overwrite is here, and agrees.
@@ -232,6 +257,11 @@ FAILED: tuple[Case, ...] = (
     Case(("status-list", "create"), lambda w: [w.existing_file, "--uri", "https://i.example/l", "--size", "8", "--json"], 1, "exists"),
     Case(("status-list", "sign"), lambda w: [_status_list_file(w), "--key", str(w.dir / "absent.pem"), *PW], 1, "not_found"),
     Case(("status-list", "check"), _status_list_check, 1, None),
+    Case(("httpsig", "sign"), lambda w: ["--url", "https://shop.example/", *_WBA, "--key", str(w.dir / "absent.pem"), *PW, "--json"], 1, "not_found"),
+    Case(("httpsig", "verify"), lambda w: ["--request", _unsigned_request(w), "--origin", "https://shop.example", "--json"], 1, "no_signature"),
+    Case(("directory", "serve"), lambda w: ["--key", str(w.dir / "absent.pem"), "--authority", "agent.example", *PW], 1, "not_found"),
+    Case(("directory", "fetch"), lambda w: ["https://127.0.0.1", "--json"], 1, "egress_denied"),
+    Case(("directory", "verify"), lambda w: [_unsigned_directory(w), "--require-signatures", "--json"], 1, "directory_unsigned"),
 )  # fmt: skip
 
 #: Commands that have no way to fail other than malformed input, and why.

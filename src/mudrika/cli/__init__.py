@@ -64,6 +64,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "mudrika.cli.did:did_group",
         "Create and resolve DIDs (did:key, did:jwk, did:web, did:bindu; methods you name through didkit).",
     ),
+    "directory": LazyCommand(
+        "mudrika.cli.directory:directory_group",
+        "Serve, fetch and verify Web Bot Auth key directories (HTTP Message Signatures directories).",
+    ),
     "dispute": LazyCommand(
         "mudrika.cli.dispute:dispute_group",
         "Adjudicate AP2 payments from evidence bundles (offline: never touches the network).",
@@ -71,6 +75,10 @@ COMMANDS: dict[str, LazyCommand] = {
     "hash": LazyCommand("mudrika.cli.jcs:hash_command", "Print the AP2 mandate hash of a JSON document."),
     "jcs": LazyCommand(
         "mudrika.cli.jcs:jcs_command", "Print the RFC 8785 canonical form of a JSON document."
+    ),
+    "httpsig": LazyCommand(
+        "mudrika.cli.httpsig:httpsig_group",
+        "Sign and verify RFC 9421 requests as Web Bot Auth, Visa TAP or DID-signed agents.",
     ),
     "keys": LazyCommand(
         "mudrika.cli.keys:keys_group", "Create and inspect signing keys (Ed25519, P-256, secp256k1, RSA)."

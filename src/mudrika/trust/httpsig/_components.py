@@ -7,9 +7,13 @@ port elided, empty path is ``/``), how field lines are combined (each trimmed, j
 and what is refused (control characters, non-ASCII, components we do not implement).
 
 Supported derived components: ``@method``, ``@target-uri``, ``@authority``, ``@scheme``,
-``@request-target``, ``@path``, ``@query`` and, for responses, ``@status``.  ``@query-param`` and every
-component parameter (``sf``, ``key``, ``bs``, ``req``, ``tr``) are refused: the profile never needs
-them and each one is more parsing an attacker can steer.
+``@request-target``, ``@path``, ``@query`` and, for responses, ``@status``.  ``@query-param`` is
+refused.  Component parameters are refused by default (the DID profile never needs them and each one
+is more parsing an attacker can steer); the open-web profiles (Web Bot Auth, the directory response
+signature) need three, and only a caller that passes ``component_parameters=True`` gets them:
+``key`` (§2.1.2: one member of a Dictionary field, re-serialised), ``sf`` (§2.1.1: a Dictionary field
+re-serialised strictly) and ``req`` (§2.4: the component of the request a response answers).  ``bs``
+and ``tr`` stay refused.
 """
 
 from __future__ import annotations
@@ -17,11 +21,18 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, Protocol, TypeAlias, cast
 
 from mudrika.errors import InvalidInput
-from mudrika.trust.httpsig._sf import InnerList, Item, serialize_inner_list, serialize_item
+from mudrika.trust.httpsig._sf import (
+    InnerList,
+    Item,
+    parse_dictionary,
+    serialize_dictionary,
+    serialize_inner_list,
+    serialize_item,
+)
 
 __all__ = [
     "DERIVED_COMPONENTS",
@@ -53,6 +64,11 @@ _URL_RE: Final = re.compile(
 _METHOD_RE: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}")
 _FIELD_NAME_RE: Final = re.compile(r"[!#$%&'*+.^_`|~0-9a-z-]{1,128}")
 _BAD_VALUE_RE: Final = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+# Fields whose structured type (Dictionary) we know, so ``;key`` and ``;sf`` can parse them.
+DICTIONARY_FIELDS: Final = frozenset(
+    {"signature-agent", "signature-input", "signature", "content-digest", "repr-digest", "accept-signature"}
+)
+_COMPONENT_PARAMETERS: Final = frozenset({"key", "sf", "req"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +191,11 @@ class MessageView:
     method: str | None = None
     target: TargetURI | None = None
     status: int | None = None
+    #: For a response: the request it answers, which ``;req`` components read (RFC 9421 §2.4).
+    request_view: MessageView | None = None
+    #: Dictionary fields already parsed for this message (a ``;key`` component and the profile
+    #: check read the same ``Signature-Agent``: parse it once).
+    parsed: dict[str, dict[str, Item | InnerList]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def request(cls, method: str, url: str, headers: HeaderInput) -> MessageView:
@@ -183,10 +204,12 @@ class MessageView:
         return cls(_field_lines(headers), method=method, target=parse_target_uri(url))
 
     @classmethod
-    def response(cls, status: int, headers: HeaderInput) -> MessageView:
+    def response(
+        cls, status: int, headers: HeaderInput, *, request: MessageView | None = None
+    ) -> MessageView:
         if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 999:
             raise InvalidInput("invalid HTTP status", code="bad_status")
-        return cls(_field_lines(headers), status=status)
+        return cls(_field_lines(headers), status=status, request_view=request)
 
     def field(self, name: str) -> str | None:
         """§2.1: the field's lines, each with leading/trailing OWS removed, joined with ``", "``."""
@@ -195,15 +218,22 @@ class MessageView:
             return None
         return ", ".join(line.strip(" \t") for line in lines)
 
-    def component_value(self, component: Item) -> str:
-        """The value of one covered component (§2.1 for fields, §2.2 for derived components)."""
+    def component_value(self, component: Item, *, parameters: bool = False) -> str:
+        """The value of one covered component (§2.1 for fields, §2.2 for derived components).
+
+        ``parameters`` allows the component parameters ``key``, ``sf`` and ``req`` (module docstring).
+        """
         name = component.value
         if type(name) is not str:
             raise InvalidInput("component identifier must be an sf-string", code="bad_component")
         if component.params:
-            raise InvalidInput(
-                "component parameters are not supported", code="unsupported_component", component=name[:64]
-            )
+            if not parameters:
+                raise InvalidInput(
+                    "component parameters are not supported",
+                    code="unsupported_component",
+                    component=name[:64],
+                )
+            return self._parameterised(name, component.params)
         if name.startswith("@"):
             return _checked(self._derived(name), name)
         if _FIELD_NAME_RE.fullmatch(name) is None:
@@ -212,6 +242,59 @@ class MessageView:
         if value is None:
             raise InvalidInput("covered field is missing", code="missing_component", component=name)
         return _checked(value, name)
+
+    def dictionary(self, name: str, value: str) -> dict[str, Item | InnerList]:
+        """The Dictionary field ``name`` (whose combined value is ``value``), parsed once per message."""
+        members = self.parsed.get(name)
+        if members is None:
+            members = parse_dictionary(value, field=name)
+            self.parsed[name] = members
+        return members
+
+    def _parameterised(self, name: str, params: tuple[tuple[str, object], ...]) -> str:
+        given = dict(params)
+        if not given.keys() <= _COMPONENT_PARAMETERS:
+            raise InvalidInput(
+                "unsupported component parameter", code="unsupported_component", component=name[:64]
+            )
+        key, sf, req = given.get("key"), given.get("sf"), given.get("req")
+        # sf and req are Boolean flags (§2.1.1, §2.4); key names a member as an sf-string (§2.1.2).
+        if (sf is not None and sf is not True) or (req is not None and req is not True):
+            raise InvalidInput("component flag must be true", code="bad_component", component=name[:64])
+        if key is not None and (type(key) is not str or sf is not None):
+            raise InvalidInput("invalid key parameter", code="bad_component", component=name[:64])
+        source = self
+        if req is not None:
+            # §2.4: only a response signature may cover its request's components.
+            if self.request_view is None:
+                raise InvalidInput("req needs a response and its request", code="bad_component")
+            source = self.request_view
+        if name.startswith("@"):
+            if key is not None or sf is not None or name == "@status":
+                raise InvalidInput("parameter not valid here", code="bad_component", component=name[:64])
+            return _checked(source._derived(name), name)
+        if _FIELD_NAME_RE.fullmatch(name) is None:
+            raise InvalidInput("invalid covered field name", code="bad_component", component=name[:64])
+        value = source.field(name)
+        if value is None:
+            raise InvalidInput("covered field is missing", code="missing_component", component=name)
+        if key is None and sf is None:
+            return _checked(value, name)
+        if name not in DICTIONARY_FIELDS:
+            raise InvalidInput(
+                "structured type of this field is unknown", code="unsupported_component", component=name
+            )
+        members = source.dictionary(name, value)
+        if sf is not None:
+            return serialize_dictionary(members)  # §2.1.1: strict re-serialisation
+        assert isinstance(key, str)
+        member = members.get(key)
+        if member is None:
+            raise InvalidInput(
+                "covered dictionary member is missing", code="missing_component", component=name
+            )
+        # §2.1.2: the member value (with its parameters), serialised.
+        return serialize_inner_list(member) if isinstance(member, InnerList) else serialize_item(member)
 
     def _derived(self, name: str) -> str:
         if name == "@status":
@@ -242,8 +325,19 @@ class MessageView:
         return target.query_component  # "@query"
 
 
-def signature_base(view: MessageView, signature_params: InnerList) -> bytes:
-    """Build the signature base of RFC 9421 §2.5 for the covered components in ``signature_params``."""
+def signature_base(
+    view: MessageView,
+    signature_params: InnerList,
+    *,
+    component_parameters: bool = False,
+    params_text: str | None = None,
+) -> bytes:
+    """Build the signature base of RFC 9421 §2.5 for the covered components in ``signature_params``.
+
+    ``component_parameters`` allows ``key``/``sf``/``req`` (module docstring).  ``params_text`` replaces
+    the serialised ``@signature-params`` value with the member text as received: only for a documented
+    leniency whose signer signed text that cannot be re-serialised (``_web.LENIENT_KEYID_CASE``).
+    """
     if len(signature_params.items) > MAX_COMPONENTS:
         raise InvalidInput("too many covered components", code="too_large", limit=MAX_COMPONENTS)
     # 1. Let the output be an empty string.
@@ -262,9 +356,15 @@ def signature_base(view: MessageView, signature_params: InnerList) -> bytes:
             )
         seen.add(identifier)
         # 2.2-2.7 identifier, ":", " ", the component value, "\n".
-        lines.append(f"{identifier}: {view.component_value(component)}\n")
+        value = view.component_value(component, parameters=component_parameters)
+        lines.append(f"{identifier}: {value}\n")
     # 3. The signature parameters line: identifier, ":", " ", the serialised inner list (§2.3).
-    lines.append(f'"@signature-params": {serialize_inner_list(signature_params)}')
+    params_line = (
+        serialize_inner_list(signature_params)
+        if params_text is None
+        else _checked(params_text, "@signature-params")
+    )
+    lines.append(f'"@signature-params": {params_line}')
     output = "".join(lines)
     # 4. Non-ASCII output is an error (values were checked above; keyid/nonce strings are sf-strings).
     return output.encode("ascii")

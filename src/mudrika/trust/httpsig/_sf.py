@@ -34,6 +34,8 @@ __all__ = [
     "Params",
     "Token",
     "parse_dictionary",
+    "parse_dictionary_members",
+    "parse_item",
     "serialize_dictionary",
     "serialize_inner_list",
     "serialize_item",
@@ -113,12 +115,17 @@ def _fail(field: str, reason: str, position: int) -> InvalidInput:
 class _Parser:
     """One parse of one field value; ``pos`` walks ``text`` exactly as RFC 8941 §4.2 consumes input."""
 
-    __slots__ = ("field", "pos", "text")
+    __slots__ = ("field", "lenient_keys", "pos", "spans", "text")
 
-    def __init__(self, text: str, field: str) -> None:
+    def __init__(self, text: str, field: str, lenient_keys: frozenset[str] = frozenset()) -> None:
         self.text = text
         self.pos = 0
         self.field = field
+        # Parameter keys accepted although RFC 8941 §3.1.2 forbids them (upper case): only the exact
+        # spellings a caller names, for a documented leniency (see _web.LENIENT_KEYID_CASE).
+        self.lenient_keys = lenient_keys
+        # Where each dictionary member's value sits in ``text`` (after "=", through its parameters).
+        self.spans: dict[str, tuple[int, int]] = {}
 
     def fail(self, reason: str) -> InvalidInput:
         return _fail(self.field, reason, self.pos)
@@ -138,8 +145,10 @@ class _Parser:
             key = self.key()
             # 2. "=" introduces a member value; otherwise the value is Boolean true with parameters.
             member: Item | InnerList
+            start = self.pos
             if self.peek() == "=":
                 self.pos += 1
+                start = self.pos
                 member = self.item_or_inner_list()
             else:
                 member = Item(True, self.parameters())
@@ -149,6 +158,7 @@ class _Parser:
             if len(members) >= _MAX_MEMBERS:
                 raise self.fail("too_many_members")
             members[key] = member
+            self.spans[key] = (start, self.pos)
             # 4-7. Optional whitespace, a comma, optional whitespace, and no trailing comma.
             self.skip(_OWS)
             if self.pos >= len(self.text):
@@ -213,7 +223,7 @@ class _Parser:
         while self.peek() == ";":
             self.pos += 1
             self.skip(" ")
-            key = self.key()
+            key = self.lenient_key() if self.lenient_keys else self.key()
             value: BareItem = True
             if self.peek() == "=":
                 self.pos += 1
@@ -233,6 +243,17 @@ class _Parser:
             raise self.fail("bad_key")
         self.pos = match.end()
         return match.group()
+
+    def lenient_key(self) -> str:
+        """A parameter key that may be one of the caller's named non-conforming spellings."""
+        for spelling in self.lenient_keys:
+            end = self.pos + len(spelling)
+            if self.text.startswith(spelling, self.pos) and (
+                end >= len(self.text) or self.text[end] in "=;),"
+            ):
+                self.pos = end
+                return spelling
+        return self.key()
 
     # §4.2.4 Parsing an Integer or Decimal
     def number(self) -> int | Decimal:
@@ -339,6 +360,54 @@ def parse_dictionary(
     if parser.pos != len(value):
         raise parser.fail("trailing_characters")
     return members
+
+
+def parse_dictionary_members(
+    value: str,
+    *,
+    field: str,
+    lenient_param_keys: frozenset[str] = frozenset(),
+    max_length: int = MAX_FIELD_LENGTH,
+) -> tuple[dict[str, Item | InnerList], dict[str, str]]:
+    """:func:`parse_dictionary`, also returning each member's value text exactly as it was received.
+
+    Why: a signer that signed a ``Signature-Input`` member that cannot be re-serialised (an upper-case
+    parameter key, accepted only when named in ``lenient_param_keys``) signed the text it sent; the
+    verifier can only rebuild that base from the same text.
+    """
+    parser = _checked_parser(value, field, max_length, lenient_param_keys)
+    members = parser.dictionary()
+    _finish(parser, value)
+    return members, {key: value[start:end] for key, (start, end) in parser.spans.items()}
+
+
+def parse_item(value: str, *, field: str, max_length: int = MAX_FIELD_LENGTH) -> Item:
+    """Parse an Item field value (RFC 8941 §4.2 with ``field_type = "item"``), e.g. a legacy
+    sf-string ``Signature-Agent``."""
+    parser = _checked_parser(value, field, max_length, frozenset())
+    item = parser.item()
+    _finish(parser, value)
+    return item
+
+
+def _checked_parser(value: str, field: str, max_length: int, lenient: frozenset[str]) -> _Parser:
+    if not isinstance(value, str):
+        raise InvalidInput("structured field must be text", code="bad_structured_field", field=field)
+    if len(value) > max_length:
+        raise InvalidInput(
+            "structured header field too long", code="too_large", field=field, limit=max_length
+        )
+    if not value.isascii():
+        raise _fail(field, "non_ascii", 0)
+    parser = _Parser(value, field, lenient)
+    parser.skip(" ")  # §4.2 step 2
+    return parser
+
+
+def _finish(parser: _Parser, value: str) -> None:
+    parser.skip(" ")  # §4.2 steps 6-7
+    if parser.pos != len(value):
+        raise parser.fail("trailing_characters")
 
 
 # --- serialisation (RFC 8941 §4.1) ---------------------------------------------------------------

@@ -6,7 +6,8 @@ for Keycloak access tokens, :class:`DidSignatureAuthenticator` for RFC 9421 DID-
 then every JSON-RPC call in it is decided by the :class:`~mudrika.trust.policy.Policy`.  ``_asgi``
 is the middleware, ``_did`` the DID-signature scheme, ``_http`` the raw ASGI plumbing, ``_protect``
 the two-line wiring :func:`protect` (Keycloak realm + audience + policy file, optionally DID
-signatures with a shared replay store, closed at ASGI lifespan shutdown).
+signatures with a shared replay store, closed at ASGI lifespan shutdown), ``_webagent`` open-web
+agents (Web Bot Auth, Visa TAP) in front of the DID scheme.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from mudrika.trust.middleware._did import (
     principal_for,
 )
 from mudrika.trust.middleware._protect import KEYCLOAK_JWKS_PATH, ProtectedApp, protect
+from mudrika.trust.middleware._webagent import AgentGrants, AgentSignatureAuthenticator, agent_principal
 
 __all__ = [
     "AUTH_KEY",
@@ -49,6 +51,8 @@ __all__ = [
     "SCHEME",
     "TENANTS_KEY",
     "A2AAuthMiddleware",
+    "AgentGrants",
+    "AgentSignatureAuthenticator",
     "AuthRequest",
     "Authenticated",
     "AuthenticatedUser",
@@ -59,6 +63,7 @@ __all__ = [
     "ProtectedApp",
     "SignedRequestAuth",
     "aauthenticate_signed_request",
+    "agent_principal",
     "authenticate_signed_request",
     "has_signature",
     "principal_for",

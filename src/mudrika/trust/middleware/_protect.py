@@ -36,9 +36,11 @@ from mudrika.net.egress import EgressPolicy
 from mudrika.stores.replay import ReplayStore
 from mudrika.trust.httpsig import (
     REGISTERED_ALGORITHMS,
+    AgentKeys,
     HttpSignatureVerifier,
     KeyLookup,
     ResolverKeyLookup,
+    WebSignatureVerifier,
     parse_target_uri,
 )
 from mudrika.trust.keycloak.jwks import JwksCache
@@ -46,6 +48,7 @@ from mudrika.trust.keycloak.tokens import AccessTokenVerifier
 from mudrika.trust.middleware._asgi import A2AAuthMiddleware, Authenticator, BearerAuthenticator
 from mudrika.trust.middleware._did import DidSignatureAuthenticator
 from mudrika.trust.middleware._http import ASGIApp, Message, Receive, Scope, Send
+from mudrika.trust.middleware._webagent import AgentSignatureAuthenticator
 from mudrika.trust.policy import Policy
 
 __all__ = ["KEYCLOAK_JWKS_PATH", "ProtectedApp", "protect"]
@@ -115,6 +118,10 @@ def protect(
     did_keys: KeyLookup | None = None,
     signature_algorithms: Collection[str] = REGISTERED_ALGORITHMS,
     signature_tag: str | None = None,
+    web_agents: AgentKeys | None = None,
+    tap_registry: str | None = None,
+    tap_keys: AgentKeys | None = None,
+    agent_max_age: float = 60.0,
     egress: EgressPolicy | None = None,
     error_profile: str = "auto",
     **options: Any,
@@ -127,8 +134,12 @@ def protect(
     ``public_origin`` (how clients address this server: the signatures' audience) is given, with the
     ``replay_store`` every replica shares (Redis in a deployment); keys come from ``did_keys``, by
     default the signer's DID resolved for ``authentication``.  ``signature_tag`` requires that RFC
-    9421 ``tag`` (default: none required).  ``egress`` is the outbound policy for JWKS and did:web
-    fetches.  Further keyword ``options`` go to :class:`A2AAuthMiddleware` (``jsonrpc_paths``,
+    9421 ``tag`` (default: none required).  Open-web agents (docs/webbotauth.md) are accepted beside
+    DID signers when ``web_agents`` (Web Bot Auth keys: a ``DirectoryCache`` with its allow-list, or
+    ``StaticDirectories``) and/or ``tap_registry`` + ``tap_keys`` (Visa TAP) are given, with the same
+    origin, replay store and algorithms, ``agent_max_age`` bounding how long after ``created`` a
+    signature is accepted; their roles come from the policy file's ``agent_roles``.  ``egress`` is
+    the outbound policy for JWKS and did:web fetches.  Further keyword ``options`` go to :class:`A2AAuthMiddleware` (``jsonrpc_paths``,
     ``rest_prefix``, ``public_paths``, limits; ``realm`` there is the challenge realm, by default the
     realm's name).
     """
@@ -173,10 +184,27 @@ def protect(
             algorithms=signature_algorithms,
             tag=signature_tag,
         )
-        authenticators.append(DidSignatureAuthenticator(signatures, public_origin=public_origin))
+        did_scheme = DidSignatureAuthenticator(signatures, public_origin=public_origin)
+        if web_agents is not None or tap_keys is not None:
+            agents = WebSignatureVerifier(
+                agents=web_agents,
+                tap_registry=tap_registry,
+                tap_keys=tap_keys,
+                replay_store=replay_store,
+                origins=[public_origin],
+                algorithms=signature_algorithms,
+                max_age=agent_max_age,
+            )
+            authenticators.append(
+                AgentSignatureAuthenticator(
+                    agents, public_origin=public_origin, did=did_scheme, grants=loaded.agent_grant
+                )
+            )
+        else:
+            authenticators.append(did_scheme)
         resources.append(replay_store)
-    elif replay_store is not None or did_keys is not None:
-        raise InvalidInput("replay_store and did_keys need public_origin", code="bad_config")
+    elif replay_store is not None or did_keys is not None or web_agents is not None or tap_keys is not None:
+        raise InvalidInput("replay_store, did_keys and agent keys need public_origin", code="bad_config")
     options.setdefault("realm", challenge_realm)
     middleware = A2AAuthMiddleware(
         app, authenticators=authenticators, policy=loaded, error_profile=error_profile, **options

@@ -11,6 +11,7 @@ token caller's tenants from the configured claim.
 
 from __future__ import annotations
 
+from mudrika.trust.policy._agent_roles import AGENT_PROFILES, AgentRoleTable
 from mudrika.trust.policy._did_roles import DidGrant
 from mudrika.trust.policy._policy import (
     ALLOWED,
@@ -39,6 +40,7 @@ from mudrika.trust.policy._realm import (
 from mudrika.trust.policy._tenants import tenants_from_claims
 
 __all__ = [
+    "AGENT_PROFILES",
     "ALLOWED",
     "EXECUTE_OPERATION",
     "EXECUTOR_MISMATCH",
@@ -50,6 +52,7 @@ __all__ = [
     "UNKNOWN_OPERATION",
     "WRONG_AGENT",
     "WRONG_TENANT",
+    "AgentRoleTable",
     "Decision",
     "DidGrant",
     "DidRoleRule",

@@ -52,6 +52,7 @@ from mudrika.trust.models import (
     KeycloakRole,
     Level,
 )
+from mudrika.trust.policy._agent_roles import AgentRoleTable
 from mudrika.trust.policy._did_roles import DidGrant, DidRoleTable
 from mudrika.trust.policy._realm import (
     RealmRoles,
@@ -207,6 +208,7 @@ class PolicyFile(BaseModel):
     roles: list[KeycloakRole] = Field(default_factory=list, max_length=10_000)
     operations: dict[str, OperationRule] = Field(default_factory=dict, max_length=10_000)
     did_roles: dict[str, DidRoleRule] = Field(default_factory=dict, max_length=10_000)
+    agent_roles: dict[str, DidRoleRule] = Field(default_factory=dict, max_length=10_000)
     tenant_claim: Annotated[StrictStr, Field(min_length=1, max_length=256)] | None = None
     tenant_prefix: Annotated[StrictStr, Field(max_length=256)] = ""
     require_tenant: StrictBool = False
@@ -269,6 +271,7 @@ class Policy:
     """
 
     __slots__ = (
+        "_agent_roles",
         "_anon_ok",
         "_did_roles",
         "_groups",
@@ -294,6 +297,7 @@ class Policy:
         allow_anonymous: bool = False,
         keycloak_groups: Mapping[str, Iterable[str]] | None = None,
         did_roles: Mapping[str, DidRoleRule] | None = None,
+        agent_roles: Mapping[str, DidRoleRule] | None = None,
         tenant_claim: str | None = None,
         tenant_prefix: str = "",
         require_tenant: bool = False,
@@ -370,6 +374,9 @@ class Policy:
         self._did_roles = DidRoleTable(
             {pattern: (rule.roles, rule.tenants) for pattern, rule in (did_roles or {}).items()}
         )
+        self._agent_roles = AgentRoleTable(
+            {name: (rule.roles, rule.tenants) for name, rule in (agent_roles or {}).items()}
+        )
         self._tenant_claim = tenant_claim
         self._tenant_prefix = tenant_prefix
         self._require_tenant = bool(require_tenant)
@@ -402,6 +409,7 @@ class Policy:
             allow_anonymous=spec.allow_anonymous,
             keycloak_groups=keycloak_groups,
             did_roles=spec.did_roles,
+            agent_roles=spec.agent_roles,
             tenant_claim=spec.tenant_claim,
             tenant_prefix=spec.tenant_prefix,
             require_tenant=spec.require_tenant,
@@ -536,6 +544,10 @@ class Policy:
     def did_grant(self, did: str) -> DidGrant | None:
         """The roles and tenants ``did_roles`` gives a DID caller, or None (no entry: no role)."""
         return self._did_roles.grant_for(did)
+
+    def agent_grant(self, profile: str, agent: str, key_urn: str | None = None) -> DidGrant | None:
+        """The roles and tenants ``agent_roles`` gives an open-web agent (Web Bot Auth, TAP), or None."""
+        return self._agent_roles.grant_for(profile, agent, key_urn)
 
     def principal_for_did(self, did: str) -> Principal:
         """The principal for a caller authenticated by ``did`` (subject and DID both the DID).
