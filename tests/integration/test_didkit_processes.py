@@ -36,9 +36,9 @@ from mudrika.identity.resolver import DidkitDriver
 did = parse_did(sys.argv[2])
 try:
     if sys.argv[1] == "async":
-        asyncio.run(DidkitDriver().aresolve(did))
+        asyncio.run(DidkitDriver([did.method]).aresolve(did))
     else:
-        DidkitDriver().resolve(did)
+        DidkitDriver([did.method]).resolve(did)
 except MudrikaError:
     sys.exit(1)
 """
@@ -47,7 +47,9 @@ except MudrikaError:
 def _commands() -> list[list[str]]:
     commands: list[list[str]] = []
     for did in DIDS:
-        commands += [[str(MUDRIKA), "did", "resolve", did, "--json"]] * 10
+        commands += [
+            [str(MUDRIKA), "did", "resolve", did, "--didkit-method", did.split(":")[1], "--json"]
+        ] * 10
         commands += [[sys.executable, "-c", _DRIVER_SCRIPT, "sync", did]] * 5
         commands += [[sys.executable, "-c", _DRIVER_SCRIPT, "async", did]] * 5
     # A malformed DID never reaches didkit: usage error.
