@@ -718,6 +718,19 @@ class Runner:
         self._process.wait(timeout=30)
 
 
+def baseline(runner: Runner, coverage: Coverage, targets: Sequence[str]) -> None:
+    """The unmutated code must pass every selected test *through the fork server*: a test that fails
+    there for any other reason would count every mutant it covers as killed."""
+    tests = sorted({test for target in targets for test in coverage.all_tests[target]})
+    budget = 60.0 + 4.0 * sum(coverage.durations.get(test, 0.0) for test in tests)
+    code = runner.run(tests, budget)
+    if code != 0:
+        raise SystemExit(
+            f"mutation.py: the unmutated code fails its tests under the mutation server (exit {code})"
+        )
+    print(f"baseline: {len(tests)} tests pass unmutated under the mutation server", file=sys.stderr)
+
+
 def run_mutant(
     mutant: Mutant, tests: list[str], coverage: Coverage, sandbox: Sandbox, runner: Runner
 ) -> Result:
@@ -834,6 +847,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         coverage = collect_coverage(targets, workdir)
         sandbox = Sandbox.create(workdir)
         runner = Runner(sandbox, coverage.modules)
+        baseline(runner, coverage, targets)
         for target in targets:
             uses = name_uses((REPO / target).read_text(encoding="utf-8"))
             results: list[Result] = []
