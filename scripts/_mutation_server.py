@@ -30,17 +30,22 @@ _ARGS = ["-q", "-x", "--no-header", "-W", "error", "-p", "no:cacheprovider", "-p
 _ARGS += ["-W", "ignore::pytest.PytestAssertRewriteWarning"]
 
 
-#: Imported even when the coverage run had not loaded them by its end: Hypothesis's pytest plugin
-#: imports the library at the terminal summary, and in a child that import (rewritten by pytest,
-#: module by module) would cost more than the mutant's tests.
-_ALWAYS: tuple[str, ...] = ("hypothesis", "hypothesis.strategies")
+#: Imported first, whatever the coverage run had loaded: Hypothesis's pytest plugin, then the library.
+#: The plugin must come first: it records the start of Hypothesis's initialisation and warns (an
+#: error under -W error) when the library was already used before it; and a child that imported the
+#: library itself would have pytest rewrite it module by module, slower than the mutant's tests.
+_ALWAYS: tuple[str, ...] = ("_hypothesis_pytestplugin", "hypothesis", "hypothesis.strategies")
 
 
 def _preload(names: list[str]) -> int:
     plugins = {entry.value.split(":")[0].split(".")[0] for entry in entry_points(group="pytest11")}
     loaded = 0
     for name in [*_ALWAYS, *names]:
-        if name.split(".", 1)[0] in plugins or name in sys.modules:
+        top = name.split(".", 1)[0]
+        # Private top-level modules (C accelerators such as _asyncio) are left to their public
+        # package: importing _asyncio before asyncio breaks every asyncio test after the fork.
+        skipped = top in plugins or top.startswith(("_", "$"))
+        if (skipped and name not in _ALWAYS) or name in sys.modules:
             continue
         try:
             importlib.import_module(name)
