@@ -746,7 +746,9 @@ def run_mutant(
         return Result(mutant, "timeout", len(tests), seconds)
     if code == 0:
         return Result(mutant, "survived", len(tests), seconds)
-    if code in {1, 2, 3}:  # a test failed; collection or import failed; pytest itself broke under the mutant
+    # 1: a test failed; 2: collection failed; 3: pytest broke; 4: a conftest or plugin failed to
+    # import.  (Exit 4 also means "no such test id", but the baseline ran every selected id.)
+    if code in {1, 2, 3, 4}:
         return Result(mutant, "killed", len(tests), seconds)
     raise SystemExit(f"mutation.py: pytest exited {code} for {mutant.key} (tests {tests[:3]} …)")
 

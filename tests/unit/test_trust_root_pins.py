@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,7 +24,7 @@ from mudrika.crypto.keys import ALL_ALGORITHMS, KeyPair, PublicKey
 from mudrika.errors import InvalidInput, UntrustedKeyError
 from mudrika.identity.methods import jwk as did_jwk
 from mudrika.identity.methods import key as did_key
-from mudrika.payments.trustroot import TrustRoot, UnsafeNoTrustRoot, parse_trust_root
+from mudrika.payments.trustroot import TrustRoot, UnsafeNoTrustRoot, load_trust_root, parse_trust_root
 
 MERCHANT = "did:web:shop.example"
 ISSUER = "https://issuer.example"
@@ -281,3 +282,19 @@ def test_the_no_trust_root_stand_in_says_what_it_asserts() -> None:
     """Its repr (shown in logs and reports) names the issuers the evidence asserted."""
     unsafe = UnsafeNoTrustRoot(["https://b.example", "https://a.example"])
     assert repr(unsafe) == "UnsafeNoTrustRoot(asserted_issuers=['https://a.example', 'https://b.example'])"
+
+
+def test_a_trust_root_file_is_read_up_to_4_mib(tmp_path: Path) -> None:
+    """The root is read before anything is checked, so its size is capped: 4 MiB (4,194,304 bytes)
+    pass the cap (and then fail as what they are), one byte more is ``too_large`` unread."""
+    at_cap = b" " * (4 * 1024 * 1024)
+    for raw in (at_cap, at_cap + b" "):
+        path = tmp_path / f"root-{len(raw)}.json"
+        path.write_bytes(raw)
+        with pytest.raises(InvalidInput) as parsed:
+            parse_trust_root(raw)
+        with pytest.raises(InvalidInput) as loaded:
+            load_trust_root(path)
+        too_large = len(raw) > 4 * 1024 * 1024
+        assert (parsed.value.code == "too_large") is too_large
+        assert (loaded.value.code == "too_large") is too_large
