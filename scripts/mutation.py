@@ -201,7 +201,8 @@ class _Collector:
 
     What is never mutated, and why: docstrings, annotations and ``Literal[...]`` (types, not
     behaviour); decorators; ``__all__`` / ``__slots__``; the human message of a raised error and of a
-    log call (wording, not the decision; the error *code* and detail members are mutated); f-strings.
+    log call, and any string with white space in it (wording, not the decision; the error *code* and
+    detail members are mutated); f-strings.
     """
 
     def __init__(self) -> None:
@@ -227,7 +228,9 @@ class _Collector:
                 if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
                     self._function(inner)
                 else:
-                    self._at_import(inner, (stmt.name,))
+                    # A class body (model fields, their constraints) acts wherever the class is
+                    # used, often implicitly (validation): every test of the module runs it.
+                    self._at_import(inner, ())
         else:
             names = tuple(
                 target.id
@@ -466,7 +469,8 @@ class _Collector:
             self._add(node, "const", repr(not value))
         elif isinstance(value, int | float):
             self._add(node, "const", repr(value + 1))
-        elif isinstance(value, str):
+        elif isinstance(value, str) and not any(character.isspace() for character in value):
+            # (text with a space is wording for people — a message — not a value any code compares)
             self._add(node, "const", repr(value + "_x" if value else "x"))
 
 
@@ -619,10 +623,11 @@ def select_tests(mutant: Mutant, coverage: Coverage, tree_names: dict[str, set[i
     for line in mutant.select_lines:
         chosen |= by_line.get(line, set())
     if not mutant.select_lines:
-        for name in mutant.import_time_names:
-            for line in tree_names.get(name, set()):
-                chosen |= by_line.get(line, set())
-        if not chosen:
+        uses = [line for name in mutant.import_time_names for line in tree_names.get(name, set())]
+        if uses and all(line in by_line for line in uses):
+            for line in uses:
+                chosen |= by_line[line]
+        else:  # no use, or a use at import time (a class body, a default): every test of the module
             chosen = set(coverage.all_tests[mutant.path])
     return sorted(chosen, key=lambda test: (coverage.durations.get(test, 0.0), test))
 

@@ -8,19 +8,30 @@ carries another key under the same kid is refused.  These tests state those rule
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
 from mudrika.crypto.keys import KeyPair, PublicKey
 from mudrika.errors import InvalidInput, UntrustedKeyError
+from mudrika.identity.did import DID
+from mudrika.identity.document import DIDDocument
 from mudrika.identity.methods import jwk as did_jwk
 from mudrika.identity.methods import key as did_key
 from mudrika.identity.methods.jwk import JwkDriver
 from mudrika.identity.methods.key import KeyDriver
+from mudrika.identity.resolution import ResolutionResult
 from mudrika.identity.resolver import DIDResolver
 from mudrika.payments.chain import KeyMaterial
-from mudrika.payments.chain._keys import _CROSS_CHECKED, _MAX_CACHE, _ROOT_KEYS, Anchors, ResolvedKey
+from mudrika.payments.chain._keys import (
+    _CROSS_CHECKED,
+    _MAX_CACHE,
+    _ROOT_KEYS,
+    PROVENANCE_CLASSES,
+    Anchors,
+    Provenance,
+    ResolvedKey,
+)
 from mudrika.payments.trustroot import TrustRoot, parse_trust_root
 
 ISSUER = "https://issuer.example"
@@ -312,10 +323,11 @@ def test_a_remembered_answer_never_vouches_for_another_root_or_evidence() -> Non
     root, evidence = _root(), _evidence()
     stale = ResolvedKey(key=FORGED_KEY, kid="issuer-1", owner=ISSUER, source="trust-root", anchored=True)
     other_root, other_evidence = _root(), _evidence()
-    _ROOT_KEYS[(id(root), "issuer", ISSUER, "issuer-1")] = (other_root, stale)
-    _CROSS_CHECKED[(id(root), id(evidence), "issuer", ISSUER, "issuer-1")] = (root, other_evidence, stale)
     try:
-        assert Anchors(root, evidence).issuer_key("issuer-1", owner=ISSUER).key == ISSUER_KEY
+        for made_for in ((root, other_evidence), (other_root, evidence)):
+            _ROOT_KEYS[(id(root), "issuer", ISSUER, "issuer-1")] = (other_root, stale)
+            _CROSS_CHECKED[(id(root), id(evidence), "issuer", ISSUER, "issuer-1")] = (*made_for, stale)
+            assert Anchors(root, evidence).issuer_key("issuer-1", owner=ISSUER).key == ISSUER_KEY
     finally:
         _ROOT_KEYS.pop((id(root), "issuer", ISSUER, "issuer-1"), None)
         _CROSS_CHECKED.pop((id(root), id(evidence), "issuer", ISSUER, "issuer-1"), None)
@@ -338,3 +350,119 @@ def test_the_verifiers_memos_stay_bounded() -> None:
             assert anchors.issuer_key(key["kid"], owner=owner).anchored
             assert len(_ROOT_KEYS) <= _MAX_CACHE
             assert len(_CROSS_CHECKED) <= _MAX_CACHE
+
+
+def test_every_provenance_has_a_sentence_for_reports() -> None:
+    """A report explains each key's provenance in words: every provenance a key can carry has its
+    sentence, and there is no sentence for a provenance that does not exist."""
+    assert set(PROVENANCE_CLASSES) == set(get_args(Provenance))
+
+
+def test_a_key_of_unstated_origin_is_evidence_and_unanchored() -> None:
+    """The safe defaults: a key nobody labelled counts as the evidence's own pin, never as anchored."""
+    key = ResolvedKey(key=ISSUER_KEY, kid="k", owner=ISSUER, source="pinned")
+    assert (key.provenance, key.anchored, key.algorithms) == ("pinned-in-evidence", False, None)
+
+
+class _LiveWebDriver:
+    """A did:web driver that stands for the network: it serves the document the merchant publishes
+    *now* (``publish`` replaces it), as a live resolution would."""
+
+    methods = frozenset({"web"})
+    uses_network = True
+
+    def __init__(self) -> None:
+        self.published = _merchant_document()
+
+    def resolve(self, did: DID) -> ResolutionResult:
+        return ResolutionResult(document=DIDDocument.from_json(self.published))
+
+    async def aresolve(self, did: DID) -> ResolutionResult:
+        return self.resolve(did)
+
+
+def test_a_live_source_answers_with_todays_keys_and_says_so() -> None:
+    """Online, a key is what the DID publishes now (``did-resolver``), never a remembered answer: a
+    rotated key must not keep verifying from a cache."""
+    driver = _LiveWebDriver()
+    live = KeyMaterial(DIDResolver((driver,), ttl=0))
+    first = live.assertion_key(f"{MERCHANT}#cart", owner=MERCHANT)
+    assert (first.key, first.provenance, first.source) == (MERCHANT_KEY, "did-resolver", "did")
+    driver.published = _merchant_document(FORGED_KEY)
+    assert live.assertion_key(f"{MERCHANT}#cart", owner=MERCHANT).key == FORGED_KEY
+
+
+def test_a_keys_own_alg_narrows_what_it_verifies() -> None:
+    """A key published with ``alg: RS256`` verifies RS256 only, whatever else the policy allows; no
+    overlap at all means no usable key."""
+    narrowed = ResolvedKey(key=RSA_KEY, kid="k", owner=ISSUER, source="jwks", algorithms=frozenset({"RS256"}))
+    trusted = narrowed.trusted(frozenset({"RS256", "PS256"}))
+    assert trusted is not None
+    assert (trusted.algorithms, trusted.owner) == (frozenset({"RS256"}), ISSUER)
+    assert narrowed.trusted(frozenset({"PS256"})) is None
+    free = ResolvedKey(key=RSA_KEY, kid="k", owner=ISSUER, source="jwks")
+    assert free.trusted(frozenset({"RS256", "PS256", "ES256"})) is not None
+    assert free.trusted(frozenset({"ES256"})) is None
+
+
+def test_an_evidence_jwks_may_hold_up_to_64_keys() -> None:
+    """The cap is 64 keys per set: 64 load, 65 are refused (see the shape test above)."""
+    keys = [_jwk(ISSUER_KEY, f"k{index}") for index in range(64)]
+    material = KeyMaterial.offline_snapshot({}, jwks={ISSUER: {"keys": keys}})
+    assert material.assertion_key("k63", owner=ISSUER).key == ISSUER_KEY
+
+
+def test_a_pinned_evidence_key_that_is_no_jwk_says_where_it_is() -> None:
+    """The analyst must find the broken key: the refusal names the part of the evidence holding it."""
+    with pytest.raises(InvalidInput) as info:
+        KeyMaterial.offline_snapshot({}, pinned={"k": {"owner": ISSUER, "jwk": "not a JWK"}})
+    assert info.value.code == "bad_jwk"
+    assert info.value.message.startswith("pinned:")
+
+
+def test_a_key_pinned_for_another_owner_is_named_briefly() -> None:
+    """``kid_not_owned`` for an evidence pin names the kid, cut to 200 characters."""
+    kid = "k" * 400
+    material = KeyMaterial.offline_snapshot({}, pinned={kid: {"owner": ISSUER, "jwk": _jwk(ISSUER_KEY, "k")}})
+    refusal = _refusal(material, kid, "https://other-issuer.example")
+    assert refusal.code == "kid_not_owned"
+    assert refusal.fields == {"kid": kid[:200]}
+
+
+class _ChangingSource:
+    """An offline key source of another type than :class:`KeyMaterial`, whose answer can change."""
+
+    offline = True
+
+    def __init__(self) -> None:
+        self.material = _evidence()
+
+    def assertion_key(self, kid: str, *, owner: str) -> ResolvedKey:
+        return self.material.assertion_key(kid, owner=owner)
+
+
+def test_only_a_fixed_snapshot_is_remembered() -> None:
+    """Remembering an admitted key is sound only for a :class:`KeyMaterial` snapshot (it cannot
+    change); any other source is cross-checked on every question, so evidence that now carries a
+    forged key is refused even after the genuine key was admitted."""
+    root, source = _root(), _ChangingSource()
+    anchors = Anchors(root, source)
+    assert anchors.issuer_key("issuer-1", owner=ISSUER).key == ISSUER_KEY
+    source.material = _evidence(issuer_key=FORGED_KEY)
+    assert _refusal(anchors, "issuer-1", ISSUER, "issuer_key").code == "evidence_key_mismatch"
+
+
+def test_a_key_mismatch_names_the_kid_and_owner_briefly() -> None:
+    """``evidence_key_mismatch`` names the kid and the owner, each cut to 200 characters."""
+    issuer, kid = "https://issuer.example/" + "o" * 300, "k" * 300
+    root = parse_trust_root(
+        {
+            "format": "mudrika.trust-root/v1",
+            "issuers": {issuer: {"jwks": {"keys": [_jwk(ISSUER_KEY, kid)]}}},
+            "accepted_vct": ["urn:example:vct"],
+        }
+    )
+    forged = KeyMaterial.offline_snapshot({}, jwks={issuer: {"keys": [_jwk(FORGED_KEY, kid)]}})
+    refusal = _refusal(Anchors(root, forged), kid, issuer, "issuer_key")
+    assert refusal.code == "evidence_key_mismatch"
+    assert (refusal.fields["kid"], refusal.fields["owner"]) == (kid[:200], issuer[:200])

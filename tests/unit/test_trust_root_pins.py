@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import base64
 import datetime
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+import rfc8785
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -298,3 +301,50 @@ def test_a_trust_root_file_is_read_up_to_4_mib(tmp_path: Path) -> None:
         too_large = len(raw) > 4 * 1024 * 1024
         assert (parsed.value.code == "too_large") is too_large
         assert (loaded.value.code == "too_large") is too_large
+
+
+@pytest.mark.parametrize(
+    ("member", "value"),
+    [("accept_legacy_unbound_intent", 1), ("accept_legacy_unbound_intent", "false"), ("leeway_seconds", "5")],
+)
+def test_a_trust_root_value_is_never_coerced(member: str, value: object) -> None:
+    """Strict types: ``1`` or ``"false"`` is not a yes/no (coerced, ``"false"`` would not even mean
+    false), and ``"5"`` is not a number of seconds; a root that says something else than it means
+    is refused at load."""
+    assert _refused_at_load(**{member: value}) == [member]
+
+
+def test_the_fingerprint_is_the_sha256_of_the_roots_canonical_json() -> None:
+    """The fingerprint is reproducible outside mudrika: SHA-256 over the RFC 8785 form of the root
+    as written (no null members), checked here with the ``rfc8785`` package as the oracle."""
+    root = _root(description="Analyst root for case 42")
+    written = json.loads(root.to_json())
+    assert "null" not in root.to_json()
+    digest = hashlib.sha256(rfc8785.dumps(written)).digest()
+    assert root.fingerprint == "sha256:" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def test_the_root_is_written_as_readable_utf8() -> None:
+    """Analysts read and diff the file: non-ASCII text is written as itself, not as escapes."""
+    assert "Händler – Prüfung" in _root(description="Händler – Prüfung").to_json()
+
+
+def test_a_party_the_root_does_not_pin_is_named_briefly() -> None:
+    """``not_in_trust_root`` names the owner the evidence claimed, cut to 200 characters."""
+    owner = "did:web:shop.example:" + "p" * 400
+    with pytest.raises(UntrustedKeyError) as info:
+        _root().anchor("merchant", owner, f"{owner}#cart", algorithms=ALL_ALGORITHMS)
+    assert info.value.code == "not_in_trust_root"
+    assert info.value.fields == {"owner": owner[:200]}
+
+
+def test_an_issuer_did_must_parse_whatever_pins_it() -> None:
+    """An issuer pinned by CA certificates only still needs a valid identifier: ``did:Web:…``
+    (a method name is lower case) is refused at load, not trusted under a name nothing can match."""
+    roots = [base64.b64encode(_certificate_der()).decode()]
+    assert _refused_at_load(issuers={"did:Web:issuer.example": {"x509_roots": roots}}) == [
+        "issuers.did:Web:issuer.example"
+    ]
+    assert _root(issuers={"did:web:issuer.example": {"x509_roots": roots}}).trusts_issuer(
+        "did:web:issuer.example"
+    )
