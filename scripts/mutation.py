@@ -72,7 +72,6 @@ _ANCHOR_TESTS: Final = (
     "tests/unit/test_a2a_push.py",
     "tests/unit/test_httpsig.py",
     "tests/unit/test_cli_dispute.py",
-    "tests/security/test_anchoring_mutants.py",
     "tests/security/test_mandate_attacks.py",
     "tests/security/test_mandate_forged_bundle.py",
     "tests/security/test_mandate_tamper_matrix.py",
