@@ -348,3 +348,35 @@ def test_an_issuer_did_must_parse_whatever_pins_it() -> None:
     assert _root(issuers={"did:web:issuer.example": {"x509_roots": roots}}).trusts_issuer(
         "did:web:issuer.example"
     )
+
+
+def test_a_party_is_pinned_by_a_jwk_set_or_a_did_document_not_both() -> None:
+    """Two pins for one party could disagree, and whichever the loader preferred would silently win:
+    a merchant DID given both a JWK Set and its DID document is refused at load."""
+    both = {"jwks": {"keys": [_jwk(CART_KEY, "#cart")]}, "did_document": _merchant_document()}
+    assert _refused_at_load(merchants={MERCHANT: both}) == [f"merchants.{MERCHANT}"]
+
+
+def test_a_trust_root_is_nested_at_most_64_deep() -> None:
+    """Parsing is bounded before validation: 64 levels (the root object and 63 arrays) reach the
+    schema check, one more is ``too_deep``."""
+    for arrays, code in ((63, "bad_trust_root"), (64, "too_deep")):
+        raw = '{"format": "mudrika.trust-root/v1", "x": ' + "[" * arrays + "]" * arrays + "}"
+        with pytest.raises(InvalidInput) as info:
+            parse_trust_root(raw)
+        assert info.value.code == code
+
+
+def test_x509_roots_are_strict_base64() -> None:
+    """What is pinned is exactly what is written: a certificate with stray characters in its base64
+    is refused at load, not decoded around them."""
+    text = base64.b64encode(_certificate_der()).decode()
+    for stray in (text[:40] + "\n" + text[40:], text[:40] + "!" + text[40:]):
+        assert _refused_at_load(issuers={ISSUER: {"x509_roots": [stray]}}) == [f"issuers.{ISSUER}"]
+
+
+def test_the_no_trust_root_stand_in_needs_a_collection_of_issuers() -> None:
+    """A single string would be taken as a set of one-character issuers: ``bad_policy``."""
+    with pytest.raises(InvalidInput) as info:
+        UnsafeNoTrustRoot(ISSUER)
+    assert info.value.code == "bad_policy"
