@@ -98,6 +98,7 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
     ),
     "src/mudrika/trust/policy/_did_roles.py": (
         "tests/unit/test_policy_did_tenants.py",
+        "tests/security/test_did_roles_host_binding.py",
         "tests/unit/test_policy.py",
         "tests/unit/test_middleware_profiles.py",
         "tests/security/test_a2a_trust_attacks.py",
