@@ -1,0 +1,33 @@
+"""A pytest plugin for scripts/mutation.py, loaded in its coverage run: writes to ``$MUTATION_TIMING``
+each test's duration and the third-party modules the tests loaded.
+
+Why: a mutant that loops must be stopped, and the right limit depends on how long the tests that
+cover its line take on this machine (setup, call and teardown summed per test id).  The module list
+lets the mutation server import those libraries once and fork a fresh pytest per mutant from there,
+instead of paying the interpreter and import start-up for every mutant.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+_OWN: tuple[str, ...] = ("mudrika", "tests", "conftest", "_mutation", "__main__", "__mp_main__")
+_durations: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _durations[report.nodeid] = _durations.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    target = os.environ.get("MUTATION_TIMING")
+    if target:
+        modules = sorted(name for name in sys.modules if not name.split(".", 1)[0].startswith(_OWN))
+        Path(target).write_text(
+            json.dumps({"durations": _durations, "modules": modules}, sort_keys=True), encoding="utf-8"
+        )
