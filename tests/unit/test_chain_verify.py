@@ -442,3 +442,53 @@ def test_after_a_failed_hash_the_differing_values_are_shown_as_unsigned_evidence
     assert [check["status"] for check in data["checks"]].count("passed") == 0
     # A chain that links up has nothing to compare: the link checks themselves said it.
     assert _inspect(chain).comparisons == ()
+
+
+def _camel_case_chain(*, both_spellings: bool = False) -> Any:
+    """The fixture chain with the cart and payment sent in camelCase (``merchantAuthorization``,
+    ``paymentMandateContents``, ``userAuthorization``), the payment signed over that cart as received."""
+    from mudrika.payments.models import receive_payment
+    from mudrika.payments.signing import sign_payment
+
+    builder = evidence_builder()
+    chain = _chain(seeded=False)
+    cart_raw = chain.cart.plain()
+    camel_cart: dict[str, Any] = {
+        "contents": cart_raw["contents"],
+        "merchantAuthorization": cart_raw["merchant_authorization"],
+    }
+    if both_spellings:
+        camel_cart["merchant_authorization"] = cart_raw["merchant_authorization"]
+    chain.cart = receive_cart(camel_cart)
+    contents = chain.payment.plain()["payment_mandate_contents"]
+    signed = sign_payment(
+        contents,
+        credential=chain.credential,
+        user_key=chain.user_key,
+        cart=chain.cart,
+        intent=chain.intent,
+        aud=builder.KB_AUDIENCE,
+        nonce=builder.NONCE,
+        now=chain.now - 2,
+        disclose=["/email"],
+    )
+    chain.payment = receive_payment(
+        {"paymentMandateContents": contents, "userAuthorization": signed.plain()["user_authorization"]}
+    )
+    return chain
+
+
+def test_a_valid_camel_case_chain_verifies() -> None:
+    """Both spellings are accepted on input (docs/payments.md "Names"): the signature found under
+    ``merchantAuthorization`` / ``userAuthorization`` is a signed member, not an unsigned one."""
+    chain = _camel_case_chain()
+    report = _inspect(chain)
+    assert report.verdict == "OK", _failed(report)
+
+
+def test_a_member_in_both_spellings_is_refused() -> None:
+    """A cart carrying both ``merchant_authorization`` and ``merchantAuthorization`` would hold one
+    value the verifier never read: it is refused on receipt, before any check."""
+    with pytest.raises(InvalidInput) as info:
+        _camel_case_chain(both_spellings=True)
+    assert "given twice" in info.value.message

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final, Literal, NamedTuple
 
+from pydantic.alias_generators import to_camel
+
 from mudrika.crypto.jose import header_kid
 from mudrika.errors import IncompleteVerification, InvalidInput
 from mudrika.identity.did import parse_did_url
@@ -110,7 +112,7 @@ def check_signed_members(
     """Fail ``check_id`` when the mandate has a top-level member outside ``covered``: nobody signed
     it, so a reader of the evidence must not take it as the ``signer``'s word.  Names are sorted and
     cut to 64 characters."""
-    extra = [] if raw.keys() <= covered else sorted(str(name)[:64] for name in raw if name not in covered)
+    extra = [] if raw.keys() <= covered else _unsigned_members(raw, covered)
     rec.check_later(
         check_id,
         party,
@@ -122,6 +124,14 @@ def check_signed_members(
         error="binding",
         code="unsigned_member",
     )
+
+
+def _unsigned_members(raw: Mapping[str, Any], covered: frozenset[str]) -> list[str]:
+    """The top-level members no signature covers.  The models accept either spelling of a member
+    (``merchant_authorization`` or ``merchantAuthorization``, never both: ``receive_*`` refuses a
+    member given twice), so the camelCase spelling of a covered name is covered too."""
+    spellings = covered | {to_camel(name) for name in covered}
+    return sorted(str(name)[:64] for name in raw if name not in spellings)
 
 
 def _signed_members_texts(covered: frozenset[str], extra: list[str], signer: str) -> Texts:
