@@ -544,6 +544,7 @@ CALL_SITES: Final[dict[str, str]] = {
     "mudrika/trust/httpsig/_keys.py:DocumentKeyLookup.lookup": "tests/unit/test_httpsig.py (authentication)",
     "mudrika/trust/httpsig/_keys.py:ResolverKeyLookup.lookup": "tests/unit/test_httpsig.py (authentication)",
     "mudrika/trust/httpsig/_keys.py:ResolverKeyLookup.alookup": "tests/security/test_httpsig_attacks.py",
+    "mudrika/cli/status_list.py:_trusted_key": "tests/unit/test_cli_status_list.py (status-list check --kid)",
 }
 _RULE_NAMES: Final = frozenset(
     {"anchor_key", "anchor_resolved", "resolve_anchored", "aresolve_anchored", "anchor"}

@@ -223,7 +223,6 @@ _MAY_LOOK_KEYS_UP = {
     "mudrika.trust.keycloak.jwks": "JwksCache.key_for itself",
     "mudrika.trust.a2a.cards": "DidKeyTrust.key_for, which applies the anchoring rule",
     "mudrika.trust.a2a.push": "DidKeyTrust.akey_for, which applies the anchoring rule",
-    "mudrika.cli.status_list": "status-list check: the issuer key the operator names (not yet on the rule)",
 }
 
 

@@ -212,11 +212,20 @@ def _trusted_key(
         trusted_kid = None
     else:
         from mudrika.cli._keycheck import did_documents
+        from mudrika.crypto.keys import ALL_ALGORITHMS
+        from mudrika.identity.anchoring import resolve_anchored
         from mudrika.identity.resolver import DIDResolver
 
-        assert kid is not None
         snapshot = did_documents(documents, lambda p: read_json_file(p, max_bytes=1024 * 1024))
-        public = DIDResolver.offline(snapshot).resolve_key(kid, "assertionMethod")
+        # The one anchoring rule: the kid must be an absolute DID URL of the DID it names, listed
+        # under assertionMethod in that DID's (offline) document.
+        public = resolve_anchored(
+            DIDResolver.offline(snapshot),
+            kid,
+            trusted_owners=None,
+            relationship="assertionMethod",
+            algorithms=ALL_ALGORITHMS,
+        ).key
         trusted_kid = kid
     allowed = (
         asymmetric_allow_list(algorithms, refusal="--alg must name asymmetric algorithms")
