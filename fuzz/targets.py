@@ -1073,7 +1073,16 @@ def _genuine_directory() -> tuple[bytes, dict[str, str]]:
 
 
 def _directory(data: bytes) -> object:
-    mode, body = _mode(data, 3)
+    mode, body = _mode(data, 4)
+    if mode == 3:
+        # The response's caching headers, one ``Name: value`` per line (RFC 9111 freshness).
+        import httpx
+
+        from mudrika.trust.httpsig._directory import cache_lifetime
+
+        lines = [line.partition(b":") for line in body.split(b"\n")]
+        headers = httpx.Headers([(name.strip(), value.strip()) for name, _, value in lines if name.strip()])
+        return cache_lifetime(headers, now=NOW, default_ttl=300.0, max_cache_age=86400.0)
     if mode == 0:
         # A directory body as served, under the genuine response's headers.
         return _verify_directory(_genuine_directory()[1], body)
@@ -1095,7 +1104,8 @@ def _directory_seeds() -> list[bytes]:
     fields = SEPARATOR.join(
         headers[name].encode() for name in ("Signature-Input", "Signature", "Content-Digest")
     )
-    return [b"\x00" + body, b"\x01" + body, b"\x02" + fields]
+    caching = b"Cache-Control: public, max-age=600\nAge: 30\nDate: Thu, 01 Jan 2026 00:00:00 GMT"
+    return [b"\x00" + body, b"\x01" + body, b"\x02" + fields, b"\x03" + caching]
 
 
 # -- the table ------------------------------------------------------------------------------------------------
@@ -1253,7 +1263,7 @@ TARGETS: Final[tuple[Target, ...]] = (
         ("mudrika.trust.httpsig._directory",),
         _directory,
         _CHECKED,
-        3,
+        4,
         "json",
         _directory_seeds,
     ),
