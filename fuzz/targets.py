@@ -684,6 +684,430 @@ def _dpop_seeds() -> list[bytes]:
     ]
 
 
+# -- IETF Token Status List: the list and its token -------------------------------------------------------
+
+STATUS_URI: Final = "https://issuer.example/statuslists/1"
+#: The fuzzed lists are inflated to at most this many bytes (the cap itself is one of the rules).
+_STATUS_MAX_BYTES: Final = 64 * 1024
+
+
+def _exercise_list(status_list: Any) -> object:
+    """Read what a verifier reads from a decoded list, and check it survives encode -> decode."""
+    from mudrika.crypto.statuslist import StatusList
+
+    counts = status_list.counts()
+    last = status_list.get(status_list.size - 1)
+    again = StatusList.decode(status_list.encode(), status_list.bits, max_bytes=_STATUS_MAX_BYTES)
+    if again.to_bytes() != status_list.to_bytes():
+        raise AssertionError("status list does not survive encode -> decode")
+    return counts, last
+
+
+def _status_list(data: bytes) -> object:
+    import zlib
+
+    from mudrika.crypto.statuslist import StatusList
+
+    mode, body = _mode(data, 3)
+    if mode == 0:
+        # The JSON ``status_list`` object of a token, as received.
+        return _exercise_list(StatusList.from_json(loads_strict(body), max_bytes=_STATUS_MAX_BYTES))
+    bits = body[0] if body else 1
+    if mode == 1:
+        # ``lst`` text as received, with the width the first byte names.
+        return _exercise_list(StatusList.decode(_text(body[1:]), bits, max_bytes=_STATUS_MAX_BYTES))
+    # Any byte array, compressed here: the fuzzer reaches the width and size rules behind ZLIB.
+    lst = _b64(zlib.compress(body[1:], 9))
+    return _exercise_list(StatusList.decode(lst, bits, max_bytes=_STATUS_MAX_BYTES))
+
+
+def _status_list_seeds() -> list[bytes]:
+    from mudrika.crypto.statuslist import StatusList
+
+    listed = StatusList(64, 2)
+    listed.set(3, 1)
+    listed.set(63, 2)
+    draft = {"bits": 1, "lst": "eNrbuRgAAhcBXQ"}  # draft-ietf-oauth-status-list §4.2 example
+    return [
+        b"\x00" + _dumps(draft),
+        b"\x00" + _dumps(listed.to_json()),
+        b"\x01\x02" + listed.encode().encode(),
+        b"\x02\x04" + bytes(range(16)),
+    ]
+
+
+def _status_token_header() -> bytes:
+    from mudrika.crypto.statuslist import STATUS_LIST_TYP
+
+    return _dumps({"alg": "EdDSA", "typ": STATUS_LIST_TYP})
+
+
+def _verify_status_token(token: str | bytes) -> object:
+    from mudrika.crypto.statuslist import verify_status_list_token
+
+    verified = verify_status_list_token(
+        token,
+        key=TRUSTED_ISSUER,
+        uri=STATUS_URI,
+        issuer=ISSUER,
+        now=NOW,
+        max_age=3600,
+        leeway=5,
+        max_list_bytes=_STATUS_MAX_BYTES,
+    )
+    return verified.status_of(0), verified.status_of(verified.status_list.size - 1)
+
+
+def _status_token(data: bytes) -> object:
+    from mudrika.crypto.statuslist import read_status_reference
+
+    mode, body = _mode(data, 4)
+    if mode == 0:
+        return _verify_status_token(body)
+    if mode == 3:
+        # A Referenced Token's claims: the ``status`` claim a verifier reads first (§8.3 step 1).
+        claims = loads_strict(body)
+        if not isinstance(claims, dict):
+            raise InvalidInput("not an object", code="fuzz_not_an_object")
+        return read_status_reference(claims)
+    header, payload = split_pieces(body, 2)
+    if mode == 2:
+        # Fix-ups past the typ, sub and time gates, so the fuzzed status_list is what gets decoded.
+        fixed = _json_object(payload)
+        if fixed is not None:
+            fixed.update(sub=STATUS_URI, iss=ISSUER, iat=int(NOW) - 10)
+            payload = _dumps(fixed)
+        header = _status_token_header()
+    return _verify_status_token(_signed(header, payload, ISSUER_KEY))
+
+
+def _status_token_seeds() -> list[bytes]:
+    from mudrika.crypto.statuslist import StatusList, sign_status_list_token, status_claim
+
+    listed = StatusList(32, 1)
+    listed.set(5, 1)
+    token = sign_status_list_token(
+        listed, key=ISSUER_KEY, uri=STATUS_URI, iat=int(NOW) - 10, issuer=ISSUER, exp=int(NOW) + 600, ttl=300
+    )
+    payload = _dumps(
+        {
+            "sub": STATUS_URI,
+            "iss": ISSUER,
+            "iat": int(NOW) - 10,
+            "exp": int(NOW) + 600,
+            "status_list": listed.to_json(),
+        }
+    )
+    referenced = _dumps({"iss": ISSUER, "status": status_claim(5, STATUS_URI)})
+    return [
+        b"\x00" + token.encode(),
+        b"\x01" + _status_token_header() + SEPARATOR + payload,
+        b"\x02" + _status_token_header() + SEPARATOR + payload,
+        b"\x03" + referenced,
+    ]
+
+
+# -- did:webvh logs ----------------------------------------------------------------------------------------------
+
+WEBVH_DOMAIN: Final = "shop.example"
+WEBVH_KEY: Final = _fixed_key(4)
+WEBVH_NEXT_KEY: Final = _fixed_key(5)
+WITNESS_KEY: Final = _fixed_key(6)
+
+
+def _webvh_proof(entry: Mapping[str, Any], key: KeyPair, when: str) -> dict[str, Any]:
+    from datetime import datetime
+
+    from mudrika.crypto.dataintegrity import sign_eddsa_jcs_2022
+
+    multikey = key.public_key.to_multikey()
+    return sign_eddsa_jcs_2022(
+        entry, key, verification_method=f"did:key:{multikey}#{multikey}", created=datetime.fromisoformat(when)
+    )
+
+
+def _webvh_chain(templates: list[Any], keys: list[KeyPair]) -> tuple[str, bytes]:
+    """A log made from entry *templates* (``{SCID}`` placeholders, no ``versionId`` or ``proof``):
+    the SCID derived from the first (§3.7.3), each ``versionId`` chained (§3.7.4), each entry signed
+    by the key of its position.  Templates that are not objects go into the log as they are.
+    Returns the SCID and the ``did.jsonl`` bytes."""
+    from mudrika.crypto.jcs import canonicalize
+    from mudrika.identity.methods.webvh import SCID_PLACEHOLDER, entry_hash
+    from mudrika.identity.methods.webvh._log import _multihash_b58
+
+    scid = SCID_PLACEHOLDER
+    previous = ""
+    lines: list[bytes] = []
+    for number, template in enumerate(templates, start=1):
+        if not isinstance(template, dict):
+            lines.append(_dumps(template))
+            continue
+        entry = {name: value for name, value in template.items() if name != "proof"}
+        if number == 1:
+            entry["versionId"] = SCID_PLACEHOLDER
+            scid = _multihash_b58(canonicalize(entry))
+            previous = scid
+        substituted = json.loads(
+            _dumps(entry).decode("utf-8", "surrogatepass").replace(SCID_PLACEHOLDER, scid)
+        )
+        substituted["versionId"] = f"{number}-{entry_hash(substituted, previous)}"
+        previous = substituted["versionId"]
+        when = substituted.get("versionTime")
+        moment = when if isinstance(when, str) and _iso_time(when) else "2025-03-01T12:00:00Z"
+        substituted["proof"] = [_webvh_proof(substituted, keys[min(number, len(keys)) - 1], moment)]
+        lines.append(_dumps(substituted))
+    return scid, b"\n".join(lines) + b"\n"
+
+
+def _iso_time(text: str) -> bool:
+    from datetime import datetime
+
+    try:
+        datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
+def _webvh_templates(*, witnessed: bool) -> list[dict[str, Any]]:
+    from mudrika.identity.methods.webvh import METHOD_VERSION, key_hash
+
+    did = f"did:webvh:{{SCID}}:{WEBVH_DOMAIN}"
+    current, following = WEBVH_KEY.public_key.to_multikey(), WEBVH_NEXT_KEY.public_key.to_multikey()
+
+    def document(multikey: str) -> dict[str, Any]:
+        return {
+            "@context": ["https://www.w3.org/ns/did/v1", "https://w3id.org/security/multikey/v1"],
+            "id": did,
+            "verificationMethod": [
+                {"id": f"{did}#key-1", "type": "Multikey", "controller": did, "publicKeyMultibase": multikey}
+            ],
+            "assertionMethod": [f"{did}#key-1"],
+        }
+
+    parameters: dict[str, Any] = {
+        "method": METHOD_VERSION,
+        "scid": "{SCID}",
+        "updateKeys": [current],
+        "nextKeyHashes": [key_hash(following)],
+    }
+    if witnessed:
+        parameters["witness"] = {"threshold": 1, "witnesses": [{"id": _did_key(WITNESS_KEY)[0]}]}
+    return [
+        {"versionTime": "2025-03-01T12:00:00Z", "parameters": parameters, "state": document(current)},
+        {
+            "versionTime": "2025-03-31T12:00:00Z",
+            "parameters": {"updateKeys": [following], "nextKeyHashes": []},
+            "state": {**document(following), "alsoKnownAs": ["https://shop.example/"]},
+        },
+        {
+            "versionTime": "2025-04-30T12:00:00Z",
+            "parameters": {"deactivated": True},
+            "state": document(following),
+        },
+    ]
+
+
+_WEBVH_KEYS: Final = (WEBVH_KEY, WEBVH_NEXT_KEY, WEBVH_NEXT_KEY)
+
+
+@functools.cache
+def _genuine_webvh(witnessed: bool) -> tuple[str, bytes]:
+    """(DID, did.jsonl) of a valid three-entry log with pre-rotation and a deactivation."""
+    scid, log = _webvh_chain(_webvh_templates(witnessed=witnessed), list(_WEBVH_KEYS))
+    return f"did:webvh:{scid}:{WEBVH_DOMAIN}", log
+
+
+def _witness_file(log: bytes, version: int) -> bytes:
+    version_id = json.loads(log.splitlines()[version - 1])["versionId"]
+    proof = _webvh_proof({"versionId": version_id}, WITNESS_KEY, "2025-05-01T00:00:00Z")
+    return _dumps([{"versionId": version_id, "proof": [proof]}])
+
+
+def _webvh(data: bytes) -> object:
+    from mudrika.identity.methods.webvh import parse_log, resolve_log, verify_log
+
+    mode, body = _mode(data, 3)
+    if mode == 0:
+        # A did.jsonl as served, resolved for the genuine log's DID, then verified on its own.
+        verify_log(parse_log(body))
+        return resolve_log(_genuine_webvh(False)[0], body)
+    if mode == 1:
+        # Entry templates, one per line: chained and signed here, so every rule behind the entry
+        # hash and the proofs sees the fuzzed parameters, times and states.
+        templates = [_json_object(line) or _text(line) for line in body.splitlines() if line.strip()]
+        scid, log = _webvh_chain(templates, list(_WEBVH_KEYS))
+        return resolve_log(f"did:webvh:{scid}:{WEBVH_DOMAIN}", log)
+    # A genuine witnessed log with a fuzzed did-witness.json.
+    did, log = _genuine_webvh(True)
+    return resolve_log(did, log, witness=body)
+
+
+def _webvh_seeds() -> list[bytes]:
+    log = _genuine_webvh(False)[1]
+    witnessed = _genuine_webvh(True)[1]
+    templates = b"\n".join(_dumps(template) for template in _webvh_templates(witnessed=False))
+    return [b"\x00" + log, b"\x01" + templates, b"\x02" + _witness_file(witnessed, 3)]
+
+
+# -- Web Bot Auth: Signature-Agent, profile rules, key directories -------------------------------------------
+
+WEB_AGENT: Final = "https://crawler.example"
+WEB_ORIGIN: Final = "https://merchant.example"
+AGENT_KEY: Final = _fixed_key(7)
+
+
+def _signature_agent_fields(body: bytes) -> tuple[str, str]:
+    """A Signature-Input member (its first inner list is what the signature covers) and a
+    Signature-Agent field value, the two pieces of the fuzzed input."""
+    inputs, value = split_pieces(body, 2)
+    return inputs.decode("latin-1"), value.decode("latin-1")
+
+
+@functools.cache
+def _web_signed() -> dict[str, str]:
+    from mudrika.trust.httpsig import WebBotAuthSigner
+
+    signer = WebBotAuthSigner(AGENT_KEY, signature_agent=WEB_AGENT, clock=lambda: NOW)
+    return dict(signer.sign("GET", WEB_ORIGIN + "/products?page=2", {}).headers)
+
+
+def _signature_agent(data: bytes) -> object:
+    from mudrika.stores.replay import MemoryReplayStore
+    from mudrika.trust.httpsig import (
+        REGISTERED_ALGORITHMS,
+        StaticDirectories,
+        WebSignatureVerifier,
+        agent_ref,
+        parse_signature_agent,
+    )
+    from mudrika.trust.httpsig._sf import InnerList, parse_dictionary
+    from mudrika.trust.httpsig._webprofile import (
+        check_thumbprint_keyid,
+        check_web_keyid,
+        check_web_nonce,
+        key_ref,
+    )
+
+    mode, body = _mode(data, 3)
+    if mode == 0:
+        # The member a signature covers, and the Signature-Agent field it names.
+        inputs_text, value = _signature_agent_fields(body)
+        inputs = parse_dictionary(inputs_text, field="signature-input")
+        covered = next((member for member in inputs.values() if isinstance(member, InnerList)), None)
+        if covered is None:
+            raise InvalidInput("no inner list", code="fuzz_no_inner_list")
+        return parse_signature_agent(value, covered)
+    if mode == 1:
+        # The profile rules on their own: an agent URL of a type, keyids and nonces.
+        text, agent_type = split_pieces(body, 2)
+        url = _text(text)
+        results: list[object] = []
+        for check in (check_thumbprint_keyid, check_web_keyid, check_web_nonce, key_ref):
+            try:
+                results.append(check(url))
+            except InvalidInput:
+                continue
+        if agent_type or url.startswith("https:"):
+            results.append(agent_ref(url, _text(agent_type) or "directory"))
+        return results
+    # A genuine Web Bot Auth request with one header replaced (or added) by the fuzzer.
+    verifier = WebSignatureVerifier(
+        agents=StaticDirectories({WEB_AGENT: {"keys": [AGENT_KEY.public_key.to_jwk()]}}),
+        tap_registry=None,
+        tap_keys=None,
+        replay_store=MemoryReplayStore(clock=lambda: NOW),
+        origins=[WEB_ORIGIN],
+        algorithms=REGISTERED_ALGORITHMS,
+        max_age=60,
+        clock=lambda: NOW,
+    )
+    name, value = split_pieces(body, 2)
+    headers = dict(_web_signed())
+    headers[name.decode("latin-1")] = value.decode("latin-1")
+    return verifier.verify("GET", WEB_ORIGIN + "/products?page=2", headers, b"")
+
+
+def _signature_agent_seeds() -> list[bytes]:
+    signed = _web_signed()
+    return [
+        b"\x00" + signed["Signature-Input"].encode() + SEPARATOR + signed["Signature-Agent"].encode(),
+        b'\x00sig1=("@authority" "signature-agent");tag="web-bot-auth"' + SEPARATOR + b'"https://a.example"',
+        b"\x01https://registry.example:8443/jwks?x=1" + SEPARATOR + b"jwks_uri",
+        b"\x01" + AGENT_KEY.public_key.thumbprint().encode(),
+        b"\x02Signature-Agent" + SEPARATOR + signed["Signature-Agent"].encode(),
+        b"\x02Signature-Input" + SEPARATOR + signed["Signature-Input"].encode(),
+    ]
+
+
+_DIRECTORY_AUTHORITY: Final = "crawler.example"
+
+
+def _verify_directory(headers: Mapping[str, str], body: bytes) -> object:
+    from mudrika.trust.httpsig import REGISTERED_ALGORITHMS, agent_ref, verify_directory_response
+
+    return verify_directory_response(
+        agent_ref(WEB_AGENT),
+        headers,
+        body,
+        algorithms=REGISTERED_ALGORITHMS,
+        require_signatures=True,
+        now=NOW,
+    )
+
+
+def _sign_directory(body: bytes) -> dict[str, str]:
+    from mudrika.trust.httpsig import sign_directory_response
+
+    return sign_directory_response(
+        [AGENT_KEY], body, authority=_DIRECTORY_AUTHORITY, created=int(NOW) - 10, expires=int(NOW) + 300
+    )
+
+
+@functools.cache
+def _genuine_directory() -> tuple[bytes, dict[str, str]]:
+    from mudrika.trust.httpsig import directory_document
+
+    body = directory_document([AGENT_KEY.public_key, SIGNER_KEY.public_key])
+    return body, _sign_directory(body)
+
+
+def _directory(data: bytes) -> object:
+    mode, body = _mode(data, 4)
+    if mode == 3:
+        # The response's caching headers, one ``Name: value`` per line (RFC 9111 freshness).
+        import httpx
+
+        from mudrika.trust.httpsig._directory import cache_lifetime
+
+        lines = [line.partition(b":") for line in body.split(b"\n")]
+        headers = httpx.Headers([(name.strip(), value.strip()) for name, _, value in lines if name.strip()])
+        return cache_lifetime(headers, now=NOW, default_ttl=300.0, max_cache_age=86400.0)
+    if mode == 0:
+        # A directory body as served, under the genuine response's headers.
+        return _verify_directory(_genuine_directory()[1], body)
+    if mode == 1:
+        # A fuzzed JWK Set whose possession proof by the agent key is genuine: the key-set rules.
+        return _verify_directory(_sign_directory(body), body)
+    # The genuine body with fuzzed Signature-Input, Signature and Content-Digest fields.
+    signature_input, signature, digest = split_pieces(body, 3)
+    headers = {
+        "Signature-Input": signature_input.decode("latin-1"),
+        "Signature": signature.decode("latin-1"),
+        "Content-Digest": digest.decode("latin-1"),
+    }
+    return _verify_directory(headers, _genuine_directory()[0])
+
+
+def _directory_seeds() -> list[bytes]:
+    body, headers = _genuine_directory()
+    fields = SEPARATOR.join(
+        headers[name].encode() for name in ("Signature-Input", "Signature", "Content-Digest")
+    )
+    caching = b"Cache-Control: public, max-age=600\nAge: 30\nDate: Thu, 01 Jan 2026 00:00:00 GMT"
+    return [b"\x00" + body, b"\x01" + body, b"\x02" + fields, b"\x03" + caching]
+
+
 # -- the table ------------------------------------------------------------------------------------------------
 
 _INPUT: Final = (InvalidInput,)
@@ -806,6 +1230,43 @@ TARGETS: Final[tuple[Target, ...]] = (
     Target("a2a_mandates", ("mudrika.payments.a2a",), _a2a_mandates, _INPUT, 1, "json", _a2a_mandates_seeds),
     Target("a2a_parts", ("mudrika.trust.a2a.artifacts",), _parts, _CHECKED, 2, "json", _parts_seeds),
     Target("dpop_proof", ("mudrika.trust.keycloak.dpop",), _dpop, _CHECKED, 3, "compact", _dpop_seeds),
+    Target(
+        "status_list",
+        ("mudrika.crypto.statuslist._list",),
+        _status_list,
+        _INPUT,
+        3,
+        "json",
+        _status_list_seeds,
+    ),
+    Target(
+        "status_list_token",
+        ("mudrika.crypto.statuslist._token",),
+        _status_token,
+        _CHECKED,
+        4,
+        "compact",
+        _status_token_seeds,
+    ),
+    Target("webvh_log", ("mudrika.identity.methods.webvh._log",), _webvh, _CHECKED, 3, "lines", _webvh_seeds),
+    Target(
+        "signature_agent",
+        ("mudrika.trust.httpsig._webprofile",),
+        _signature_agent,
+        _CHECKED,
+        3,
+        "structured_field",
+        _signature_agent_seeds,
+    ),
+    Target(
+        "key_directory",
+        ("mudrika.trust.httpsig._directory",),
+        _directory,
+        _CHECKED,
+        4,
+        "json",
+        _directory_seeds,
+    ),
 )
 
 #: Every module that parses attacker input: each must be driven by a row of :data:`TARGETS`.
@@ -814,14 +1275,9 @@ PARSER_MODULES: Final = frozenset(module for target in TARGETS for module in tar
 #: Modules that read structured input but are not attacker-facing parsers of their own, and why.
 #: The test over the source tree fails on a module that reads input and is in neither set.
 EXEMPT_MODULES: Final[Mapping[str, str]] = {
-    "mudrika.cli.httpsig": "no fuzz row yet: covered by its own refusal tests (closing note of this wave)",
-    "mudrika.cli.status_list": "no fuzz row yet: covered by its own refusal tests (closing note of this wave)",
-    "mudrika.crypto.statuslist._list": "no fuzz row yet: covered by its own refusal tests (closing note of this wave)",
-    "mudrika.crypto.statuslist._token": "no fuzz row yet: covered by its own refusal tests (closing note of this wave)",
-    "mudrika.identity.methods.webvh._log": "no fuzz row yet: covered by its own refusal tests (closing note of this wave)",
-    "mudrika.identity.provision": "no fuzz row yet: covered by its own refusal tests (closing note of this wave)",
-    "mudrika.trust.httpsig._directory": "no fuzz row yet: covered by its own refusal tests (closing note of this wave)",
-    "mudrika.trust.httpsig._webprofile": "no fuzz row yet: covered by its own refusal tests (closing note of this wave)",
+    "mudrika.cli.httpsig": "request files the operator names (loads_strict, row jcs); verifying delegates to rows httpsig_request and signature_agent",
+    "mudrika.cli.status_list": "the operator's own list files; credentials and tokens go to rows status_list and status_list_token",
+    "mudrika.identity.provision": "the operator's own provisioning directory (the identity.json it wrote)",
     "mudrika.crypto.jcs": "re-exports loads_strict (row jcs)",
     "mudrika.crypto.keystore": "the operator's own encrypted key files, read with their password",
     "mudrika.crypto.sdjwt._pointer": "RFC 6901 pointers the issuer names when issuing, never received",

@@ -370,3 +370,20 @@ def test_malformed_directories_are_refused(document: dict[str, Any], reason: str
     assert caught.value.code == "bad_directory"
     if reason is not None:
         assert caught.value.fields.get("reason") == reason
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{"Cache-Control": "max-age=²"}, {"Cache-Control": "max-age=600", "Age": "²"}],
+    ids=["max-age", "age"],
+)
+def test_cache_headers_with_non_ascii_digits_count_as_absent(headers: dict[str, str]) -> None:
+    """Found by fuzzing (row key_directory): ``str.isdigit`` accepted "²" and ``float`` then raised a
+    raw ValueError out of the directory cache; a malformed value counts as absent (RFC 9111)."""
+    from mudrika.trust.httpsig._directory import cache_lifetime
+
+    # As they come off the wire: bytes, which httpx decodes (here "\xb2" reads as "²").
+    wire = httpx.Headers({name: value.encode("latin-1") for name, value in headers.items()})
+    assert "²" in "".join(wire.values())
+    lifetime = cache_lifetime(wire, now=CREATED, default_ttl=300.0, max_cache_age=86400.0)
+    assert lifetime == (300.0 if "Age" not in headers else 600.0)

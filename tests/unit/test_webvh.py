@@ -240,3 +240,43 @@ def test_online_driver_goes_through_the_strict_egress_policy() -> None:
     """``localhost`` is a DNS name the did:web rules accept, but it resolves to loopback."""
     with pytest.raises(EgressDenied):
         WebvhDriver(timeout=2).resolve_at("did:webvh:QmScid:localhost")
+
+
+@pytest.mark.parametrize(
+    "version_time",
+    ["2025-13-31T12:00:00Z", "2025-03-31T25:00:00Z", "2025-02-30T12:00:00Z", "٢٠٢٥-03-31T12:00:00Z"],
+    ids=["month-13", "hour-25", "february-30", "arabic-indic-digits"],
+)
+def test_a_version_time_of_the_right_shape_but_no_real_date_is_malformed(version_time: str) -> None:
+    """Found by fuzzing (row webvh_log): the shape check passed these and ``datetime`` then raised a
+    raw ValueError out of the resolver.  The entry is chained and signed correctly, so the time rule
+    is the one that refuses it."""
+    from fuzz.targets import WEBVH_DOMAIN, WEBVH_KEY, WEBVH_NEXT_KEY, _webvh_chain, _webvh_templates
+
+    templates = _webvh_templates(witnessed=False)
+    templates[1]["versionTime"] = version_time
+    scid, text = _webvh_chain(templates, [WEBVH_KEY, WEBVH_NEXT_KEY, WEBVH_NEXT_KEY])
+    error = _refusal(f"did:webvh:{scid}:{WEBVH_DOMAIN}", text.decode("utf-8"))
+    assert isinstance(error, InvalidInput)
+    assert (error.code, error.fields.get("version")) == ("webvh_malformed_log", 2)
+
+
+@pytest.mark.parametrize("threshold", ["²", "9" * 5000], ids=["superscript-two", "past-int-digit-limit"])
+def test_a_witness_threshold_string_that_is_no_ascii_number_is_malformed(threshold: str) -> None:
+    """Found by fuzzing (row webvh_log): ``str.isdigit`` accepted these and ``int`` then raised a raw
+    ValueError, on the first line of a log before any hash or signature is checked."""
+    line = {
+        "versionId": "1-QmHash",
+        "versionTime": "2025-03-01T12:00:00Z",
+        "parameters": {
+            "method": "did:webvh:1.0",
+            "scid": "QmScid",
+            "updateKeys": ["z6Mk"],
+            "witness": {"threshold": threshold, "witnesses": [{"id": "did:key:z6MkWitness"}]},
+        },
+        "state": {"id": "did:webvh:QmScid:shop.example"},
+        "proof": [],
+    }
+    error = _refusal("did:webvh:QmScid:shop.example", _text([line]))
+    assert isinstance(error, InvalidInput)
+    assert error.code == "webvh_malformed_log"

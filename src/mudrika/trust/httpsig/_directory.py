@@ -276,7 +276,7 @@ def cache_lifetime(headers: httpx.Headers, *, now: float, default_ttl: float, ma
             return 0.0
     for directive in directives:
         name, _, value = directive.partition("=")
-        if name == "max-age" and value.isdigit() and len(value) <= 10:
+        if name == "max-age" and _is_seconds(value):
             lifetime = float(value)
             break
     if lifetime is None and "expires" in headers:
@@ -289,9 +289,15 @@ def cache_lifetime(headers: httpx.Headers, *, now: float, default_ttl: float, ma
     if lifetime is None:
         lifetime = default_ttl
     age = headers.get("age", "")
-    if age.isdigit() and len(age) <= 10:
+    if _is_seconds(age):
         lifetime -= float(age)
     return max(0.0, min(lifetime, max_cache_age))
+
+
+def _is_seconds(value: str) -> bool:
+    """A header's delta-seconds / length: 1..10 ASCII digits (``str.isdigit`` also accepts "²",
+    which ``int`` and ``float`` refuse)."""
+    return 1 <= len(value) <= 10 and value.isascii() and value.isdigit()
 
 
 def _http_date(value: str) -> float | None:
@@ -520,7 +526,7 @@ class DirectoryCache(AgentKeys):
                 "directory has the wrong media type", code="directory_media_type", media_type=media[:64]
             )
         declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self._max_bytes:
+        if _is_seconds(declared) and int(declared) > self._max_bytes:
             raise UntrustedKeyError("directory too large", code="directory_too_large", limit=self._max_bytes)
 
     def _directory(self, ref: AgentRef, headers: httpx.Headers, body: bytes) -> KeyDirectory:

@@ -77,7 +77,13 @@ _PARAMETERS: Final = frozenset(
     {"method", "scid", "updateKeys", "nextKeyHashes", "portable", "deactivated", "witness", "watchers", "ttl"}
 )
 _VERSION_ID: Final = re.compile(r"([1-9][0-9]{0,8})-([1-9A-HJ-NP-Za-km-z]{1,80})")
-_TIME: Final = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]00:00)")
+#: ASCII digits only (``\d`` would also match other scripts' digits, which datetime refuses).
+_TIME: Final = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?(?:Z|[+-]00:00)"
+)
+#: didwebvh-ts writes the witness threshold as a string of ASCII digits (``str.isdigit`` would
+#: also accept "²" and strings too long for ``int``).
+_THRESHOLD_TEXT: Final = re.compile(r"[0-9]{1,9}")
 #: multihash header of SHA-256 (code 0x12, length 32).
 _SHA256_MULTIHASH: Final = b"\x12\x20"
 
@@ -166,7 +172,11 @@ def _malformed(message: str, number: int, **fields: Any) -> InvalidInput:
 def _parse_time(text: object, number: int) -> datetime:
     if not isinstance(text, str) or not _TIME.fullmatch(text):
         raise _malformed("versionTime must be an ISO 8601 UTC date-time", number)
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:  # the shape is right but the date is not one (month 13, hour 25, 30 February)
+        raise _malformed("versionTime must be an ISO 8601 UTC date-time", number) from None
+    return moment.astimezone(UTC)
 
 
 def _string_list(value: object, name: str, number: int) -> list[str]:
@@ -182,7 +192,7 @@ def _witness_rule(value: object, number: int) -> tuple[int, tuple[str, ...]] | N
     if not isinstance(value, Mapping) or set(value) - {"threshold", "witnesses"}:
         raise _malformed("parameter 'witness' must be {threshold, witnesses}", number)
     threshold = value.get("threshold")
-    if isinstance(threshold, str) and threshold.isdigit():
+    if isinstance(threshold, str) and _THRESHOLD_TEXT.fullmatch(threshold):
         threshold = int(threshold)  # didwebvh-ts writes the threshold as a string
     witnesses = value.get("witnesses")
     if isinstance(threshold, bool) or not isinstance(threshold, int) or not isinstance(witnesses, list):
