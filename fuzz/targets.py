@@ -1022,9 +1022,9 @@ def _signature_agent(data: bytes) -> object:
         max_age=60,
         clock=lambda: NOW,
     )
-    name, value = split_pieces(body, 2)
+    field_name, field_value = split_pieces(body, 2)
     headers = dict(_web_signed())
-    headers[name.decode("latin-1")] = value.decode("latin-1")
+    headers[field_name.decode("latin-1")] = field_value.decode("latin-1")
     return verifier.verify("GET", WEB_ORIGIN + "/products?page=2", headers, b"")
 
 
@@ -1081,8 +1081,10 @@ def _directory(data: bytes) -> object:
         from mudrika.trust.httpsig._directory import cache_lifetime
 
         lines = [line.partition(b":") for line in body.split(b"\n")]
-        headers = httpx.Headers([(name.strip(), value.strip()) for name, _, value in lines if name.strip()])
-        return cache_lifetime(headers, now=NOW, default_ttl=300.0, max_cache_age=86400.0)
+        cache_headers = httpx.Headers(
+            [(name.strip(), value.strip()) for name, _, value in lines if name.strip()]
+        )
+        return cache_lifetime(cache_headers, now=NOW, default_ttl=300.0, max_cache_age=86400.0)
     if mode == 0:
         # A directory body as served, under the genuine response's headers.
         return _verify_directory(_genuine_directory()[1], body)

@@ -383,7 +383,7 @@ def test_cache_headers_with_non_ascii_digits_count_as_absent(headers: dict[str, 
     from mudrika.trust.httpsig._directory import cache_lifetime
 
     # As they come off the wire: bytes, which httpx decodes (here "\xb2" reads as "²").
-    wire = httpx.Headers({name: value.encode("latin-1") for name, value in headers.items()})
+    wire = httpx.Headers([(name.encode("ascii"), value.encode("latin-1")) for name, value in headers.items()])
     assert "²" in "".join(wire.values())
     lifetime = cache_lifetime(wire, now=CREATED, default_ttl=300.0, max_cache_age=86400.0)
     assert lifetime == (300.0 if "Age" not in headers else 600.0)
