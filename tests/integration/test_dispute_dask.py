@@ -26,7 +26,11 @@ def test_200_bundles_on_a_local_dask_cluster_match_the_local_run() -> None:
     local = [verify_bundle_bytes(data, trust_root=trust_root, case=case) for data, case in jobs]
     with (
         distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
