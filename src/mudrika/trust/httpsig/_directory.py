@@ -39,7 +39,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, Final, Protocol, runtime_checkable
 
 import httpx
 
@@ -201,14 +201,13 @@ class KeyDirectory:
 # --- where keys come from ------------------------------------------------------------------------
 
 
-class AgentKeys:
+@runtime_checkable
+class AgentKeys(Protocol):
     """What the verifier asks for keys: :class:`StaticDirectories` or :class:`DirectoryCache`."""
 
-    def keys_for(self, ref: AgentRef) -> KeyDirectory:
-        raise NotImplementedError
+    def keys_for(self, ref: AgentRef) -> KeyDirectory: ...
 
-    async def akeys_for(self, ref: AgentRef) -> KeyDirectory:
-        raise NotImplementedError
+    async def akeys_for(self, ref: AgentRef) -> KeyDirectory: ...
 
 
 class StaticDirectories(AgentKeys):

@@ -105,7 +105,7 @@ def entry_hash(entry: Mapping[str, Any], previous_version_id: str) -> str:
 
 
 def _scid_of(entry: Mapping[str, Any], scid: str) -> str:
-    """§3.7.3: the SCID the first entry's own content derives (placeholder restored everywhere)."""
+    """§3.7.3: the SCID the first entry's own content derives (the ``{SCID}`` marker restored everywhere)."""
     unsigned = {name: value for name, value in entry.items() if name != "proof"}
     unsigned["versionId"] = scid
     text = canonicalize(unsigned).decode("utf-8").replace(scid, SCID_PLACEHOLDER)
