@@ -10,7 +10,6 @@ changes the judgement.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -56,15 +55,13 @@ def _token(
     bits: int = 2,
 ) -> str:
     statuses = StatusList(size, bits)
-    if IDX < size:
+    if size > IDX:
         statuses.set(IDX, value)
     return sign_status_list_token(statuses, key=key, uri=uri, iat=iat, exp=exp, kid=KID)
 
 
 def _recorded(token: str, uri: str = URI) -> RecordedStatusList:
-    return RecordedStatusList(
-        uri=uri, token=token, fetched_at=datetime.fromtimestamp(PURCHASE, UTC), via=f"GET {uri}"
-    )
+    return RecordedStatusList(uri=uri, token=token, at="2026-01-01T00:00:00Z", via=f"GET {uri}")
 
 
 def _judge(

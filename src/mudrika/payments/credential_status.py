@@ -30,9 +30,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from mudrika.crypto.jcs import loads_strict
 from mudrika.crypto.jose import TrustedKey, verify_compact
 from mudrika.crypto.statuslist import (
+    DEFAULT_MAX_TOKEN_BYTES,
+    MAX_URI_CHARS,
     STATUS_LIST_TYP,
     StatusReference,
     StatusType,
@@ -41,6 +45,7 @@ from mudrika.crypto.statuslist import (
     verify_status_list_token,
 )
 from mudrika.errors import InvalidInput, MudrikaError
+from mudrika.payments._load import AwareTimestamp
 
 __all__ = [
     "DEFAULT_STATUS_MAX_AGE",
@@ -67,15 +72,17 @@ _WORDS: Final = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class RecordedStatusList:
-    """A status list token as the merchant fetched it at the purchase: the token, its URI, when and
-    how it was obtained.  All of it is evidence: the token's signature is what makes it count."""
+class RecordedStatusList(BaseModel):
+    """A status list token as the merchant fetched it at the purchase: the token, its URI, when
+    (``at``, RFC 3339 with offset) and how (``via``) it was obtained, as an evidence bundle carries
+    it.  All of it is evidence: only the token's signature under the anchored issuer key counts."""
 
-    uri: str
-    token: str
-    fetched_at: datetime
-    via: str
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, hide_input_in_errors=True)
+
+    uri: str = Field(min_length=1, max_length=MAX_URI_CHARS)
+    token: str = Field(min_length=1, max_length=DEFAULT_MAX_TOKEN_BYTES, repr=False)
+    at: AwareTimestamp
+    via: str = Field(min_length=1, max_length=2048)
 
 
 @dataclass(frozen=True, slots=True)
