@@ -470,7 +470,7 @@ def judge_signing_time(
                 )
     assert upper is not None  # a bounded window reached here only through a check that had a time
     return judged(
-        None, upper, f"{_phrase(*upper)} falls inside the key's pinned window ({window.describe()})"
+        None, upper, f"{_phrase(*upper)}, falls inside the key's pinned window ({window.describe()})"
     )
 
 
@@ -505,8 +505,9 @@ def _before(earlier: datetime, later: datetime) -> str:
 def _phrase(moment: datetime, basis: str) -> str:
     """Which signing time a sentence speaks of, with its date and where it came from."""
     if basis == _CLAIMED:
-        return f"the signing time the signer claims ({_day(moment)})"
-    return f"the time {basis.removeprefix('attested by ')} attests this signature predates ({_day(moment)})"
+        return f"the signing time the signer claims, {_day(moment)}"
+    by = basis.removeprefix("attested by ")
+    return f"{_day(moment)}, a time attested by {by} that this signature predates"
 
 
 def _signer_of(kid: object, trusted_owners: Collection[str] | None) -> str:
