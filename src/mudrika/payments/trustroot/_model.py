@@ -52,6 +52,7 @@ from mudrika.identity.document import SigningPurpose
 from mudrika.identity.resolver import DIDResolver
 from mudrika.net.limits import read_capped
 from mudrika.payments._load import validate_document
+from mudrika.payments.credential_status import DEFAULT_STATUS_MAX_AGE, WhenAbsent
 
 TRUST_ROOT_FORMAT: Final = "mudrika.trust-root/v1"
 MAX_TRUST_ROOT_BYTES: Final = 4 * 1024 * 1024
@@ -220,6 +221,19 @@ class MaxAges(_Owned):
     """``None``: an intent is valid until its ``intent_expiry`` whatever its age."""
 
 
+class StatusRules(_Owned):
+    """How a credential's Token Status List is judged as of the purchase (``docs/disputes-over-time.md``).
+
+    ``max_age_seconds``: how old the list the merchant recorded may have been at the purchase.
+    ``when_absent``: what a credential that names a status list is worth when no list was recorded:
+    ``failed`` (the default: the credential could have been revoked) or ``unanchored`` (the verdict
+    can then be no better than UNANCHORED).
+    """
+
+    max_age_seconds: float = Field(default=DEFAULT_STATUS_MAX_AGE, gt=0.0, le=366 * 86400.0)
+    when_absent: WhenAbsent = "failed"
+
+
 class VerifierIdentity(_Owned):
     """Who the analyst verifies *as*: the audiences the merchant's and the user's JWTs must name."""
 
@@ -238,6 +252,8 @@ class TrustRoot(_Owned):
     algorithms: list[_Algorithm] = Field(default_factory=_profile_algorithms, min_length=1, max_length=16)
     leeway_seconds: float = Field(default=0.0, ge=0.0, le=30.0)
     max_age_seconds: MaxAges = Field(default_factory=MaxAges)
+    status: StatusRules | None = None
+    """Credential status rules; absent: :class:`StatusRules`' defaults (one day; absent list fails)."""
     verifier: VerifierIdentity = Field(default_factory=VerifierIdentity)
     accept_legacy_unbound_intent: bool = False
     """Accept v0.1 chains whose key-binding JWT does not cover H(IntentMandate) (reported in words)."""
@@ -276,6 +292,11 @@ class TrustRoot(_Owned):
         self._fingerprint = "sha256:" + b64url_encode(hashlib.sha256(canonicalize(document)).digest())
 
     # -- what the verifier asks ----------------------------------------------------------------------
+    @property
+    def status_rules(self) -> StatusRules:
+        """The credential-status rules in force (the file's, else the defaults)."""
+        return self.status if self.status is not None else StatusRules()
+
     @property
     def algorithm_set(self) -> frozenset[str]:
         return frozenset(self.algorithms)
