@@ -16,13 +16,20 @@ import pytest
 
 from mudrika.crypto.jose import TrustedKey
 from mudrika.crypto.keys import KeyPair
-from mudrika.crypto.statuslist import StatusList, StatusType, sign_status_list_token, status_claim
+from mudrika.crypto.statuslist import (
+    StatusList,
+    StatusType,
+    sign_status_list_token,
+    status_claim,
+    verify_status_list_token,
+)
 from mudrika.errors import UntrustedKeyError
 from mudrika.payments.credential_status import (
     RecordedStatusList,
     StatusJudgement,
     WhenAbsent,
     judge_credential_status,
+    record_status_list,
     span,
 )
 
@@ -202,3 +209,16 @@ def test_a_later_valid_list_after_a_revocation_changes_nothing() -> None:
 )
 def test_span_says_the_largest_unit_that_fits(seconds: float, words: str) -> None:
     assert span(seconds) == words
+
+
+def test_what_the_merchant_records_is_what_the_dispute_judges() -> None:
+    """The merchant verifies the list at the purchase and records the very token that verified;
+    months later the record, not the issuer's list of the day, is judged the same way."""
+    token = _token(StatusType.VALID)
+    verified = verify_status_list_token(
+        token, key=_resolver, uri=URI, issuer=ISSUER, now=PURCHASE, max_age=7 * DAY
+    )
+    record = record_status_list(verified, at=PURCHASE, via=f"https GET {URI}")
+    assert (record.uri, record.token, record.at) == (URI, token, "2026-01-01T00:00:00Z")
+    assert token not in repr(record)
+    assert _judge([record]).holds is True

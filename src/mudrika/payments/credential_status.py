@@ -46,6 +46,7 @@ from mudrika.crypto.statuslist import (
 )
 from mudrika.errors import InvalidInput, MudrikaError
 from mudrika.payments._load import AwareTimestamp
+from mudrika.payments._time import Time, epoch, iso
 
 __all__ = [
     "DEFAULT_STATUS_MAX_AGE",
@@ -54,6 +55,7 @@ __all__ = [
     "StatusJudgement",
     "WhenAbsent",
     "judge_credential_status",
+    "record_status_list",
 ]
 
 #: The oldest a recorded list may be at the purchase when the verifier sets nothing (one day).
@@ -111,6 +113,14 @@ class StatusJudgement:
     list_issued_at: float | None = None
     recorded: RecordedStatusList | None = None
     later: tuple[LaterStatus, ...] = ()
+
+
+def record_status_list(verified: VerifiedStatusList, *, at: Time, via: str) -> RecordedStatusList:
+    """What a merchant puts into the evidence bundle for a status list it checked at the purchase:
+    the very token that verified, its URI, when it was checked and how it was obtained (``via``,
+    e.g. ``"https GET <uri>"``).  The dispute verifier judges this record, not the issuer's list of
+    the day it runs."""
+    return RecordedStatusList(uri=verified.uri, token=verified.token, at=iso(epoch(at)), via=via)
 
 
 def span(seconds: float) -> str:
