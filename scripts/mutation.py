@@ -95,6 +95,7 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
         "tests/unit/test_a2a_push.py",
         "tests/security/test_ssrf_attacks.py",
         "tests/security/test_keycloak_egress.py",
+        "tests/security/test_egress_mutants.py",
     ),
     "src/mudrika/trust/policy/_did_roles.py": (
         "tests/unit/test_policy_did_tenants.py",
@@ -103,6 +104,7 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
         "tests/unit/test_middleware_profiles.py",
         "tests/security/test_a2a_trust_attacks.py",
         "tests/security/test_preauth_and_lockout.py",
+        "tests/security/test_did_roles_mutants.py",
     ),
     "src/mudrika/trust/keycloak/tokens.py": (
         "tests/unit/test_tokens.py",
@@ -113,6 +115,7 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
         "tests/security/test_middleware_attacks.py",
         "tests/security/test_sender_constrained.py",
         "tests/security/test_log_injection.py",
+        "tests/security/test_token_mutants.py",
     ),
 }
 
