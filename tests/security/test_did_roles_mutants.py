@@ -163,7 +163,8 @@ def test_the_memo_of_answered_dids_stays_bounded() -> None:
     answer is kept (the memo's purpose: a DID is parsed and matched once).  The memo is private, and
     its size is the behaviour under test: no public answer differs when it is cleared."""
     table = DidRoleTable({"did:web:*.example.com": READER})
-    table.grant_for("did:web:a.example.com")
+    first = table.grant_for("did:web:a.example.com")
+    assert table.grant_for("did:web:a.example.com") is first  # answered from the memo
     table.grant_for("did:web:b.example.com")
     assert len(table._memo) == 2
     for i in range(MEMO_LIMIT + 10):
