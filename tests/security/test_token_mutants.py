@@ -639,3 +639,14 @@ def test_another_audience_is_refused(realm: LocalRealm, jwks: JwksCache, clock: 
     with pytest.raises(InvalidToken) as caught:
         _verifier(realm, jwks, clock).verify(realm.token(aud=aud))
     assert caught.value.code == "wrong_aud"
+
+
+def test_one_character_roles_and_a_realm_access_without_roles_are_fine(
+    realm: LocalRealm, jwks: JwksCache, clock: Clock
+) -> None:
+    verifier = _verifier(realm, jwks, clock)
+    principal = verifier.verify(
+        realm.token(realm_access={}, resource_access={"a": {"roles": ["b"]}})
+    ).principal
+    assert principal.roles == frozenset({"a/b"})
+    assert verifier.verify(realm.token(realm_access={"roles": ["x"]})).principal.roles >= {"x"}
