@@ -95,6 +95,7 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
         "tests/unit/test_a2a_push.py",
         "tests/security/test_ssrf_attacks.py",
         "tests/security/test_keycloak_egress.py",
+        "tests/security/test_egress_mutants.py",
     ),
     "src/mudrika/trust/policy/_did_roles.py": (
         "tests/unit/test_policy_did_tenants.py",
@@ -103,6 +104,7 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
         "tests/unit/test_middleware_profiles.py",
         "tests/security/test_a2a_trust_attacks.py",
         "tests/security/test_preauth_and_lockout.py",
+        "tests/security/test_did_roles_mutants.py",
     ),
     "src/mudrika/trust/keycloak/tokens.py": (
         "tests/unit/test_tokens.py",
@@ -113,6 +115,7 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
         "tests/security/test_middleware_attacks.py",
         "tests/security/test_sender_constrained.py",
         "tests/security/test_log_injection.py",
+        "tests/security/test_token_mutants.py",
     ),
 }
 
@@ -549,6 +552,8 @@ class Coverage:
     durations: dict[str, float]
     all_tests: dict[str, list[str]]  # per target: every test id of its files, in run order
     modules: list[str]  # the libraries the tests loaded (the mutation server imports them once)
+    #: per target, the lines that ran while the module was imported (outside any test's context)
+    at_import: dict[str, set[int]] = field(default_factory=dict)
 
 
 def collect_coverage(targets: Sequence[str], workdir: Path) -> Coverage:
@@ -597,31 +602,42 @@ def collect_coverage(targets: Sequence[str], workdir: Path) -> Coverage:
     data = CoverageData(basename=str(workdir / "coverage.db"))
     data.read()
     tests_by_line: dict[str, dict[int, set[str]]] = {}
+    at_import: dict[str, set[int]] = {}
     for target in targets:
         absolute = str(REPO / target)
         by_line: dict[int, set[str]] = {}
+        imported: set[int] = set()
         if absolute in data.measured_files():
             for line, contexts in data.contexts_by_lineno(absolute).items():
                 ids = {context.rpartition("|")[0] for context in contexts if "|" in context}
                 if ids:
                     by_line[line] = ids
+                if any("|" not in context for context in contexts):
+                    imported.add(line)
         tests_by_line[target] = by_line
+        at_import[target] = imported
     timing = json.loads((workdir / "timing.json").read_text(encoding="utf-8"))
     durations: dict[str, float] = timing["durations"]
     all_tests = {
         target: [test for test in durations if test.split("::", 1)[0] in TARGETS[target]]
         for target in targets
     }
-    return Coverage(tests_by_line, durations, all_tests, list(timing["modules"]))
+    return Coverage(tests_by_line, durations, all_tests, list(timing["modules"]), at_import)
 
 
 def select_tests(mutant: Mutant, coverage: Coverage, tree_names: dict[str, set[int]]) -> list[str]:
     """The tests that reach the mutant: its lines; for an import-time change, the lines using the names
-    it binds; failing both, every test of its module.  Fastest first."""
+    it binds; failing both, every test of its module.  A function that only runs while the module is
+    imported (one building a module-level table) is an import-time change too.  Fastest first."""
     by_line = coverage.tests_by_line[mutant.path]
     chosen: set[str] = set()
     for line in mutant.select_lines:
         chosen |= by_line.get(line, set())
+    imported = coverage.at_import.get(mutant.path, set())
+    if not chosen and any(line in imported for line in mutant.select_lines):
+        return sorted(
+            coverage.all_tests[mutant.path], key=lambda test: (coverage.durations.get(test, 0.0), test)
+        )
     if not mutant.select_lines:
         uses = [line for name in mutant.import_time_names for line in tree_names.get(name, set())]
         if uses and all(line in by_line for line in uses):
