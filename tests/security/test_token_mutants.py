@@ -42,7 +42,7 @@ class Answers:
         answer.update(self.claims)
         return {name: value for name, value in answer.items() if value is not None}
 
-    async def a_introspect(self, token: str) -> dict[str, Any]:
+    async def aintrospect(self, token: str) -> dict[str, Any]:
         return self.introspect(token)
 
 
@@ -53,7 +53,7 @@ class Failing:
     def introspect(self, token: str) -> dict[str, Any]:
         raise self.error
 
-    async def a_introspect(self, token: str) -> dict[str, Any]:
+    async def aintrospect(self, token: str) -> dict[str, Any]:
         raise self.error
 
 
@@ -106,7 +106,7 @@ async def test_an_async_rejection_is_logged_by_token_id_and_code(
     verifier = _verifier(realm, jwks, clock)
     wrong_typ = realm.token(typ="Refresh")
     with caplog.at_level(logging.INFO, logger="mudrika.trust.keycloak.tokens"), pytest.raises(InvalidToken):
-        await verifier.a_verify(wrong_typ)
+        await verifier.averify(wrong_typ)
     assert f"credential sha256:{token_id(wrong_typ)} rejected: wrong_typ" in caplog.text
 
 
@@ -482,7 +482,7 @@ class _NotAMapping:
     def introspect(self, token: str) -> Any:
         return ["active"]
 
-    async def a_introspect(self, token: str) -> Any:
+    async def aintrospect(self, token: str) -> Any:
         return ["active"]
 
 
@@ -519,7 +519,7 @@ async def test_an_async_introspection_failure_is_idp_unavailable(
 ) -> None:
     verifier = _verifier(realm, jwks, clock, introspector=introspector)
     with pytest.raises(IdpUnavailable) as caught:
-        await verifier.a_verify("opaque-token")
+        await verifier.averify("opaque-token")
     assert caught.value.code == code
 
 
@@ -542,10 +542,10 @@ async def test_async_lightweight_and_opaque_tokens_are_introspected(
 ) -> None:
     answers = Answers(clock, realm, exp=int(clock()) + 3000)
     verifier = _verifier(realm, jwks, clock, introspector=answers)
-    assert (await verifier.a_verify("opaque-token")).source == "introspection"
+    assert (await verifier.averify("opaque-token")).source == "introspection"
     lightweight = realm.token(typ=None, realm_access=None, resource_access=None)
-    assert (await verifier.a_verify(lightweight)).source == "introspection"
-    assert (await verifier.a_verify(realm.token())).source == "jwt"
+    assert (await verifier.averify(lightweight)).source == "introspection"
+    assert (await verifier.averify(realm.token())).source == "jwt"
     assert answers.calls == 2
 
 
@@ -555,10 +555,10 @@ async def test_async_a_lightweight_token_without_introspection_is_refused(
 ) -> None:
     verifier = _verifier(realm, jwks, clock)
     with pytest.raises(InvalidToken) as caught:
-        await verifier.a_verify(realm.token(typ=None))
+        await verifier.averify(realm.token(typ=None))
     assert caught.value.code == "wrong_typ"
     with pytest.raises(InvalidToken) as opaque:
-        await verifier.a_verify("opaque-token")
+        await verifier.averify("opaque-token")
     assert opaque.value.code == "malformed_token"
 
 
