@@ -123,9 +123,13 @@ def test_the_default_size_cap_is_16_kib(realm: LocalRealm, jwks: JwksCache, cloc
     assert over.value.code == "too_large"
 
 
-def test_an_empty_token_is_authentication_required(realm: LocalRealm, jwks: JwksCache, clock: Clock) -> None:
+@pytest.mark.parametrize("token", ["", None, b"a.b.c", 42])
+def test_an_empty_or_non_text_token_is_authentication_required(
+    realm: LocalRealm, jwks: JwksCache, clock: Clock, token: object
+) -> None:
+    """A caller passing ``None`` (no header) must get the typed refusal, never an AttributeError."""
     with pytest.raises(AuthenticationRequired) as caught:
-        _verifier(realm, jwks, clock).verify("")
+        _verifier(realm, jwks, clock).verify(token)  # type: ignore[arg-type]
     assert caught.value.code == "no_token"
 
 

@@ -424,7 +424,10 @@ class AccessTokenVerifier:
         The token is hashed once: the digest is the cache key, the log label and, through the plan,
         the key the result is stored under.
         """
-        digest = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+        # A non-string (None from a careless caller) hashes as the empty token, which nothing is ever
+        # cached under, so the presence check of the plan refuses it as "no token".
+        text = token if isinstance(token, str) else ""
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
         hit = self._hit(digest)
         if hit is not None:
             return hit
