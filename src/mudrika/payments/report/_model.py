@@ -2,9 +2,10 @@
 
 Why a report and not just an exception: a dispute analyst must see *which* binding failed, whose key
 or claim it rests on, and which checks could not even run because an earlier link was not admitted.
-So :func:`mudrika.payments.chain.inspect_chain` never raises on a failed check; it returns a
-:class:`VerificationReport` whose :class:`Check` entries each carry a stable dotted ``id`` (listed in
-``docs/payments.md`` "Checks"), a status, short secret-free ``expected``/``got`` strings, the ``party``
+So :func:`mudrika.payments.chain.inspect_chain` and :func:`mudrika.payments.v02.inspect_v02` never
+raise on a failed check; each returns a :class:`VerificationReport` whose :class:`Check` entries
+each carry a stable dotted ``id`` (listed in ``docs/payments.md`` "Checks" and ``docs/ap2-v02.md``
+"Every check"; what each means is the profile's :class:`MeaningTable`), a status, short secret-free ``expected``/``got`` strings, the ``party``
 the fact rests on and the ``key`` (kid or thumbprint) it was verified with.
 
 Three statuses, never more:
