@@ -280,6 +280,8 @@ def private_import_sites(module: str, tree: ast.AST) -> Iterator[str]:
                 sub = f"{base}.{alias.name}"
                 if sub in MODULES or _is_private(alias.name):
                     targets.append(sub)
+        else:
+            continue
         for target in targets:
             if target.split(".")[0] != PACKAGE:
                 continue
@@ -289,7 +291,7 @@ def private_import_sites(module: str, tree: ast.AST) -> Iterator[str]:
             if target not in MODULES and _owner_of_private(target.rsplit(".", 1)[0]) is None:
                 # A private *name* of a public module: its package is the module's package.
                 home = target.rsplit(".", 1)[0]
-                owner = home if _is_package(home) else home.rsplit(".", 1)[0]
+                owner = home if home in MODULES and _is_package(home) else home.rsplit(".", 1)[0]
             if not _inside(module, owner):
                 yield f"{module}:{node.lineno} imports {target}"
 
