@@ -192,17 +192,17 @@ def test_unreachable_server_is_idp_unavailable() -> None:
 
 @pytest.mark.anyio
 async def test_async_openid_calls(async_adapter: KeycloakAdapter) -> None:
-    assert (await async_adapter.a_well_known())["issuer"].endswith("/realms/agents")
-    assert (await async_adapter.a_certs())["keys"][0]["crv"] == "P-256"
-    token = await async_adapter.a_client_credentials_token()
-    assert (await async_adapter.a_introspect(token["access_token"]))["active"] is True
-    assert (await async_adapter.a_introspect("nope"))["active"] is False
+    assert (await async_adapter.awell_known())["issuer"].endswith("/realms/agents")
+    assert (await async_adapter.acerts())["keys"][0]["crv"] == "P-256"
+    token = await async_adapter.aclient_credentials_token()
+    assert (await async_adapter.aintrospect(token["access_token"]))["active"] is True
+    assert (await async_adapter.aintrospect("nope"))["active"] is False
 
 
 @pytest.mark.anyio
 async def test_async_admin_snapshot(async_adapter: KeycloakAdapter, expected: RealmRoles) -> None:
-    assert len(await async_adapter.a_realm_roles()) == len(expected_realm_roles())
-    assert_same_realm(await async_adapter.a_load_realm(), expected)
+    assert len(await async_adapter.arealm_roles()) == len(expected_realm_roles())
+    assert_same_realm(await async_adapter.aload_realm(), expected)
 
 
 @pytest.mark.anyio
@@ -212,7 +212,7 @@ async def test_concurrent_uma_calls_do_not_share_bearer_tokens(
     results: dict[str, list[dict[str, Any]]] = {}
 
     async def ask(token: str) -> None:
-        results[token] = await async_adapter.a_uma_permissions(token, ["x#y"])
+        results[token] = await async_adapter.auma_permissions(token, ["x#y"])
 
     async with anyio.create_task_group() as group:
         for _ in range(3):
@@ -221,7 +221,7 @@ async def test_concurrent_uma_calls_do_not_share_bearer_tokens(
     assert results == UMA
     # The shared OpenID connection never carried a caller's token, so later calls go out without one.
     standin.seen.clear()
-    await async_adapter.a_well_known()
+    await async_adapter.awell_known()
     assert standin.seen == [("/realms/agents/.well-known/openid-configuration", False)]
 
 
@@ -236,11 +236,11 @@ async def test_async_errors_are_wrapped(standin: KeycloakStandIn) -> None:
             async_http_client=client,
         )
         with pytest.raises(InvalidInput) as info:
-            await bad.a_fetch_realm_export()
+            await bad.afetch_realm_export()
         assert info.value.code == "idp_rejected_credentials"
         standin.fail_with = 502
         with pytest.raises(IdpUnavailable):
-            await bad.a_certs()
+            await bad.acerts()
     nowhere = KeycloakAdapter(
         server_url=f"http://127.0.0.1:{free_port()}/",
         realm="agents",
@@ -249,7 +249,7 @@ async def test_async_errors_are_wrapped(standin: KeycloakStandIn) -> None:
     )
     async with nowhere:
         with pytest.raises(IdpUnavailable) as info_down:
-            await nowhere.a_well_known()
+            await nowhere.awell_known()
         assert info_down.value.code == "idp_unreachable"
 
 

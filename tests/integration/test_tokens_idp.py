@@ -56,7 +56,7 @@ def test_valid_token_from_the_token_endpoint(keycloak_idp: KeycloakIdp, jwks: Jw
 @pytest.mark.anyio
 async def test_valid_token_async(keycloak_idp: KeycloakIdp, jwks: JwksCache) -> None:
     verifier = _verifier(keycloak_idp, jwks)
-    verified = await verifier.a_verify(keycloak_idp.client_credentials_token("agent-gateway"))
+    verified = await verifier.averify(keycloak_idp.client_credentials_token("agent-gateway"))
     assert verified.source == "jwt"
     await jwks.aclose()
 

@@ -504,7 +504,7 @@ async def test_every_jwks_failure_is_the_idp_unavailable(realm: LocalRealm, jwks
             cache.key_for("k1")
         assert (info.value.code, info.value.fields["reason"]) == ("jwks_unavailable", jwks_answer.reason)
         with pytest.raises(IdpUnavailable) as refreshed:
-            await cache.a_refresh()
+            await cache.arefresh()
         assert refreshed.value.fields["reason"] == jwks_answer.reason
 
 

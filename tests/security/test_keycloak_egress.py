@@ -77,5 +77,5 @@ async def test_async_introspection_obeys_the_same_policy(listener: Canary) -> No
     rebound = EgressPolicy(resolve=lambda host, _port: ["127.0.0.1"])
     async with keycloak_on(listener.port, rebound) as adapter:
         with pytest.raises(MudrikaError):
-            await adapter.a_introspect("opaque-token")
+            await adapter.aintrospect("opaque-token")
     assert listener.connections == 0

@@ -161,7 +161,7 @@ def test_role_names_with_a_slash_are_refused(
 
 
 # --- the public API, sync and async, on forged and expired tokens -----------------------------------
-# A red-team mutant turned the `raise` after logging a rejection into `pass`, and `a_verify` returned
+# A red-team mutant turned the `raise` after logging a rejection into `pass`, and `averify` returned
 # None for a forged token: the middleware happened to fail closed, any other caller did not.  Every
 # attack below goes through every public entry point, and each must raise for its own reason.
 
@@ -207,12 +207,12 @@ def _sync(verifier: AccessTokenVerifier, token: str) -> object:
 
 def _async(verifier: AccessTokenVerifier, token: str) -> object:
     async def call() -> object:
-        return await verifier.a_verify(token)
+        return await verifier.averify(token)
 
     return anyio.run(call)
 
 
-ENTRY_POINTS = {"verify": _sync, "a_verify": _async}
+ENTRY_POINTS = {"verify": _sync, "averify": _async}
 
 
 @pytest.mark.parametrize("entry", sorted(ENTRY_POINTS))

@@ -105,10 +105,10 @@ def test_unknown_kid_single_flight_threads(cache: JwksCache, realm: LocalRealm) 
 
 @pytest.mark.anyio
 async def test_unknown_kid_single_flight_asyncio(cache: JwksCache, realm: LocalRealm) -> None:
-    await cache.a_key_for("k1")
+    await cache.akey_for("k1")
     realm.rotate("k2")
     realm.delay = 0.1
-    keys = await asyncio.gather(*(cache.a_key_for("k2") for _ in range(16)))
+    keys = await asyncio.gather(*(cache.akey_for("k2") for _ in range(16)))
     assert {key.kid for key in keys} == {"k2"}
     assert realm.fetches == 2
 
@@ -116,7 +116,7 @@ async def test_unknown_kid_single_flight_asyncio(cache: JwksCache, realm: LocalR
 @pytest.mark.anyio
 async def test_first_fetch_single_flight_asyncio(cache: JwksCache, realm: LocalRealm) -> None:
     realm.delay = 0.05
-    keys = await asyncio.gather(*(cache.a_key_for("k1") for _ in range(10)))
+    keys = await asyncio.gather(*(cache.akey_for("k1") for _ in range(10)))
     assert len(keys) == 10
     assert realm.fetches == 1
 
@@ -125,17 +125,17 @@ async def test_first_fetch_single_flight_asyncio(cache: JwksCache, realm: LocalR
 async def test_explicit_async_refresh_fetches_now_and_fails_closed_when_the_idp_is_down(
     cache: JwksCache, realm: LocalRealm
 ) -> None:
-    await cache.a_refresh()
+    await cache.arefresh()
     assert (realm.fetches, cache.generation) == (1, 1)
-    assert (await cache.a_key_for("k1")).kid == "k1"
+    assert (await cache.akey_for("k1")).kid == "k1"
     assert realm.fetches == 1  # the refreshed set serves the lookup
-    await cache.a_refresh()  # a second fetch with the same keys is still a success
+    await cache.arefresh()  # a second fetch with the same keys is still a success
     assert (realm.fetches, cache.generation) == (2, 1)
     realm.fail = True
     with pytest.raises(IdpUnavailable) as info:
-        await cache.a_refresh()
+        await cache.arefresh()
     assert info.value.code == "jwks_unavailable"
-    assert (await cache.a_key_for("k1")).kid == "k1"  # the last good set still serves lookups
+    assert (await cache.akey_for("k1")).kid == "k1"  # the last good set still serves lookups
 
 
 def test_an_explicit_refresh_that_fails_says_so_even_while_an_older_set_serves(

@@ -137,7 +137,7 @@ class _Introspector:
     def introspect(self, token: str) -> dict[str, Any]:
         return {"active": True, "token_type": "Bearer", **self.claims}
 
-    async def a_introspect(self, token: str) -> dict[str, Any]:
+    async def aintrospect(self, token: str) -> dict[str, Any]:
         return self.introspect(token)
 
 
@@ -154,7 +154,7 @@ TOKEN_PATHS = {"jwt": _jwt_path, "introspection": _introspection_path}
 
 
 async def _call_async(verifier: AccessTokenVerifier, token: str) -> VerifiedToken:
-    return await verifier.a_verify(token)
+    return await verifier.averify(token)
 
 
 def _verify(verifier: AccessTokenVerifier, token: str, entry: str) -> VerifiedToken:
@@ -163,7 +163,7 @@ def _verify(verifier: AccessTokenVerifier, token: str, entry: str) -> VerifiedTo
     return anyio.run(_call_async, verifier, token)
 
 
-@pytest.mark.parametrize("entry", ["verify", "a_verify"])
+@pytest.mark.parametrize("entry", ["verify", "averify"])
 @pytest.mark.parametrize("path", sorted(TOKEN_PATHS))
 def test_every_token_path_is_valid_on_the_half_open_interval(path: str, entry: str) -> None:
     clock = Clock(T0)

@@ -32,7 +32,7 @@ class FakeIntrospector:
             raise self.answer
         return dict(self.answer)
 
-    async def a_introspect(self, token: str) -> dict[str, Any]:
+    async def aintrospect(self, token: str) -> dict[str, Any]:
         return self.introspect(token)
 
 
@@ -62,7 +62,7 @@ def test_groups_claim_becomes_groups(realm: LocalRealm, jwks: JwksCache, clock: 
 @pytest.mark.anyio
 async def test_async_verify(realm: LocalRealm, jwks: JwksCache, clock: Clock) -> None:
     verifier = _verifier(realm, jwks, clock)
-    verified = await verifier.a_verify(realm.token())
+    verified = await verifier.averify(realm.token())
     assert verified.principal.subject.startswith("5f1c")
 
 
@@ -240,7 +240,7 @@ def test_opaque_token_is_introspected_and_cached(realm: LocalRealm, jwks: JwksCa
 async def test_opaque_token_async(realm: LocalRealm, jwks: JwksCache, clock: Clock) -> None:
     introspector = FakeIntrospector(_introspection(realm))
     verifier = _verifier(realm, jwks, clock, introspector=introspector)
-    assert (await verifier.a_verify("opaque-xyz")).source == "introspection"
+    assert (await verifier.averify("opaque-xyz")).source == "introspection"
 
 
 def test_inactive_token_is_invalid(realm: LocalRealm, jwks: JwksCache, clock: Clock) -> None:

@@ -24,6 +24,7 @@ from mudrika.errors import InvalidInput, MudrikaError, VerificationError
 
 if TYPE_CHECKING:
     from mudrika.crypto.keys import KeyPair
+    from mudrika.crypto.statuslist import StatusReference
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -322,6 +323,35 @@ def at_option(help_text: str) -> Callable[[_F], _F]:
 def now_option(help_text: str) -> Callable[[_F], _F]:
     """``--now TIME``: the signing or issuance time (read with ``_mandates.signing_time``)."""
     return click.option("--now", "now_text", metavar="TIME", help=help_text)
+
+
+def status_options(what: str) -> Callable[[_F], _F]:
+    """``--status-uri`` and ``--status-index``: the issuer's Token Status List entry ``what`` is
+    listed in (read with :func:`status_reference`)."""
+
+    def decorate(func: _F) -> _F:
+        func = click.option(
+            "--status-index",
+            type=click.IntRange(0, None),
+            metavar="N",
+            help=f"The index of {what} in --status-uri's list (required with --status-uri).",
+        )(func)
+        return click.option(
+            "--status-uri",
+            metavar="URI",
+            help=f"The issuer's Token Status List {what} is listed in (adds status.status_list).",
+        )(func)
+
+    return decorate
+
+
+def status_reference(uri: str | None, index: int | None) -> StatusReference | None:
+    """The ``status`` reference the two options give, ``None`` without them; both or neither."""
+    from mudrika.crypto.statuslist import StatusReference
+
+    if (uri is None) != (index is None):
+        raise click.UsageError("give --status-uri and --status-index together")
+    return StatusReference(index, uri) if uri is not None and index is not None else None
 
 
 def html_option(help_text: str) -> Callable[[_F], _F]:

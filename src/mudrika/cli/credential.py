@@ -25,6 +25,8 @@ from mudrika.cli._common import (
     private_key_option,
     read_file,
     read_json_file,
+    status_options,
+    status_reference,
     write_output,
 )
 from mudrika.errors import InvalidInput
@@ -95,17 +97,7 @@ def credential_group() -> None:
     metavar="FILE",
     help="The DID issuer's DID document (not needed for did:key / did:jwk).",
 )
-@click.option(
-    "--status-uri",
-    metavar="URI",
-    help="The issuer's Token Status List this credential is listed in (adds status.status_list).",
-)
-@click.option(
-    "--status-index",
-    type=click.IntRange(0, None),
-    metavar="N",
-    help="The credential's index in --status-uri's list (required with --status-uri).",
-)
+@status_options("the credential")
 @output_file_options("the credential")
 @json_option(help_text="Print {credential, issuer, holder_thumbprint, ...} as JSON.")
 @password_options
@@ -139,20 +131,13 @@ def issue_command(
     from mudrika.cli._keycheck import check_key_matches, did_documents
     from mudrika.cli._mandates import signing_time
     from mudrika.crypto.keys import PublicKey
-    from mudrika.crypto.statuslist import StatusReference
     from mudrika.identity.resolver import DIDResolver
     from mudrika.payments.profile import PAYMENT_CREDENTIAL_VCT
     from mudrika.payments.signing import issue_user_credential
 
     if (holder_did is None) == (holder_key_file is None):
         raise click.UsageError("give the user's key with exactly one of --holder-did or --holder-key")
-    if (status_uri is None) != (status_index is None):
-        raise click.UsageError("give --status-uri and --status-index together")
-    status = (
-        StatusReference(status_index, status_uri)
-        if status_uri is not None and status_index is not None
-        else None
-    )
+    status = status_reference(status_uri, status_index)
     if holder_did is not None:
         if not holder_did.startswith(("did:key:", "did:jwk:")):
             raise click.BadParameter(

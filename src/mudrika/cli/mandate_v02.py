@@ -25,6 +25,8 @@ from mudrika.cli._common import (
     load_signing_key,
     now_option,
     password_options,
+    status_options,
+    status_reference,
     trust_root_option,
 )
 from mudrika.cli._mandates import (
@@ -88,6 +90,7 @@ def v02_group() -> None:
 )
 @click.option("--kid", required=True, help="The key id verifiers look the issuer's key up by.")
 @now_option("Issuance time (ISO 8601 with offset). Default: now.")
+@status_options("the open mandate")
 def issue_open_command(
     source: str,
     key_uri: str,
@@ -96,6 +99,8 @@ def issue_open_command(
     issuer: str,
     kid: str,
     now_text: str | None,
+    status_uri: str | None,
+    status_index: int | None,
 ) -> None:
     """Sign the open mandate in FILE ('-': stdin) as the root SD-JWT of a delegation chain.
 
@@ -110,6 +115,7 @@ def issue_open_command(
         issuer_key=load_signing_key(key_uri, password_env, password_file),
         kid=kid,
         now=signing_time(now_text),
+        status=status_reference(status_uri, status_index),
     )
     emit_json({"sd_jwt": issued.compact(), "disclosable_paths": list(issued.disclosable_paths)})
 

@@ -5,7 +5,11 @@ chosen by the analyst, before the dispute, never taken from the evidence.  ``ini
 ``mudrika.trust-root/v1`` file with the policy (algorithms, accepted credential types, leeway,
 maximum ages, legacy chains, the audiences you verify as); ``add-issuer`` pins a credential issuer's
 JWK Set or DID document; ``add-merchant`` pins a merchant's DID document or JWK Set; ``show`` lists
-every pinned key with its RFC 7638 thumbprint, so it can be compared with the party out of band.
+every pinned key with its RFC 7638 thumbprint, so it can be compared with the party out of band, and
+its validity window in words.  Keys change over the months before a dispute is judged:
+``revoke-key`` records that a key was superseded or reported compromised, ``rotate-key`` pins the
+successor and ends the old key's window at the same instant (the old key stays pinned, so what it
+signed before still verifies).
 
 Every change re-validates the whole file (the same strict loader the verifier uses) before it is
 written, atomically.  The payments modules are imported inside the commands, so that
@@ -17,15 +21,23 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from mudrika.cli._common import audience_options, emit_json, err, force_option, json_option, read_json_file
+from mudrika.errors import InvalidInput, MudrikaError
+
+if TYPE_CHECKING:
+    from mudrika.identity.anchoring import KeyValidity
+    from mudrika.payments.trustroot import Section
 
 __all__ = ["trust_root_group"]
 
 _MAX_INPUT = 1024 * 1024
+#: The file's section names and the role each pins.
+_SECTIONS: tuple[tuple[str, Section], ...] = (("issuers", "issuer"), ("merchants", "merchant"))
+_TIME_HELP = "RFC 3339 with an offset (2026-10-01T00:00:00Z) or UNIX seconds; written in UTC."
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -73,6 +85,35 @@ def _did_document_option(help_text: str) -> Callable[[_F], _F]:
     )
 
 
+def _utc_text(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A time option as the trust root writes it (UTC, ``Z``): the CLI takes the forms every other
+    command takes, the file keeps one spelling per instant."""
+    if value is None:
+        return None
+    from mudrika.payments.models import parse_time
+    from mudrika.payments.trustroot import format_utc_time
+
+    try:
+        return format_utc_time(parse_time(value))
+    except InvalidInput as exc:
+        raise click.BadParameter(f"{exc.message} ({_TIME_HELP})") from None
+
+
+def _time_option(flag: str, help_text: str, *, required: bool = False) -> Callable[[_F], _F]:
+    """A point-in-time option (``--valid-from``, ``--at`` …), normalised to UTC text."""
+    return click.option(
+        flag, metavar="TIME", callback=_utc_text, required=required, help=f"{help_text} {_TIME_HELP}"
+    )
+
+
+def _window_options(func: _F) -> _F:
+    """``--valid-from`` / ``--valid-until`` for the keys an ``add-*`` command pins."""
+    func = _time_option(
+        "--valid-until", "First instant the added keys may no longer sign (exclusive; every key added)."
+    )(func)
+    return _time_option("--valid-from", "First instant the added keys may sign (every key added).")(func)
+
+
 #: ``--source``: where the pinned key material came from, recorded with it and shown in reports.
 _source_option = click.option("--source", help="Where and when you obtained these keys (shown in reports).")
 
@@ -85,22 +126,145 @@ def _pin(
     jwks: Path | None,
     did_document: Path | None,
     source: str | None,
+    valid_from: str | None,
+    valid_until: str | None,
+    force: bool,
     vcts: tuple[str, ...] = (),
 ) -> None:
     """Put ``name`` with its key material into ``section`` (issuers or merchants) of FILE, replacing it.
 
     Why one function: an issuer and a merchant are pinned the same way (the validated file is read,
     the entry rebuilt from the options, the whole file validated again and written); only issuers
-    carry their own accepted credential types.
+    carry their own accepted credential types.  ``valid_from`` / ``valid_until`` become the window of
+    every signing key the entry pins.  An entry that carries windows is replaced only with ``force``:
+    replacing it would silently drop a recorded revocation, and a compromised key would be trusted
+    again.
     """
+    from mudrika.payments.trustroot import parse_trust_root
+
     document = _load_document(path)
+    earlier = document[section].get(name)
+    if earlier is not None and earlier.get("key_windows") and not force:
+        raise MudrikaError(
+            f"{name} carries key validity windows ({', '.join(sorted(earlier['key_windows']))[:400]}); "
+            "replacing the entry would drop them: use rotate-key to add keys, or --force to replace it",
+            code="would_drop_windows",
+        )
     entry = _key_material(jwks, did_document)
     if vcts:
         entry["vct"] = list(vcts)
     if source is not None:
         entry["source"] = source
     document[section][name] = entry
+    if valid_from is not None or valid_until is not None:
+        role = dict(_SECTIONS)[section]
+        kids = _signing_kids(parse_trust_root(document), role, name)
+        if not kids:
+            raise click.UsageError(f"{name} pins no signing key to give a window to")
+        window = {"valid_from": valid_from, "valid_until": valid_until}
+        entry["key_windows"] = {kid: {k: v for k, v in window.items() if v is not None} for kid in kids}
     _write(path, document, force=True)
+
+
+def _signing_kids(root: Any, role: str, owner: str) -> list[str]:
+    """The kids of ``owner`` a verdict may rest on (those ``show`` lists), as a signature names them."""
+    return [kid for section, pinned, kid, _ in root.pinned_keys() if section == role and pinned == owner]
+
+
+def _owned_key(document: dict[str, Any], owner: str, kid: str) -> list[tuple[str, str]]:
+    """The ``(section, absolute kid)`` pairs under which FILE pins ``owner``'s key ``kid``; a clear
+    error for an unknown owner or kid (a revocation recorded under a typo would protect nothing).
+
+    A DID owner's kid may be given relative (``#key-1``); it is recorded absolute, as signatures name it.
+    """
+    from mudrika.payments.trustroot import parse_trust_root
+
+    root = parse_trust_root(document)
+    sections = [(section, role) for section, role in _SECTIONS if owner in document[section]]
+    if not sections:
+        raise InvalidInput(f"the trust root pins no issuer or merchant {owner}", code="unknown_owner")
+    absolute = owner + kid if owner.startswith("did:") and kid.startswith("#") else kid
+    found = [(section, absolute) for section, role in sections if absolute in root.kids_of(role, owner)]
+    if not found:
+        known = sorted({k for _, role in sections for k in root.kids_of(role, owner)})
+        raise InvalidInput(
+            f"{owner} has no pinned key {absolute} (its keys: {', '.join(known) or 'none'})",
+            code="unknown_kid",
+        )
+    return found
+
+
+def _revoke(window: dict[str, Any], *, kid: str, at: str, reason: str, force: bool) -> bool:
+    """Record ``reason`` at ``at`` in ``window``; whether anything changed.
+
+    Never silent: an earlier, different revocation is replaced only with ``force``.  A key already
+    reported compromised stays compromised when it is merely rotated (``superseded``): the stronger
+    record wins, since a thief's signatures must keep failing.  When a superseded key is later
+    reported compromised (with ``force``), the supersession still ends the window: it is kept as
+    ``valid_until``.
+    """
+    earlier_at, earlier_reason = window.get("revoked_at"), window.get("reason")
+    if (earlier_at, earlier_reason) == (at, reason):
+        return False
+    if earlier_reason == "compromised" and reason == "superseded" and not force:
+        err(f"{kid}: kept as compromised since {earlier_at} (a rotation does not lift that)")
+        return False
+    if earlier_at is not None and not force:
+        raise MudrikaError(
+            f"{kid} is already {earlier_reason} since {earlier_at}; give --force to replace that revocation",
+            code="already_revoked",
+        )
+    if earlier_reason == "superseded" and reason == "compromised":
+        until = window.get("valid_until")
+        window["valid_until"] = earlier_at if until is None or earlier_at < until else until
+    window["revoked_at"], window["reason"] = at, reason
+    return True
+
+
+def _merged_document(owner: str, pinned: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """The new DID document with the old one's methods it dropped kept in (and in their relationships).
+
+    Why: the trust root must still hold the superseded key to judge what it signed before the
+    rotation; only its window ends.  A method id reused for other key material is refused: one kid,
+    one key, or windows would be ambiguous.
+    """
+
+    def absolute(entry: Any) -> Any:
+        if isinstance(entry, str) and entry.startswith("#"):
+            return owner + entry
+        return entry
+
+    def method_id(entry: Any) -> Any:
+        return absolute(entry.get("id")) if isinstance(entry, dict) else absolute(entry)
+
+    new_methods = {method_id(m): m for m in new.get("verificationMethod", []) if isinstance(m, dict)}
+    merged = dict(new)
+    kept = []
+    for method in pinned.get("verificationMethod", []):
+        same = new_methods.get(method_id(method))
+        if same is None:
+            kept.append(method)
+        elif same.get("publicKeyJwk") != method.get("publicKeyJwk") or same.get(
+            "publicKeyMultibase"
+        ) != method.get("publicKeyMultibase"):
+            raise InvalidInput(
+                f"the new document reuses the kid {method_id(method)} for another key", code="kid_reused"
+            )
+    if kept:
+        merged["verificationMethod"] = [*new.get("verificationMethod", []), *kept]
+    for relationship in (
+        "authentication",
+        "assertionMethod",
+        "keyAgreement",
+        "capabilityInvocation",
+        "capabilityDelegation",
+    ):
+        listed = list(new.get(relationship, []))
+        ids = {method_id(entry) for entry in listed}
+        listed += [entry for entry in pinned.get(relationship, []) if method_id(entry) not in ids]
+        if listed:
+            merged[relationship] = listed
+    return merged
 
 
 @click.group("trust-root")
@@ -192,6 +356,8 @@ def init_command(
     "--vct", "vcts", multiple=True, help="A credential type accepted from this issuer (repeatable)."
 )
 @_source_option
+@_window_options
+@force_option("an earlier entry that carries key validity windows (they are dropped)")
 def add_issuer_command(
     path: Path,
     issuer: str,
@@ -199,13 +365,33 @@ def add_issuer_command(
     did_document: Path | None,
     vcts: tuple[str, ...],
     source: str | None,
+    valid_from: str | None,
+    valid_until: str | None,
+    force: bool,
 ) -> None:
     """Pin credential issuer ISSUER (its 'iss') in FILE, with its keys; replaces an earlier entry.
 
     Give --jwks for an https issuer, --did-document for a DID issuer, or neither for a did:key /
-    did:jwk issuer (its key is the identifier).
+    did:jwk issuer (its key is the identifier).  --valid-from / --valid-until set the validity
+    window of every signing key added.  An entry with recorded windows is replaced only with --force.
+
+    \b
+    Example:
+      mudrika trust-root add-issuer root.json https://issuer.example --jwks jwks.json \\
+          --valid-from 2026-01-01T00:00:00Z --source "from /.well-known/jwks.json, 2026-01-02"
     """
-    _pin(path, "issuers", issuer, jwks=jwks, did_document=did_document, source=source, vcts=vcts)
+    _pin(
+        path,
+        "issuers",
+        issuer,
+        jwks=jwks,
+        did_document=did_document,
+        source=source,
+        vcts=vcts,
+        valid_from=valid_from,
+        valid_until=valid_until,
+        force=force,
+    )
 
 
 @trust_root_group.command("add-merchant")
@@ -214,18 +400,169 @@ def add_issuer_command(
 @_did_document_option("A snapshot of the merchant's DID document.")
 @_jwks_option("A JWK Set of the merchant's signing keys (kid: DID URLs of DID, or #fragments).")
 @_source_option
+@_window_options
+@force_option("an earlier entry that carries key validity windows (they are dropped)")
 def add_merchant_command(
-    path: Path, did: str, did_document: Path | None, jwks: Path | None, source: str | None
+    path: Path,
+    did: str,
+    did_document: Path | None,
+    jwks: Path | None,
+    source: str | None,
+    valid_from: str | None,
+    valid_until: str | None,
+    force: bool,
 ) -> None:
-    """Pin merchant DID in FILE with a snapshot of its cart-signing keys; replaces an earlier entry."""
-    _pin(path, "merchants", did, jwks=jwks, did_document=did_document, source=source)
+    """Pin merchant DID in FILE with a snapshot of its cart-signing keys; replaces an earlier entry.
+
+    --valid-from / --valid-until set the validity window of every signing key added.  An entry with
+    recorded windows is replaced only with --force.
+
+    \b
+    Example:
+      mudrika trust-root add-merchant root.json did:web:shop.example --did-document shop.json \\
+          --valid-from 2026-01-01T00:00:00Z
+    """
+    _pin(
+        path,
+        "merchants",
+        did,
+        jwks=jwks,
+        did_document=did_document,
+        source=source,
+        valid_from=valid_from,
+        valid_until=valid_until,
+        force=force,
+    )
+
+
+@trust_root_group.command("revoke-key")
+@click.argument("path", metavar="FILE", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--owner", required=True, help="The issuer or merchant identifier, as pinned in FILE.")
+@click.option("--kid", required=True, help="The key's kid (a DID owner's: its DID URL, or #fragment).")
+@_time_option("--at", "When the key stopped being valid (exclusive end of its window).", required=True)
+@click.option(
+    "--reason",
+    type=click.Choice(["superseded", "compromised"]),
+    required=True,
+    help="superseded: replaced, its holder still believed about when it signed; compromised: stolen, "
+    "only a time attested by another party counts from now on.",
+)
+@click.option("--note", help="Who reported it, where and when (kept with the window).")
+@force_option("an earlier, different revocation of this key")
+def revoke_key_command(
+    path: Path, owner: str, kid: str, at: str, reason: str, note: str | None, force: bool
+) -> None:
+    """Record in FILE that OWNER's key KID was superseded or compromised at --at.
+
+    The key stays pinned: what it signed before --at can still be judged.  For a compromised key
+    only a signing time attested by someone other than the key holder can show that (the holder's
+    own 'iat' no longer counts).  An earlier, different revocation is replaced only with --force.
+
+    \b
+    Examples:
+      mudrika trust-root revoke-key root.json --owner did:web:shop.example --kid '#cart-1' \\
+          --at 2026-10-01T00:00:00Z --reason compromised --note "merchant's notice of 2026-10-02"
+      mudrika trust-root revoke-key root.json --owner https://issuer.example --kid issuer-2025 \\
+          --at 2026-03-01T00:00:00Z --reason superseded
+    """
+    document = _load_document(path)
+    changed = False
+    for section, absolute in _owned_key(document, owner, kid):
+        window = document[section][owner].setdefault("key_windows", {}).setdefault(absolute, {})
+        changed |= _revoke(window, kid=absolute, at=at, reason=reason, force=force)
+        if note is not None and window.get("note") != note:
+            window["note"], changed = note, True
+    if not changed:
+        err(f"{path} unchanged: {kid} is already {reason} since {at}")
+        return
+    _write(path, document, force=True)
+    err(f"{owner} {kid}: {reason} since {at}")
+
+
+@trust_root_group.command("rotate-key")
+@click.argument("path", metavar="FILE", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--owner", required=True, help="The issuer or merchant identifier, as pinned in FILE.")
+@click.option(
+    "--old-kid", required=True, help="The key being replaced (a DID owner's: DID URL or #fragment)."
+)
+@_time_option(
+    "--at", "The instant of the rotation: the old key's end and the new keys' start.", required=True
+)
+@_jwks_option("The new keys, as a JWK Set (for an owner pinned by its JWK Set): added to the pinned set.")
+@_did_document_option("The owner's new DID document (for an owner pinned by a DID document).")
+@force_option("an earlier, different supersession of the old key")
+def rotate_key_command(
+    path: Path,
+    owner: str,
+    old_kid: str,
+    at: str,
+    jwks: Path | None,
+    did_document: Path | None,
+    force: bool,
+) -> None:
+    """Pin OWNER's new key material and end the old key's window at --at.
+
+    The old key stays pinned with revoked_at=--at, reason superseded (a key already recorded as
+    compromised stays compromised); every signing key the new material adds gets valid_from=--at.
+    With --jwks the new keys join the pinned set; with --did-document the new document is pinned and
+    the old document's methods it no longer lists are kept, so the old key can still be judged.  A
+    did:key / did:jwk owner is its one key: pin the successor identifier with add-issuer instead.
+
+    \b
+    Example:
+      mudrika trust-root rotate-key root.json --owner https://issuer.example --old-kid issuer-2025 \\
+          --at 2026-03-01T00:00:00Z --jwks issuer-jwks-2026.json
+    """
+    from mudrika.payments.trustroot import parse_trust_root
+
+    material = _key_material(jwks, did_document)
+    if not material:
+        raise click.UsageError("give the new key material: --jwks FILE or --did-document FILE")
+    document = _load_document(path)
+    targets = _owned_key(document, owner, old_kid)
+    before = parse_trust_root(document)
+    for section, _ in targets:
+        entry = document[section][owner]
+        if "jwks" in material:
+            if "jwks" not in entry:
+                raise InvalidInput(
+                    f"{owner} is not pinned by a JWK Set: give --did-document", code="wrong_material"
+                )
+            pinned = entry["jwks"]["keys"]
+            added = [jwk for jwk in material["jwks"].get("keys", []) if jwk not in pinned]
+            entry["jwks"] = {**entry["jwks"], "keys": [*pinned, *added]}
+        else:
+            if "did_document" not in entry:
+                raise InvalidInput(
+                    f"{owner} is not pinned by a DID document: give --jwks, or pin a successor did:key / "
+                    "did:jwk identifier with add-issuer",
+                    code="wrong_material",
+                )
+            entry["did_document"] = _merged_document(owner, entry["did_document"], material["did_document"])
+    after = parse_trust_root(document)
+    for section, old in targets:
+        role = dict(_SECTIONS)[section]
+        new_kids = [
+            kid for kid in _signing_kids(after, role, owner) if kid not in before.kids_of(role, owner)
+        ]
+        if not new_kids:
+            raise InvalidInput("the new key material adds no signing key", code="no_new_key")
+        windows = document[section][owner].setdefault("key_windows", {})
+        _revoke(windows.setdefault(old, {}), kid=old, at=at, reason="superseded", force=force)
+        for kid in new_kids:
+            windows[kid] = {"valid_from": at}
+        err(f"{owner}: {old} superseded at {at} by {', '.join(new_kids)}")
+    _write(path, document, force=True)
 
 
 @trust_root_group.command("show")
 @click.argument("path", metavar="FILE", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @json_option(help_text="Print the pinned keys and policy as JSON on stdout.")
 def show_command(path: Path, as_json: bool) -> None:
-    """List FILE's policy and every pinned key with its RFC 7638 thumbprint."""
+    """List FILE's policy and every pinned key with its RFC 7638 thumbprint and validity window.
+
+    A key with a window shows its state in words ("compromised since 2026-10-01", "valid from …").
+    """
     from mudrika.payments.trustroot import load_trust_root
 
     root = load_trust_root(path)
@@ -239,20 +576,27 @@ def show_command(path: Path, as_json: bool) -> None:
         "verifier": root.verifier.model_dump(exclude_none=True),
         "accept_legacy_unbound_intent": root.accept_legacy_unbound_intent,
     }
+    windows: dict[tuple[str, str, str], tuple[dict[str, Any], KeyValidity]] = {}
+    for role, owner, kid, _ in rows:
+        entry = root.issuers[owner] if role == "issuer" else root.merchants[owner]
+        recorded = (entry.key_windows or {}).get(kid)
+        if recorded is not None:
+            windows[(role, owner, kid)] = (recorded.model_dump(exclude_none=True), recorded.validity())
     if as_json:
-        emit_json(
-            {
-                **policy,
-                "keys": [
-                    {"role": role, "owner": owner, "kid": kid, "thumbprint": thumbprint}
-                    for role, owner, kid, thumbprint in rows
-                ],
-            }
-        )
+        keys = []
+        for role, owner, kid, thumbprint in rows:
+            key: dict[str, Any] = {"role": role, "owner": owner, "kid": kid, "thumbprint": thumbprint}
+            window = windows.get((role, owner, kid))
+            if window is not None:
+                key["window"], key["state"] = window[0], window[1].describe()
+            keys.append(key)
+        emit_json({**policy, "keys": keys})
         return
     # One line per key, never wrapped: thumbprints are compared with the party out of band.
     err(f"trust root {path}")
     for role, owner, kid, thumbprint in rows:
-        err(f"  {role}: {owner} kid={kid} thumbprint={thumbprint}")
+        window = windows.get((role, owner, kid))
+        state = f" — {window[1].describe()}" if window is not None else ""
+        err(f"  {role}: {owner} kid={kid} thumbprint={thumbprint}{state}")
     for name, value in policy.items():
         err(f"{name}: {value}")

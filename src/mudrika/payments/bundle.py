@@ -20,7 +20,9 @@ Format (``docs/payments.md`` "Evidence bundle format"); we own it, so unknown me
      "keys": {"did_documents": {"did:web:...": {...}},
               "jwks": {"https://issuer.example": {"keys": [...]}},
               "pinned": {"<kid>": {"owner": "...", "jwk": {...}}},
-              "fetched": {"did:web:...": {"at": "2025-10-01T12:19:10Z", "via": "https GET ..."}}}}
+              "fetched": {"did:web:...": {"at": "2025-10-01T12:19:10Z", "via": "https GET ..."}}},
+     "status_lists": [{"uri": "https://issuer.example/statuslists/1", "token": "<statuslist+jwt>",
+                       "at": "2025-10-01T12:21:09Z", "via": "https GET ..."}]}
 
 Parsing is strict (:func:`~mudrika.crypto.jcs.loads_strict`: no duplicate keys, no NaN, safe
 integers) and capped (:data:`MAX_BUNDLE_BYTES`, depth 64, 64 DID documents / JWKS / pinned keys).
@@ -29,7 +31,7 @@ integers) and capped (:data:`MAX_BUNDLE_BYTES`, depth 64, 64 DID documents / JWK
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -42,6 +44,7 @@ from mudrika.net.limits import read_capped
 from mudrika.payments._load import AwareTimestamp, validate_bundle
 from mudrika.payments._time import Time, epoch, iso
 from mudrika.payments.chain import KeyMaterial, inspect_chain
+from mudrika.payments.credential_status import RecordedStatusList
 from mudrika.payments.models import CartMandate, IntentMandate, PaymentMandate, Received, parse_timestamp
 from mudrika.payments.profile import DEFAULT_ALGORITHMS, KB_MAX_AGE, MAX_LEEWAY
 from mudrika.payments.report import VerificationReport
@@ -127,6 +130,9 @@ class EvidenceBundle(_Owned):
     mandates: BundleMandates
     expectations: BundleExpectations
     keys: BundleKeys
+    status_lists: list[RecordedStatusList] | None = Field(default=None, min_length=1, max_length=16)
+    """The Token Status List tokens the merchant checked at the purchase (each with when and from
+    where): the evidence the credential's status is judged on as of the purchase."""
 
     @property
     def evidence_at(self) -> datetime:
@@ -200,6 +206,7 @@ def build_bundle(
     leeway: float = 0.0,
     kb_max_age: float = KB_MAX_AGE,
     description: str | None = None,
+    status_lists: Sequence[RecordedStatusList] = (),
 ) -> EvidenceBundle:
     """Assemble a bundle from a chain as it was received and the key material that verified it.
 
@@ -226,9 +233,11 @@ def build_bundle(
             "pinned": thaw(dict(pinned or {})),
             "fetched": thaw(dict(fetched or {})),
         },
+        "status_lists": [entry.model_dump(mode="json") for entry in status_lists] or None,
     }
-    if description is None:
-        del document["description"]
+    for optional in ("description", "status_lists"):
+        if document[optional] is None:
+            del document[optional]
     bundle = parse_bundle(json.dumps(document, ensure_ascii=False, allow_nan=False))
     bundle.key_source()
     return bundle

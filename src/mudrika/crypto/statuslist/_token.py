@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from mudrika.crypto.jcs import loads_strict
@@ -160,6 +160,8 @@ class VerifiedStatusList:
     status_list: StatusList
     claims: Mapping[str, Any]
     header: Mapping[str, Any]
+    token: str = field(default="", repr=False)
+    """The compact token that verified: what a merchant records as evidence of the status it saw."""
 
     def status_of(self, idx: int) -> int:
         """The value at ``idx``, or VerificationError ``status_index_out_of_range`` (§8.3 step 6)."""
@@ -262,6 +264,7 @@ def verify_status_list_token(
         status_list=status_list,
         claims=claims,
         header=verified.header,
+        token=token.decode("ascii") if isinstance(token, bytes) else token,
     )
 
 

@@ -10,6 +10,10 @@ sigstore-python hands a ``TrustedRoot`` to its ``Verifier``.  The format is docu
 
 Loading is strict: unknown members are refused, every violation is listed (``errors``), and every
 key is loaded once when the file is read, so a broken snapshot fails before any verification.
+
+An entry may give its keys validity windows (``key_windows``: when a key became valid, when it was
+superseded or reported compromised); they travel with the anchored key and are judged by
+:func:`mudrika.identity.anchoring.judge_signing_time` (``docs/disputes-over-time.md``).
 """
 
 from __future__ import annotations
@@ -19,7 +23,10 @@ import binascii
 import hashlib
 import json
 import logging
+import re
 from collections.abc import Collection, Mapping
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -31,12 +38,21 @@ from mudrika.crypto.jcs import canonicalize, loads_strict
 from mudrika.crypto.jose import TrustedKey
 from mudrika.crypto.keys import ALL_ALGORITHMS
 from mudrika.errors import InvalidInput, MudrikaError, UntrustedKeyError
-from mudrika.identity.anchoring import AnchoredKey, OwnerPins, PinnedKey, anchor_key, kid_of_owner
+from mudrika.identity.anchoring import (
+    AnchoredKey,
+    KeyValidity,
+    OwnerPins,
+    PinnedKey,
+    RevocationReason,
+    anchor_key,
+    kid_of_owner,
+)
 from mudrika.identity.did import DIDURL, parse_did, parse_did_url
 from mudrika.identity.document import SigningPurpose
 from mudrika.identity.resolver import DIDResolver
 from mudrika.net.limits import read_capped
 from mudrika.payments._load import validate_document
+from mudrika.payments.credential_status import DEFAULT_STATUS_MAX_AGE, WhenAbsent
 
 TRUST_ROOT_FORMAT: Final = "mudrika.trust-root/v1"
 MAX_TRUST_ROOT_BYTES: Final = 4 * 1024 * 1024
@@ -70,6 +86,101 @@ class KeySet(_Owned):
     keys: list[dict[str, Any]] = Field(min_length=1, max_length=_MAX_KEYS)
 
 
+#: RFC 3339 in UTC with ``Z``, seconds required, at most microseconds: one spelling per instant, so
+#: a window compares the same in every reader (a JSON Schema consumer included).
+_UTC_TIME_PATTERN: Final = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?Z$"
+_UTC_TIME: Final = re.compile(_UTC_TIME_PATTERN)
+
+
+def parse_utc_time(text: str) -> datetime:
+    """An RFC 3339 UTC time as the trust root writes it (``2026-10-01T00:00:00Z``) → aware datetime.
+
+    ``InvalidInput`` ``bad_time`` for anything else: an offset other than ``Z``, no seconds, a naive
+    time, or a date that does not exist.
+    """
+    if not isinstance(text, str) or not _UTC_TIME.fullmatch(text):
+        raise InvalidInput("not an RFC 3339 UTC time such as 2026-10-01T00:00:00Z", code="bad_time")
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidInput("not an existing date and time", code="bad_time") from None
+
+
+def format_utc_time(moment: datetime) -> str:
+    """An aware datetime as the trust root writes times (UTC, ``Z``; microseconds only when set)."""
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise InvalidInput("time must be timezone-aware", code="naive_time")
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _time_field(description: str) -> Any:
+    return Field(
+        default=None,
+        pattern=_UTC_TIME_PATTERN,
+        max_length=40,
+        description=description,
+        json_schema_extra={"format": "date-time"},
+    )
+
+
+class KeyWindow(_Owned):
+    """When one pinned key may have signed, as the analyst recorded it (all times UTC, ``Z``).
+
+    Valid on ``[valid_from, end)``, ``end`` the earlier of ``valid_until`` and ``revoked_at``.
+    ``reason`` is required exactly when ``revoked_at`` is: a ``superseded`` key's holder is still
+    believed about when it signed, a ``compromised`` key's is not (the rules are in
+    :func:`mudrika.identity.anchoring.judge_signing_time`).
+    """
+
+    valid_from: str | None = _time_field("First instant the key may sign (inclusive).")
+    valid_until: str | None = _time_field("First instant the key may no longer sign (exclusive).")
+    revoked_at: str | None = _time_field("When the key was revoked (exclusive end); needs reason.")
+    reason: RevocationReason | None = None
+    note: str | None = Field(default=None, max_length=_MAX_TEXT)
+    """The analyst's note: who reported the revocation, where, when."""
+
+    def validity(self) -> KeyValidity:
+        """The window as the identity layer takes it; ``InvalidInput`` naming the first problem."""
+        problems = self.problems()
+        if problems:
+            raise InvalidInput(problems[0], code="bad_trust_root")
+        return KeyValidity(
+            valid_from=_maybe_time(self.valid_from),
+            valid_until=_maybe_time(self.valid_until),
+            revoked_at=_maybe_time(self.revoked_at),
+            reason=self.reason,
+        )
+
+    def problems(self) -> list[str]:
+        """Every reason this window cannot load (empty when it can)."""
+        found: list[str] = []
+        times: dict[str, datetime] = {}
+        for name in ("valid_from", "valid_until", "revoked_at"):
+            text = getattr(self, name)
+            if text is None:
+                continue
+            try:
+                times[name] = parse_utc_time(text)
+            except InvalidInput as exc:
+                found.append(f"{name}: {exc.message}")
+        if (self.revoked_at is None) != (self.reason is None):
+            found.append("revoked_at and reason (superseded or compromised) go together")
+        start, until = times.get("valid_from"), times.get("valid_until")
+        if start is not None and until is not None and start >= until:
+            found.append("valid_from must be before valid_until")
+        return found
+
+
+def _maybe_time(text: str | None) -> datetime | None:
+    return None if text is None else parse_utc_time(text)
+
+
+#: ``key_windows``: the windows of an entry's keys, by kid as a signature names it.
+_KEY_WINDOWS_DESCRIPTION: Final = (
+    "Validity windows by kid: the absolute DID URL for a DID owner, the plain kid for a JWK Set owner."
+)
+
+
 class TrustedIssuer(_Owned):
     """A credential issuer whose SD-JWT VCs are accepted, with the keys the analyst pinned for it.
 
@@ -86,6 +197,9 @@ class TrustedIssuer(_Owned):
     x509_roots: list[str] | None = Field(default=None, min_length=1, max_length=_MAX_KEYS)
     """AP2 v0.2 only: base64 DER CA certificates to which an ``x5c`` chain in a root mandate's header
     must path-validate (RFC 5280) for its key to count as this issuer's; absent: ``x5c`` is refused."""
+    key_windows: dict[str, KeyWindow] | None = Field(
+        default=None, max_length=_MAX_KEYS, description=_KEY_WINDOWS_DESCRIPTION
+    )
 
 
 class PinnedMerchant(_Owned):
@@ -94,6 +208,9 @@ class PinnedMerchant(_Owned):
     jwks: KeySet | None = None
     did_document: dict[str, Any] | None = None
     source: str | None = Field(default=None, max_length=_MAX_TEXT)
+    key_windows: dict[str, KeyWindow] | None = Field(
+        default=None, max_length=_MAX_KEYS, description=_KEY_WINDOWS_DESCRIPTION
+    )
 
 
 class MaxAges(_Owned):
@@ -102,6 +219,19 @@ class MaxAges(_Owned):
     key_binding: float = Field(default=300.0, gt=0.0, le=86400.0)
     intent: float | None = Field(default=None, gt=0.0, le=366 * 86400.0)
     """``None``: an intent is valid until its ``intent_expiry`` whatever its age."""
+
+
+class StatusRules(_Owned):
+    """How a credential's Token Status List is judged as of the purchase (``docs/disputes-over-time.md``).
+
+    ``max_age_seconds``: how old the list the merchant recorded may have been at the purchase.
+    ``when_absent``: what a credential that names a status list is worth when no list was recorded:
+    ``failed`` (the default: the credential could have been revoked) or ``unanchored`` (the verdict
+    can then be no better than UNANCHORED).
+    """
+
+    max_age_seconds: float = Field(default=DEFAULT_STATUS_MAX_AGE, gt=0.0, le=366 * 86400.0)
+    when_absent: WhenAbsent = "failed"
 
 
 class VerifierIdentity(_Owned):
@@ -122,6 +252,8 @@ class TrustRoot(_Owned):
     algorithms: list[_Algorithm] = Field(default_factory=_profile_algorithms, min_length=1, max_length=16)
     leeway_seconds: float = Field(default=0.0, ge=0.0, le=30.0)
     max_age_seconds: MaxAges = Field(default_factory=MaxAges)
+    status: StatusRules | None = None
+    """Credential status rules; absent: :class:`StatusRules`' defaults (one day; absent list fails)."""
     verifier: VerifierIdentity = Field(default_factory=VerifierIdentity)
     accept_legacy_unbound_intent: bool = False
     """Accept v0.1 chains whose key-binding JWT does not cover H(IntentMandate) (reported in words)."""
@@ -135,9 +267,16 @@ class TrustRoot(_Owned):
         for section, entries in self._sections():
             for owner, entry in entries.items():
                 try:
-                    self._pins[(section, owner)] = _entry_pins(owner, entry, section=section)
+                    pins = _entry_pins(owner, entry, section=section)
                 except MudrikaError as exc:
                     problems.append({"loc": f"{section}s.{owner[:200]}", "msg": exc.message})
+                    continue
+                validity, window_problems = _entry_validity(pins, entry)
+                problems.extend(
+                    {"loc": f"{section}s.{owner[:200]}.key_windows.{kid[:200]}", "msg": message}
+                    for kid, message in window_problems
+                )
+                self._pins[(section, owner)] = replace(pins, validity=validity) if validity else pins
         if not self.accepted_vct and any(entry.vct is None for entry in self.issuers.values()):
             problems.append(
                 {"loc": "accepted_vct", "msg": "an issuer without its own vct list needs accepted_vct"}
@@ -153,6 +292,11 @@ class TrustRoot(_Owned):
         self._fingerprint = "sha256:" + b64url_encode(hashlib.sha256(canonicalize(document)).digest())
 
     # -- what the verifier asks ----------------------------------------------------------------------
+    @property
+    def status_rules(self) -> StatusRules:
+        """The credential-status rules in force (the file's, else the defaults)."""
+        return self.status if self.status is not None else StatusRules()
+
     @property
     def algorithm_set(self) -> frozenset[str]:
         return frozenset(self.algorithms)
@@ -199,6 +343,16 @@ class TrustRoot(_Owned):
             )
         return anchor_key(pins, kid, relationship=relationship, algorithms=algorithms)
 
+    def kids_of(self, section: Section, owner: str) -> tuple[str, ...]:
+        """Every kid the ``section`` party ``owner`` pins, as a signature names it (empty: not pinned)."""
+        pins = self._pins.get((section, owner))
+        return pins.kids if pins is not None else ()
+
+    def validity_of(self, section: Section, owner: str, kid: str) -> KeyValidity | None:
+        """The validity window pinned for ``owner``'s key ``kid`` (absolute for a DID owner), if any."""
+        pins = self._pins.get((section, owner))
+        return pins.validity.get(kid) if pins is not None else None
+
     def _sections(self) -> tuple[tuple[Section, Mapping[str, TrustedIssuer | PinnedMerchant]], ...]:
         return (("issuer", self.issuers), ("merchant", self.merchants))
 
@@ -233,6 +387,29 @@ def _absolute_kid(owner: str, kid: str) -> str:
     if owner.startswith("did:") and kid[:1] in "#?/":
         return str(DIDURL.absolute(kid, parse_did_url(owner).did))
     return kid
+
+
+def _entry_validity(
+    pins: OwnerPins, entry: TrustedIssuer | PinnedMerchant
+) -> tuple[dict[str, KeyValidity], list[tuple[str, str]]]:
+    """An entry's windows by kid, and every (kid, problem) that keeps one from loading.
+
+    A window must name a key the entry pins, exactly as a signature names it: a window under a
+    mistyped or relative kid would be silently inert, and a compromised key would stay trusted.
+    """
+    windows: dict[str, KeyValidity] = {}
+    problems: list[tuple[str, str]] = []
+    pinned = set(pins.kids)
+    for kid, window in (entry.key_windows or {}).items():
+        found = window.problems()
+        if kid not in pinned:
+            hint = " (name it by its absolute DID URL)" if kid[:1] in "#?/" else ""
+            found.insert(0, f"this entry pins no key with this kid{hint}")
+        if found:
+            problems.extend((kid, message) for message in found)
+            continue
+        windows[kid] = window.validity()
+    return windows, problems
 
 
 def _entry_pins(owner: str, entry: TrustedIssuer | PinnedMerchant, *, section: Section) -> OwnerPins:

@@ -16,7 +16,8 @@ Format (``docs/ap2-v02.md`` "Evidence bundle"); we own it, so unknown members ar
      "checkout_chain": "<root>~<d>~~<hop>~<d>~",
      "payment_chain": "...", "checkout_receipt": "<jwt>", "payment_receipt": "<jwt>",
      "expectations": {"checkout_hops": [{"aud": "...", "nonce": "..."}],
-                      "payment_hops": [{"aud": "...", "nonce": "..."}]}}
+                      "payment_hops": [{"aud": "...", "nonce": "..."}]},
+     "status_lists": [{"uri": "...", "token": "<statuslist+jwt>", "at": "...", "via": "..."}]}
 
 :func:`mudrika.payments.batch.verifier_for` picks the verifier of a bundle by this ``format`` member.
 """
@@ -35,6 +36,7 @@ from mudrika.errors import InvalidInput
 from mudrika.net.limits import read_capped
 from mudrika.payments._load import AwareTimestamp, validate_bundle
 from mudrika.payments._time import Time
+from mudrika.payments.credential_status import RecordedStatusList
 from mudrika.payments.models import parse_timestamp
 from mudrika.payments.report import VerificationReport
 from mudrika.payments.trustroot import TrustRoot
@@ -87,6 +89,9 @@ class V02Bundle(_Owned):
     checkout_receipt: str | None = Field(default=None, min_length=1, max_length=_MAX_TOKEN, repr=False)
     payment_receipt: str | None = Field(default=None, min_length=1, max_length=_MAX_TOKEN, repr=False)
     expectations: BundleExpectations
+    status_lists: list[RecordedStatusList] | None = Field(default=None, min_length=1, max_length=16)
+    """The Token Status List tokens the merchant checked at the purchase (each with when and from
+    where): the evidence the open mandates' status is judged on as of the purchase."""
 
     @property
     def evidence(self) -> V02Evidence:

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from mudrika.crypto.jose import sign_jwt
 from mudrika.crypto.keys import KeyPair, KeyType
 from mudrika.crypto.sdjwt import SdJwt, issue
+from mudrika.crypto.statuslist import StatusReference
 from mudrika.errors import InvalidInput
 from mudrika.payments._time import Time, epoch
 from mudrika.payments.v02.models import (
@@ -94,20 +95,30 @@ def disclosable_paths(content: Mapping[str, Any]) -> list[str]:
 
 
 def issue_open_mandate(
-    content: Mapping[str, Any], *, issuer: str, issuer_key: KeyPair, kid: str, now: Time
+    content: Mapping[str, Any],
+    *,
+    issuer: str,
+    issuer_key: KeyPair,
+    kid: str,
+    now: Time,
+    status: StatusReference | None = None,
 ) -> SdJwt:
     """The root SD-JWT of a chain: ``iss``/``iat`` plus the open mandate as the one delegate element.
 
     ``content`` must be an open checkout or payment mandate (its ``cnf.jwk`` names the delegate)
-    with an ``exp``.  Returns the issued SD-JWT with all its Disclosures; :func:`present_root`
-    picks the ones a presentation reveals.
+    with an ``exp``.  ``status``: the issuer's Token Status List entry for this mandate, so the
+    issuer can revoke or suspend it and a merchant (and later a dispute) can check; it is an
+    always-visible claim, never a disclosure.  Returns the issued SD-JWT with all its Disclosures;
+    :func:`present_root` picks the ones a presentation reveals.
     """
     if content.get("vct") not in (VCT_CHECKOUT_OPEN, VCT_PAYMENT_OPEN):
         raise InvalidInput("a root mandate is an open mandate", code="wrong_vct")
     _validated(content)
     if "exp" not in content:
         raise InvalidInput("an open mandate must expire (exp)", code="open_mandate_without_exp")
-    claims = {"iss": issuer, "iat": int(epoch(now)), DELEGATE_CLAIM: [dict(content)]}
+    claims: dict[str, Any] = {"iss": issuer, "iat": int(epoch(now)), DELEGATE_CLAIM: [dict(content)]}
+    if status is not None:
+        claims["status"] = status.to_claim()
     return _issue_link(claims, content, key=issuer_key, kid=kid, typ=SIGNED_ROOT_TYP)
 
 

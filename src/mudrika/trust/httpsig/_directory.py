@@ -401,7 +401,7 @@ class DirectoryCache(AgentKeys):
         self._flights[flight_key] = future
         try:
             try:
-                directory = self._store(ref, await self._resolve_async(ref))
+                directory = self._store(ref, await self._aresolve(ref))
             except MudrikaError as exc:
                 directory = self._failed(ref, exc)
         except BaseException as exc:
@@ -472,18 +472,18 @@ class DirectoryCache(AgentKeys):
             self._check_allowed(jwks_ref)
             return self._directory(jwks_ref, *self._get_sync(client, jwks_ref))
 
-    async def _resolve_async(self, ref: AgentRef) -> KeyDirectory:
+    async def _aresolve(self, ref: AgentRef) -> KeyDirectory:
         self._egress.check_url(ref.url)
         async with httpx.AsyncClient(
             transport=self._egress.async_transport(verify=self._verify), **self._client_options()
         ) as client:
             if ref.type != "cimd":
-                return self._directory(ref, *await self._get_async(client, ref))
-            jwks_ref, inline = self._card(ref, *await self._get_async(client, ref))
+                return self._directory(ref, *await self._aget(client, ref))
+            jwks_ref, inline = self._card(ref, *await self._aget(client, ref))
             if inline is not None:
                 return inline
             self._check_allowed(jwks_ref)
-            return self._directory(jwks_ref, *await self._get_async(client, jwks_ref))
+            return self._directory(jwks_ref, *await self._aget(client, jwks_ref))
 
     def _client_options(self) -> dict[str, Any]:
         return {"timeout": self._timeout, "follow_redirects": False, "trust_env": False}
@@ -497,7 +497,7 @@ class DirectoryCache(AgentKeys):
         except httpx.HTTPError as exc:
             raise _network_failure(ref, exc) from None
 
-    async def _get_async(self, client: httpx.AsyncClient, ref: AgentRef) -> tuple[httpx.Headers, bytes]:
+    async def _aget(self, client: httpx.AsyncClient, ref: AgentRef) -> tuple[httpx.Headers, bytes]:
         self.fetches += 1
         try:
             async with client.stream("GET", ref.url, headers={"Accept": _accept(ref)}) as response:

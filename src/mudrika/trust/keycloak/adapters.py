@@ -7,7 +7,7 @@ Two halves, one concept ("what Keycloak says"):
   users, and the ``trust_level`` role attribute, compiled into lookups a :class:`~mudrika.trust.policy.
   Policy` is built from (:func:`policy_from_realm`).
 * **Live adapters** (:class:`KeycloakAdapter`) over python-keycloak 7: OpenID discovery, JWKS,
-  client-credentials tokens, token introspection, UMA permissions — each sync and async (``a_``) — and
+  client-credentials tokens, token introspection, UMA permissions — each sync and async (the async twin named with an ``a`` prefix) — and
   admin reads (realm roles, role composites, client roles, groups with their role mappings) through
   ``KeycloakAdmin``, assembled into the realm-export shape so the same importer handles both sources.
 
@@ -173,7 +173,7 @@ class KeycloakAdapter:
     *shared* connection headers for the duration of the call and restores the previous value
     afterwards — with two concurrent calls the second can "restore" the first caller's token, which
     then rides along on later unrelated requests (and on an exception it is never restored at all).
-    :meth:`uma_permissions` / :meth:`a_uma_permissions` therefore build a fresh ``KeycloakOpenID`` per
+    :meth:`uma_permissions` / :meth:`auma_permissions` therefore build a fresh ``KeycloakOpenID`` per
     call.  Admin reads build a fresh ``KeycloakAdmin`` per snapshot for the same reason (its connection
     carries the admin token).
     """
@@ -277,7 +277,7 @@ class KeycloakAdapter:
         with _wrapped("discovery"):
             return _dict(self._oidc.well_known(), "discovery")
 
-    async def a_well_known(self) -> dict[str, Any]:
+    async def awell_known(self) -> dict[str, Any]:
         with _wrapped("discovery"):
             return _dict(await self._oidc.a_well_known(), "discovery")
 
@@ -286,7 +286,7 @@ class KeycloakAdapter:
         with _wrapped("certs"):
             return _dict(self._oidc.certs(), "certs")
 
-    async def a_certs(self) -> dict[str, Any]:
+    async def acerts(self) -> dict[str, Any]:
         with _wrapped("certs"):
             return _dict(await self._oidc.a_certs(), "certs")
 
@@ -295,7 +295,7 @@ class KeycloakAdapter:
         with _wrapped("client_credentials"):
             return _dict(self._oidc.token(grant_type="client_credentials", scope=scope), "client_credentials")
 
-    async def a_client_credentials_token(self, *, scope: str = "openid") -> dict[str, Any]:
+    async def aclient_credentials_token(self, *, scope: str = "openid") -> dict[str, Any]:
         with _wrapped("client_credentials"):
             reply = await self._oidc.a_token(grant_type="client_credentials", scope=scope)
             return _dict(reply, "client_credentials")
@@ -305,7 +305,7 @@ class KeycloakAdapter:
         with _wrapped("introspection"):
             return _dict(self._oidc.introspect(token), "introspection")
 
-    async def a_introspect(self, token: str) -> dict[str, Any]:
+    async def aintrospect(self, token: str) -> dict[str, Any]:
         with _wrapped("introspection"):
             return _dict(await self._oidc.a_introspect(token), "introspection")
 
@@ -318,7 +318,7 @@ class KeycloakAdapter:
         with _wrapped("uma_permissions"):
             return _list_of_dicts(self._new_openid().uma_permissions(token, permissions), "uma_permissions")
 
-    async def a_uma_permissions(self, token: str, permissions: list[str]) -> list[dict[str, Any]]:
+    async def auma_permissions(self, token: str, permissions: list[str]) -> list[dict[str, Any]]:
         """Async :meth:`uma_permissions`; a fresh ``KeycloakOpenID`` per call for the same reason."""
         with _wrapped("uma_permissions"):
             reply = await self._new_openid().a_uma_permissions(token, permissions)
@@ -331,7 +331,7 @@ class KeycloakAdapter:
         with _wrapped("admin_realm_roles"):
             return _list_of_dicts(self._new_admin().get_realm_roles(brief_representation=False), "roles")
 
-    async def a_realm_roles(self) -> list[dict[str, Any]]:
+    async def arealm_roles(self) -> list[dict[str, Any]]:
         with _wrapped("admin_realm_roles"):
             reply = await self._new_admin().a_get_realm_roles(brief_representation=False)
             return _list_of_dicts(reply, "roles")
@@ -370,7 +370,7 @@ class KeycloakAdapter:
                 group["clientRoles"] = mapped
             return _export(self.realm, realm_roles, client_roles, groups)
 
-    async def a_fetch_realm_export(self) -> dict[str, Any]:
+    async def afetch_realm_export(self) -> dict[str, Any]:
         """Async :meth:`fetch_realm_export`."""
         with _wrapped("admin_snapshot"):
             admin = self._new_admin()
@@ -410,8 +410,8 @@ class KeycloakAdapter:
         """Admin snapshot compiled into :class:`RealmRoles`."""
         return import_realm_export(self.fetch_realm_export())
 
-    async def a_load_realm(self) -> RealmRoles:
-        return import_realm_export(await self.a_fetch_realm_export())
+    async def aload_realm(self) -> RealmRoles:
+        return import_realm_export(await self.afetch_realm_export())
 
 
 def _composites(reply: Any, client_ids: Mapping[str, str]) -> dict[str, Any]:

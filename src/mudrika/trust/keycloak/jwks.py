@@ -85,7 +85,7 @@ class KeySource(Protocol):
 
     def key_for(self, kid: str) -> TrustedKey: ...
 
-    async def a_key_for(self, kid: str) -> TrustedKey: ...
+    async def akey_for(self, kid: str) -> TrustedKey: ...
 
 
 def parse_jwks(
@@ -141,7 +141,7 @@ class StaticKeySet:
             raise InvalidToken("no trusted key for this kid", code="unknown_kid")
         return key
 
-    async def a_key_for(self, kid: str) -> TrustedKey:
+    async def akey_for(self, kid: str) -> TrustedKey:
         return self.key_for(kid)
 
 
@@ -275,13 +275,13 @@ class JwksCache:
                 pass  # a refresh is in flight in another thread: wait for its result
         return self._after_refresh(kid)
 
-    async def a_key_for(self, kid: str) -> TrustedKey:
+    async def akey_for(self, kid: str) -> TrustedKey:
         """Async :meth:`key_for`: concurrent tasks on one event loop share one fetch."""
         found, action = self._lookup(kid)
         if found is not None:
             return found
         if action is not None:
-            await self._refresh_async(action)
+            await self._arefresh(action)
         else:
             flight = self._flights.get(asyncio.get_running_loop())
             if flight is not None and not flight.done():
@@ -297,10 +297,10 @@ class JwksCache:
         self._refresh_sync(None, "explicit")
         self._raise_unless_fetched(before)
 
-    async def a_refresh(self) -> None:
+    async def arefresh(self) -> None:
         """Async :meth:`refresh`."""
         before = self._state
-        await self._refresh_async("explicit")
+        await self._arefresh("explicit")
         self._raise_unless_fetched(before)
 
     def _raise_unless_fetched(self, before: _KeySet | None) -> None:
@@ -384,7 +384,7 @@ class JwksCache:
                 return
             self._install(body)
 
-    async def _refresh_async(self, reason: str) -> None:
+    async def _arefresh(self, reason: str) -> None:
         loop = asyncio.get_running_loop()
         flight = self._flights.get(loop)
         if flight is not None and not flight.done():
@@ -395,7 +395,7 @@ class JwksCache:
         try:
             self._begin(reason)
             try:
-                body = await self._get_async()
+                body = await self._aget()
             except (httpx.HTTPError, MudrikaError) as exc:
                 self._failed(exc)
             else:
@@ -440,9 +440,9 @@ class JwksCache:
                 self._add_chunk(buffer, chunk)
         return bytes(buffer)
 
-    async def _get_async(self) -> bytes:
+    async def _aget(self) -> bytes:
         if self._ahttp is not None:
-            return await self._stream_async(self._ahttp)
+            return await self._astream(self._ahttp)
         # No client was given: one per fetch.  Fetches are rare (one per TTL), and an AsyncClient's
         # connection pool belongs to the event loop that opened it, while this cache may serve several.
         async with httpx.AsyncClient(
@@ -451,9 +451,9 @@ class JwksCache:
             follow_redirects=False,
             trust_env=False,
         ) as client:
-            return await self._stream_async(client)
+            return await self._astream(client)
 
-    async def _stream_async(self, client: httpx.AsyncClient) -> bytes:
+    async def _astream(self, client: httpx.AsyncClient) -> bytes:
         buffer = bytearray()
         async with client.stream("GET", self.jwks_uri, headers={"Accept": "application/json"}) as response:
             self._check_response(response)

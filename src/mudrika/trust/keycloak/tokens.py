@@ -125,7 +125,7 @@ class Introspector(Protocol):
 
     def introspect(self, token: str) -> dict[str, Any]: ...
 
-    async def a_introspect(self, token: str) -> dict[str, Any]: ...
+    async def aintrospect(self, token: str) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,7 +348,7 @@ class AccessTokenVerifier:
             raise
         return self._result(found.digest, checked)
 
-    async def a_verify(self, token: str) -> VerifiedToken:
+    async def averify(self, token: str) -> VerifiedToken:
         """Async :meth:`verify` (JWKS refresh and introspection without blocking the event loop); the
         same guarantee: the value returned is :meth:`_result`'s or the cache's, never anything else."""
         found = self._cached_or_plan(token)
@@ -356,11 +356,11 @@ class AccessTokenVerifier:
             return found
         try:
             if found.kid is not None:
-                checked = self._checked_jwt(token, await self._jwks.a_key_for(found.kid))
+                checked = self._checked_jwt(token, await self._jwks.akey_for(found.kid))
                 if checked is None:  # signed by the IdP but lightweight: introspect it
-                    checked = self._checked_introspection(await self._a_introspect(token), found.generation)
+                    checked = self._checked_introspection(await self._aintrospect(token), found.generation)
             else:
-                checked = self._checked_introspection(await self._a_introspect(token), found.generation)
+                checked = self._checked_introspection(await self._aintrospect(token), found.generation)
         except A2AAuthError as exc:
             _log_rejection(found.digest, exc)
             raise
@@ -555,12 +555,12 @@ class AccessTokenVerifier:
             _log.warning("introspection failed (%s)", type(exc).__name__)
             raise IdpUnavailable("token introspection failed", code="introspection_failed") from None
 
-    async def _a_introspect(self, token: str) -> Mapping[str, Any]:
+    async def _aintrospect(self, token: str) -> Mapping[str, Any]:
         introspector = self._introspector
         if introspector is None:
             raise InvalidToken("lightweight token and no introspection configured", code="missing_claim")
         try:
-            return await introspector.a_introspect(token)
+            return await introspector.aintrospect(token)
         except IdpUnavailable:
             raise
         except Exception as exc:

@@ -312,7 +312,7 @@ class BearerAuthenticator:
         credential = credential.strip()
         if not credential:
             raise InvalidToken("empty bearer credential", code="malformed_token")
-        verified = await self._verifier.a_verify(credential)
+        verified = await self._verifier.averify(credential)
         if "cnf" in verified.claims:
             pending = await self._sender_constraint(kind, credential, verified, request)
             return Authenticated(

@@ -1,0 +1,328 @@
+"""``judge_signing_time``: the one rule deciding whether a pinned key was valid when it signed.
+
+Every rule of ``docs/disputes-over-time.md`` ("Key validity windows") × its boundaries: exactly at
+the end (refused: the window is half-open), one microsecond before (accepted), attested versus
+claimed times, and the attack the rule exists for — a signature by a stolen key, back-dated by the
+thief, that only a time outside the thief's control can expose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mudrika.crypto.keys import KeyPair
+from mudrika.errors import InvalidInput
+from mudrika.identity.anchoring import (
+    AnchoredKey,
+    Attestation,
+    KeyValidity,
+    OwnerPins,
+    PinnedKey,
+    RevocationReason,
+    TimeCode,
+    anchor_key,
+    judge_signing_time,
+)
+
+KEY = KeyPair.generate("ed25519").public_key
+T = datetime(2026, 10, 1, tzinfo=UTC)  # the end of a window (revocation or valid_until)
+F = datetime(2026, 1, 1, tzinfo=UTC)  # the start of a window
+US = timedelta(microseconds=1)
+DAY = timedelta(days=1)
+MERCHANT = "the merchant's signed purchase time"
+
+
+def _key(validity: KeyValidity | None) -> AnchoredKey:
+    return AnchoredKey(
+        key=KEY,
+        kid="issuer-1",
+        owner="https://issuer.example",
+        algorithms=frozenset({"EdDSA"}),
+        validity=validity,
+    )
+
+
+COMPROMISED = KeyValidity(revoked_at=T, reason="compromised")
+SUPERSEDED = KeyValidity(revoked_at=T, reason="superseded")
+EXPIRES = KeyValidity(valid_until=T)
+STARTS = KeyValidity(valid_from=F)
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    window: KeyValidity | None
+    claimed: datetime | None
+    attested: datetime | None
+    code: TimeCode | None
+    basis: str
+
+
+CASES = [
+    Case("no window", None, None, None, None, "no window pinned"),
+    Case("a window that bounds nothing", KeyValidity(), T + DAY, None, None, "no window pinned"),
+    # Compromised: only an attested time strictly before revoked_at counts.
+    Case("compromised, attested 1 µs before", COMPROMISED, None, T - US, None, f"attested by {MERCHANT}"),
+    Case(
+        "compromised, attested exactly at", COMPROMISED, None, T, "key_compromised", f"attested by {MERCHANT}"
+    ),
+    Case(
+        "compromised, attested after",
+        COMPROMISED,
+        None,
+        T + DAY,
+        "key_compromised",
+        f"attested by {MERCHANT}",
+    ),
+    Case(
+        "compromised, claimed before only",
+        COMPROMISED,
+        T - DAY,
+        None,
+        "signing_time_unproven",
+        "no signing time known",
+    ),
+    Case("compromised, no time", COMPROMISED, None, None, "signing_time_unproven", "no signing time known"),
+    Case(
+        "compromised, back-dated claim exposed by a later attestation",
+        COMPROMISED,
+        T - 30 * DAY,
+        T + 3 * DAY,
+        "key_compromised",
+        f"attested by {MERCHANT}",
+    ),
+    Case(
+        "compromised, claim after but attested before",
+        COMPROMISED,
+        T + DAY,
+        T - US,
+        None,
+        f"attested by {MERCHANT}",
+    ),
+    # Superseded: either kind of time, strictly before revoked_at.
+    Case("superseded, claimed 1 µs before", SUPERSEDED, T - US, None, None, "claimed by the signer"),
+    Case("superseded, claimed exactly at", SUPERSEDED, T, None, "key_superseded", "claimed by the signer"),
+    Case("superseded, attested 1 µs before", SUPERSEDED, None, T - US, None, f"attested by {MERCHANT}"),
+    Case("superseded, attested exactly at", SUPERSEDED, None, T, "key_superseded", f"attested by {MERCHANT}"),
+    Case(
+        "superseded, attestation is the upper bound over a claim",
+        SUPERSEDED,
+        T - DAY,
+        T,
+        "key_superseded",
+        f"attested by {MERCHANT}",
+    ),
+    Case("superseded, no time", SUPERSEDED, None, None, "signing_time_unproven", "no signing time known"),
+    # valid_until: the same as superseded, under its own code.
+    Case("expires, claimed 1 µs before", EXPIRES, T - US, None, None, "claimed by the signer"),
+    Case("expires, claimed exactly at", EXPIRES, T, None, "key_expired", "claimed by the signer"),
+    Case("expires, attested exactly at", EXPIRES, None, T, "key_expired", f"attested by {MERCHANT}"),
+    Case("expires, no time", EXPIRES, None, None, "signing_time_unproven", "no signing time known"),
+    # Two ends: the earlier decides; a tie names the revocation.
+    Case(
+        "expired before superseded",
+        KeyValidity(valid_until=T, revoked_at=T + DAY, reason="superseded"),
+        T,
+        None,
+        "key_expired",
+        "claimed by the signer",
+    ),
+    Case(
+        "superseded and expired at the same instant",
+        KeyValidity(valid_until=T, revoked_at=T, reason="superseded"),
+        T,
+        None,
+        "key_superseded",
+        "claimed by the signer",
+    ),
+    Case(
+        "compromised key that also expired earlier",
+        KeyValidity(valid_until=T - DAY, revoked_at=T, reason="compromised"),
+        None,
+        T - DAY,
+        "key_expired",
+        f"attested by {MERCHANT}",
+    ),
+    # valid_from: inclusive start; the claim (or the attested time) before it fails.
+    Case("starts, claimed exactly at", STARTS, F, None, None, "claimed by the signer"),
+    Case("starts, claimed 1 µs before", STARTS, F - US, None, "key_not_yet_valid", "claimed by the signer"),
+    Case(
+        "starts, attested 1 µs before, no claim",
+        STARTS,
+        None,
+        F - US,
+        "key_not_yet_valid",
+        f"attested by {MERCHANT}",
+    ),
+    Case("starts, attested exactly at, no claim", STARTS, None, F, None, f"attested by {MERCHANT}"),
+    Case(
+        "starts, claim inside but attested before the start",
+        STARTS,
+        F + DAY,
+        F - US,
+        "key_not_yet_valid",
+        f"attested by {MERCHANT}",
+    ),
+    Case("starts, no time", STARTS, None, None, "signing_time_unproven", "no signing time known"),
+    # A whole window [F, T).
+    Case(
+        "window, first instant",
+        KeyValidity(valid_from=F, revoked_at=T, reason="superseded"),
+        F,
+        None,
+        None,
+        "claimed by the signer",
+    ),
+    Case(
+        "window, last microsecond",
+        KeyValidity(valid_from=F, revoked_at=T, reason="superseded"),
+        T - US,
+        None,
+        None,
+        "claimed by the signer",
+    ),
+    Case(
+        "compromised window, attested inside, claim before the start",
+        KeyValidity(valid_from=F, revoked_at=T, reason="compromised"),
+        F - DAY,
+        T - US,
+        "key_not_yet_valid",
+        "claimed by the signer",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_every_rule_at_its_boundaries(case: Case) -> None:
+    attested = Attestation(at=case.attested, by=MERCHANT) if case.attested is not None else None
+    judgement = judge_signing_time(_key(case.window), signer_claimed=case.claimed, attested=attested)
+    assert (judgement.holds, judgement.code, judgement.basis) == (case.code is None, case.code, case.basis)
+    assert judgement.window == case.window
+    if case.code == "signing_time_unproven" or case.window is None or not case.window.bounded:
+        assert judgement.time is None
+    elif judgement.basis == "claimed by the signer":
+        assert judgement.time == case.claimed
+    else:
+        assert judgement.time == case.attested
+
+
+def test_the_sentences_give_dates_and_distances() -> None:
+    stolen = judge_signing_time(
+        _key(COMPROMISED), signer_claimed=T - 30 * DAY, attested=Attestation(at=T + 3 * DAY, by=MERCHANT)
+    )
+    assert stolen.explanation.startswith(
+        "the key was reported compromised on 2026-10-01, 3 days before 2026-10-04"
+    )
+    assert MERCHANT in stolen.explanation
+    unproven = judge_signing_time(_key(COMPROMISED), signer_claimed=T - DAY, attested=None)
+    assert "the signer's own claim (2026-09-30) does not count" in unproven.explanation
+    at_the_instant = judge_signing_time(_key(SUPERSEDED), signer_claimed=T, attested=None)
+    assert at_the_instant.explanation == (
+        "the key was revoked (superseded) on 2026-10-01, at the same instant as the signing time the signer "
+        "claims, 2026-10-01"
+    )
+    late = judge_signing_time(_key(EXPIRES), signer_claimed=T + timedelta(hours=5, minutes=3), attested=None)
+    assert late.explanation == (
+        "the key's pinned validity ended on 2026-10-01, 5 hours before the signing time the signer claims, "
+        "2026-10-01 05:03:00Z"
+    )
+    early = judge_signing_time(_key(STARTS), signer_claimed=F - US, attested=None)
+    assert early.explanation.startswith("the key became valid only on 2026-01-01, 1 microsecond after")
+    fine = judge_signing_time(
+        _key(KeyValidity(valid_from=F, revoked_at=T, reason="superseded")),
+        signer_claimed=F + DAY,
+        attested=None,
+    )
+    assert fine.explanation == (
+        "the signing time the signer claims, 2026-01-02, falls inside the key's pinned window "
+        "(superseded since 2026-10-01, valid from 2026-01-01)"
+    )
+
+
+def test_times_must_be_aware_utc() -> None:
+    paris = timezone(timedelta(hours=2))
+    with pytest.raises(InvalidInput, match="aware UTC"):
+        KeyValidity(valid_from=datetime(2026, 1, 1))
+    with pytest.raises(InvalidInput, match="aware UTC"):
+        KeyValidity(revoked_at=datetime(2026, 1, 1, tzinfo=paris), reason="superseded")
+    with pytest.raises(InvalidInput, match="aware UTC"):
+        Attestation(at=datetime(2026, 1, 1), by=MERCHANT)
+    with pytest.raises(InvalidInput, match="names who attests"):
+        Attestation(at=T, by="")
+    with pytest.raises(InvalidInput, match="aware UTC"):
+        judge_signing_time(_key(EXPIRES), signer_claimed=datetime(2026, 1, 1), attested=None)
+
+
+def test_a_window_is_well_formed() -> None:
+    with pytest.raises(InvalidInput, match="both revoked_at and reason"):
+        KeyValidity(revoked_at=T)
+    with pytest.raises(InvalidInput, match="both revoked_at and reason"):
+        KeyValidity(reason="superseded")
+    with pytest.raises(InvalidInput, match="superseded or compromised"):
+        KeyValidity(revoked_at=T, reason="lost")  # type: ignore[arg-type]  # a value the type forbids
+    with pytest.raises(InvalidInput, match="before valid_until"):
+        KeyValidity(valid_from=T, valid_until=T)
+    assert KeyValidity(valid_from=T - US, valid_until=T).valid_from == T - US
+    assert KeyValidity().describe() == "no window"
+    assert COMPROMISED.describe() == "compromised since 2026-10-01"
+
+
+def test_anchor_key_hands_on_the_pinned_window() -> None:
+    pins = OwnerPins(
+        owner="https://issuer.example",
+        keys={"issuer-1": PinnedKey(KEY), "issuer-2": PinnedKey(KEY)},
+        validity={"issuer-1": COMPROMISED},
+    )
+    anchored = anchor_key(pins, "issuer-1", relationship="assertionMethod", algorithms=frozenset({"EdDSA"}))
+    assert anchored.validity == COMPROMISED
+    other = anchor_key(pins, "issuer-2", relationship="assertionMethod", algorithms=frozenset({"EdDSA"}))
+    assert other.validity is None
+    with pytest.raises(InvalidInput) as info:
+        OwnerPins(
+            owner="https://issuer.example", keys={"issuer-1": PinnedKey(KEY)}, validity={"issuer-9": EXPIRES}
+        )
+    assert info.value.code == "bad_pins"
+
+
+# -- the property: for any window and times ------------------------------------------------------
+
+_BASE = datetime(2026, 1, 1, tzinfo=UTC)
+_instants = st.integers(min_value=0, max_value=10_000).map(lambda micros: _BASE + micros * US)
+
+
+@st.composite
+def _windows(draw: st.DrawFn) -> KeyValidity:
+    valid_from = draw(st.none() | _instants)
+    valid_until = draw(st.none() | _instants)
+    if valid_from is not None and valid_until is not None and valid_from >= valid_until:
+        valid_until = None
+    reason: RevocationReason | None = draw(st.sampled_from([None, "superseded", "compromised"]))
+    revoked_at = draw(_instants) if reason is not None else None
+    return KeyValidity(valid_from=valid_from, valid_until=valid_until, revoked_at=revoked_at, reason=reason)
+
+
+@settings(max_examples=400, deadline=None)
+@given(window=_windows(), claimed=st.none() | _instants, attested=st.none() | _instants)
+def test_holding_means_inside_the_window_and_a_stolen_key_needs_an_attested_time(
+    window: KeyValidity, claimed: datetime | None, attested: datetime | None
+) -> None:
+    attestation = Attestation(at=attested, by=MERCHANT) if attested is not None else None
+    judgement = judge_signing_time(_key(window), signer_claimed=claimed, attested=attestation)
+    assert judgement.holds is (judgement.code is None)
+    compromised_at = window.revoked_at if window.reason == "compromised" else None
+    if compromised_at is not None and (attested is None or attested >= compromised_at):
+        assert not judgement.holds
+    if judgement.holds and window.bounded:
+        used = judgement.time
+        assert used is not None
+        assert used == (attested if attested is not None else claimed)
+        ends = [end for end in (window.valid_until, window.revoked_at) if end is not None]
+        assert all(used < end for end in ends)
+        if window.valid_from is not None:
+            assert used >= window.valid_from
+            assert claimed is None or claimed >= window.valid_from
