@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from _timing import fmt, measure, ratio, verdict  # noqa: E402
-from mudrika.crypto._b64 import b64url_decode, b64url_encode  # noqa: E402
+from mudrika.crypto.b64url import b64url_decode, b64url_encode  # noqa: E402
 from mudrika.crypto.jcs import loads_strict, mandate_hash  # noqa: E402
 from mudrika.payments.chain import verify_cart, verify_chain  # noqa: E402
 from mudrika.payments.models import receive_cart, receive_intent, receive_payment  # noqa: E402

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from mudrika.crypto._b64 import b64url_decode, b64url_encode
+from mudrika.crypto.b64url import b64url_decode, b64url_encode
 from mudrika.crypto.keys import KeyPair, KeyType
-from mudrika.payments.chain.report import VerificationReport
+from mudrika.payments.report import VerificationReport
 from mudrika.payments.trustroot import TrustRoot, parse_trust_root
 from mudrika.payments.v02 import (
     VCT_CHECKOUT,

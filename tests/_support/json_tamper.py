@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from mudrika.crypto._b64 import b64url_decode, b64url_encode
+from mudrika.crypto.b64url import b64url_decode, b64url_encode
 
 __all__ = ["JsonPath", "changed", "decode_json", "encode_json", "flip_char", "leaves", "replaced"]
 

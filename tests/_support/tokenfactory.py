@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from mudrika.crypto._b64 import b64url_encode
+from mudrika.crypto.b64url import b64url_encode
 from mudrika.crypto.keys import KeyPair
 from mudrika.trust.keycloak.jwks import JwksCache
 from mudrika.trust.levels import TrustLevel

@@ -23,7 +23,7 @@ from sd_jwt.issuer import SDJWTIssuer
 from sd_jwt.verifier import SDJWTVerifier
 
 from mudrika.crypto import sdjwt
-from mudrika.crypto._b64 import b64url_decode, b64url_encode
+from mudrika.crypto.b64url import b64url_decode, b64url_encode
 from mudrika.crypto.jose import TrustedKey, sign_jwt
 from mudrika.crypto.keys import KeyPair
 from mudrika.errors import MudrikaError, VerificationError

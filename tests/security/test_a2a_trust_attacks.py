@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from mudrika.crypto._b64 import b64url_encode
+from mudrika.crypto.b64url import b64url_encode
 from mudrika.crypto.keys import KeyPair
 from mudrika.errors import BindingError
 from mudrika.identity.methods import key as did_key

@@ -34,7 +34,7 @@ from mudrika.errors import MudrikaError, VerificationError
 from mudrika.identity.methods import jwk as did_jwk
 from mudrika.identity.methods import key as did_key
 from mudrika.payments.chain import inspect_chain, verify_chain
-from mudrika.payments.chain.report import VerificationReport
+from mudrika.payments.report import VerificationReport
 from mudrika.payments.trustroot import TrustRoot, parse_trust_root
 from mudrika.payments.v02 import VCT_CHECKOUT_OPEN, VCT_PAYMENT_OPEN, inspect_v02, verify_v02
 from mudrika.stores.replay import MemoryReplayStore

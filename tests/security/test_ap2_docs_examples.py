@@ -35,7 +35,7 @@ import pytest
 
 from mudrika.crypto.keys import KeyPair, KeyType
 from mudrika.payments.chain import render_html
-from mudrika.payments.chain.report import VerificationReport
+from mudrika.payments.report import VerificationReport
 from mudrika.payments.trustroot import TrustRoot, parse_trust_root
 from mudrika.payments.v02 import HopExpectation, V02Evidence, inspect_v02
 

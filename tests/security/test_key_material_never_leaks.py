@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from mudrika.crypto._b64 import b64url_decode
+from mudrika.crypto.b64url import b64url_decode
 from mudrika.crypto.keys import KeyPair, KeyType, PublicKey
 from mudrika.crypto.keystore import load_private_key, write_private_key
 from mudrika.errors import MudrikaError

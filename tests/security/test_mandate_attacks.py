@@ -12,14 +12,14 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
-from mudrika.crypto._b64 import b64url_decode, b64url_encode
+from mudrika.crypto.b64url import b64url_decode, b64url_encode
 from mudrika.crypto.jose import sign_jwt
 from mudrika.crypto.keys import KeyPair
 from mudrika.crypto.sdjwt import KB_JWT_TYP
 from mudrika.errors import BindingError, ExpiredError, SignatureError, UntrustedKeyError, VerificationError
 from mudrika.payments.chain import KeyMaterial, inspect_chain, verify_chain
-from mudrika.payments.chain.report import VerificationReport
 from mudrika.payments.models import CartMandate, PaymentMandate, Received, receive_cart, receive_payment
+from mudrika.payments.report import VerificationReport
 from mudrika.payments.signing import sign_cart, sign_payment
 from mudrika.stores.replay import MemoryReplayStore
 from tests._support.evidence import evidence_builder

@@ -27,7 +27,7 @@ import pytest
 
 from mudrika.crypto.keys import KeyPair, KeyType
 from mudrika.payments.chain import inspect_chain, printable, render_html, render_text
-from mudrika.payments.chain.report import VerificationReport
+from mudrika.payments.report import VerificationReport
 from mudrika.payments.trustroot import TrustRoot, parse_trust_root
 from mudrika.payments.v02 import HopExpectation
 from mudrika.stores.replay import MemoryReplayStore

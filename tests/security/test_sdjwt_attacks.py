@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from mudrika.crypto import sdjwt
-from mudrika.crypto._b64 import b64url_encode
+from mudrika.crypto.b64url import b64url_encode
 from mudrika.crypto.jose import TrustedKey, sign_jwt
 from mudrika.crypto.keys import KeyPair
 from mudrika.errors import (

@@ -10,7 +10,7 @@ import pytest
 
 from mudrika.crypto.keys import KeyPair, KeyType
 from mudrika.crypto.sdjwt import issue
-from mudrika.payments.chain.report import VerificationReport
+from mudrika.payments.report import VerificationReport
 from mudrika.payments.v02 import (
     VCT_PAYMENT,
     HopExpectation,

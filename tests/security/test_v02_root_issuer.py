@@ -19,7 +19,7 @@ import pytest
 
 from mudrika.crypto.keys import KeyPair, KeyType
 from mudrika.errors import InvalidInput
-from mudrika.payments.chain.report import VerificationReport
+from mudrika.payments.report import VerificationReport
 from mudrika.payments.trustroot import TrustRoot, parse_trust_root
 from mudrika.payments.v02 import V02Evidence, append_hop
 from tests._support.ap2_v02 import (

@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from mudrika.crypto.keys import KeyPair, KeyType
-from mudrika.payments.chain.report import VerificationReport
+from mudrika.payments.report import VerificationReport
 from mudrika.payments.v02 import VCT_CHECKOUT_OPEN, VCT_PAYMENT_OPEN, V02Evidence, append_hop
 from mudrika.payments.v02.signing import issue_open_mandate
 from tests._support.ap2_v02 import (

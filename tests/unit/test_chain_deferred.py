@@ -9,10 +9,9 @@ import pytest
 
 from mudrika.errors import UntrustedKeyError, VerificationError
 from mudrika.payments.chain import inspect_chain, verify_cart, verify_chain
-from mudrika.payments.chain._common import Recorder, Texts
 from mudrika.payments.chain._keys import ResolvedKey
 from mudrika.payments.chain._payment import _holder_key
-from mudrika.payments.chain.report import Check
+from mudrika.payments.report import Check, Recorder, Texts
 from mudrika.stores.replay import MemoryReplayStore
 from tests._support.evidence import evidence_builder
 

@@ -19,10 +19,10 @@ from mudrika.errors import (
     VerificationError,
 )
 from mudrika.identity.resolver import DIDResolver
-from mudrika.payments.chain import KeyMaterial, inspect_chain, render_html, verify_chain
+from mudrika.payments.chain import MEANINGS, KeyMaterial, inspect_chain, render_html, verify_chain
 from mudrika.payments.chain._hashes import cart_hashes
-from mudrika.payments.chain.report import Check, KeyEvidence, VerificationReport
 from mudrika.payments.models import cart_contents_hash, cart_mandate_hash, receive_cart
+from mudrika.payments.report import Check, KeyEvidence, VerificationReport
 from mudrika.payments.trustroot import UnsafeNoTrustRoot
 from mudrika.stores.replay import MemoryReplayStore
 from tests._support.evidence import evidence_builder
@@ -153,17 +153,25 @@ def test_report_is_json_and_html_safe() -> None:
 def test_raise_for_failure_maps_error_kinds() -> None:
     pinned = KeyEvidence("merchant", "did:web:m.example", "did:web:m.example#k", "t", "trust-root", True)
     ok = VerificationReport(
-        checks=(Check.make("a", "passed", "user"),), evaluated_at="x", mode="offline", keys=(pinned,)
+        checks=(Check.make("a", "passed", "user"),),
+        evaluated_at="x",
+        mode="offline",
+        keys=(pinned,),
+        meanings=MEANINGS,
     )
     ok.raise_for_failure()
     unanchored = VerificationReport(
-        checks=ok.checks, evaluated_at="x", mode="offline", keys=(pinned._replace(anchored=False),)
+        checks=ok.checks,
+        evaluated_at="x",
+        mode="offline",
+        keys=(pinned._replace(anchored=False),),
+        meanings=MEANINGS,
     )
     assert unanchored.verdict == "UNANCHORED"
     with pytest.raises(UntrustedKeyError) as unanchored_info:
         unanchored.raise_for_failure()
     assert unanchored_info.value.code == "unanchored"
-    empty = VerificationReport(checks=(), evaluated_at="x", mode="offline")
+    empty = VerificationReport(checks=(), evaluated_at="x", mode="offline", meanings=MEANINGS)
     assert not empty.ok
     with pytest.raises(VerificationError):
         empty.raise_for_failure()
@@ -171,6 +179,7 @@ def test_raise_for_failure_maps_error_kinds() -> None:
         checks=(Check.make("merchant.jwt.exp", "failed", "merchant", error="expired", code="expired"),),
         evaluated_at="x",
         mode="offline",
+        meanings=MEANINGS,
     )
     with pytest.raises(ExpiredError) as info:
         failed.raise_for_failure()

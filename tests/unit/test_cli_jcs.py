@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mudrika.cli import main
-from mudrika.crypto._b64 import b64url_encode
+from mudrika.crypto.b64url import b64url_encode
 
 DOC = '{"b": [1, 2.0, "é"], "a": {"\U0001f600": true, "\ufb33": null}}'.encode()
 CANONICAL = '{"a":{"\U0001f600":true,"\ufb33":null},"b":[1,2,"é"]}'.encode()

@@ -10,7 +10,7 @@ import pytest
 
 from mudrika.cli._demo._identities import Provisioned, provision_parties
 from mudrika.cli._demo._v02 import ITEMS, close_mandates, issue_open_mandates, merchant_offer, merchant_settle
-from mudrika.crypto._b64 import b64url_decode
+from mudrika.crypto.b64url import b64url_decode
 from mudrika.errors import SignatureError
 from mudrika.payments.v02 import sign_checkout_jwt
 from mudrika.stores.replay import MemoryReplayStore

@@ -44,7 +44,7 @@ def test_agent_id_is_a_version_8_uuid_derived_from_the_key(kind: str) -> None:
     assert parsed.version == 8
     assert parsed.variant == uuid.RFC_4122
     # Independent recomputation: the hash of the bytes inside the key's did:key, bits set with int ops.
-    from mudrika.crypto._multibase import base58btc_decode
+    from mudrika.crypto.multibase import base58btc_decode
 
     value = int.from_bytes(hashlib.sha256(base58btc_decode(public.to_multikey()[1:])).digest()[:16], "big")
     value = (value & ~(0xF << 76)) | (0x8 << 76)

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from mudrika.crypto._multibase import base58btc_encode
 from mudrika.crypto.keys import KeyPair, PublicKey
+from mudrika.crypto.multibase import base58btc_encode
 from mudrika.errors import InvalidInput, UntrustedKeyError
 from mudrika.identity._x25519 import X25519PublicKey, ed25519_to_x25519
 from mudrika.identity.document import PURPOSES, DIDDocument

@@ -72,7 +72,7 @@ def test_did_key_of_an_out_of_range_point_is_an_invalid_public_key() -> None:
 
 
 def _multikey_body(codec: int, raw: bytes) -> str:
-    from mudrika.crypto._multibase import base58btc_encode, varint_encode
+    from mudrika.crypto.multibase import base58btc_encode, varint_encode
 
     return base58btc_encode(varint_encode(codec) + raw)
 

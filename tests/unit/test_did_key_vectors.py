@@ -37,9 +37,9 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, x25519
 
-from mudrika.crypto._b64 import b64url_encode
-from mudrika.crypto._multibase import base58btc_decode, base58btc_encode, varint_encode
+from mudrika.crypto.b64url import b64url_encode
 from mudrika.crypto.keys import KeyPair, KeyType, PublicKey
+from mudrika.crypto.multibase import base58btc_decode, base58btc_encode, varint_encode
 from mudrika.errors import InvalidInput
 from mudrika.identity._x25519 import X25519PublicKey
 from mudrika.identity.document import DIDDocument, SigningPurpose
@@ -97,7 +97,7 @@ def test_ed25519_vectors(index: int) -> None:
     if "privateKeyBase58" in agreement:
         private_bytes = base58btc_decode(agreement["privateKeyBase58"])
     else:
-        from mudrika.crypto._b64 import b64url_decode
+        from mudrika.crypto.b64url import b64url_decode
 
         private_bytes = b64url_decode(agreement["privateKeyJwk"]["d"])
     expected = x25519.X25519PrivateKey.from_private_bytes(private_bytes).public_key().public_bytes_raw()

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from joserfc import jws
 
-from mudrika.crypto._b64 import b64url_encode
+from mudrika.crypto.b64url import b64url_encode
 from mudrika.crypto.keys import KeyPair
 from mudrika.errors import InvalidInput
 from mudrika.stores.replay import MemoryReplayStore

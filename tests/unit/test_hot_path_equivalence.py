@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from mudrika.crypto._b64 import b64url_decode, b64url_encode
+from mudrika.crypto.b64url import b64url_decode, b64url_encode
 from mudrika.errors import InvalidInput
 from mudrika.payments._values import exact_sum
 from mudrika.payments.chain import kb_nonce_key, merchant_jti_key
-from mudrika.payments.chain._common import Recorder, Texts, numeric_date, single_use_key
-from mudrika.payments.chain.report import Check
+from mudrika.payments.chain._common import numeric_date, single_use_key
+from mudrika.payments.report import Check, Recorder, Texts
 from mudrika.stores.replay import MAX_KEY_BYTES, MemoryReplayStore
 from tests._support.tokenfactory import T0, Clock
 

@@ -9,6 +9,8 @@ a cycle between two wings is how a layered package silently turns into one ball.
 2. ``payments`` and ``trust`` never import each other.
 3. No module imports another that (directly or through others) imports it back, and no module
    imports the ``__init__`` of the package it belongs to.
+4. Private means private: a module whose name starts with ``_`` is imported only by modules of the
+   package that holds it (sub-packages included), and a private name only within its package.
 
 Every ``import`` statement counts, wherever it stands (module level, inside a function, under
 ``TYPE_CHECKING``): a lazy import is still a dependency.
@@ -241,3 +243,91 @@ def _key_lookup_callers() -> set[str]:
 
 def test_only_the_anchoring_rule_looks_keys_up() -> None:
     assert _key_lookup_callers() <= set(_MAY_LOOK_KEYS_UP), _key_lookup_callers() - set(_MAY_LOOK_KEYS_UP)
+
+
+def _is_private(part: str) -> bool:
+    return part.startswith("_") and not part.startswith("__")
+
+
+def _owner_of_private(target: str) -> str | None:
+    """The package a private module (or anything inside one) belongs to: ``a.b`` for ``a.b._c.d``;
+    ``None`` when no part of ``target`` is private."""
+    parts = target.split(".")
+    for depth, part in enumerate(parts):
+        if _is_private(part):
+            return ".".join(parts[:depth])
+    return None
+
+
+def _inside(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def private_import_sites(module: str, tree: ast.AST) -> Iterator[str]:
+    """Each import in ``tree`` (the source of ``module``) that reaches into a private module of a
+    package ``module`` is not part of, or takes a private name from a module of another package.
+
+    Every statement counts (module level, in a function, under ``TYPE_CHECKING``); ``import a._b``,
+    ``from a._b import c``, ``from a import _b`` and relative forms alike."""
+    for node in ast.walk(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve_from(module, node)
+            targets = [base]
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                if sub in MODULES or _is_private(alias.name):
+                    targets.append(sub)
+        else:
+            continue
+        for target in targets:
+            if target.split(".")[0] != PACKAGE:
+                continue
+            owner = _owner_of_private(target)
+            if owner is None:
+                continue
+            if target not in MODULES and _owner_of_private(target.rsplit(".", 1)[0]) is None:
+                # A private *name* of a public module: its package is the module's package.
+                home = target.rsplit(".", 1)[0]
+                owner = home if home in MODULES and _is_package(home) else home.rsplit(".", 1)[0]
+            if not _inside(module, owner):
+                yield f"{module}:{node.lineno} imports {target}"
+
+
+def test_private_modules_stay_in_their_package() -> None:
+    """A module (or name) whose name starts with ``_`` is used only inside the package that holds it
+    (sub-packages included): what another package needs is made public, so a private module can
+    change without breaking a caller it never knew about."""
+    sites = [
+        site
+        for name, path in MODULES.items()
+        for site in private_import_sites(name, ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert sites == []
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "offends"),
+    [
+        ("mudrika.payments.v02.hops", "from mudrika.payments.chain._common import Recorder\n", True),
+        ("mudrika.payments.v02.hops", "import mudrika.payments.chain._common\n", True),
+        ("mudrika.payments.v02.hops", "from mudrika.payments.chain import _common\n", True),
+        ("mudrika.payments.v02.hops", "from ..chain._common import Recorder\n", True),
+        (
+            "mudrika.payments.v02.hops",
+            "def f():\n    from mudrika.payments.chain._keys import Anchors\n",
+            True,
+        ),
+        ("mudrika.payments.v02.hops", "from mudrika.payments.chain._verifier import _Chain\n", True),
+        ("mudrika.payments.v02.hops", "from mudrika.payments.v02.models import _Strict\n", False),
+        ("mudrika.payments.v02.hops", "from mudrika.payments.v02._x5c import validated_x5c_key\n", False),
+        ("mudrika.payments.chain._cart", "from mudrika.payments._time import iso\n", False),
+        ("mudrika.payments.chain._cart", "from mudrika.payments.report import Recorder\n", False),
+        ("mudrika.trust.keycloak.adapters", "from mudrika.trust.policy._realm import RealmRoles\n", True),
+        ("mudrika.trust.keycloak.adapters", "from mudrika.payments.v02.models import _Strict\n", True),
+    ],
+)
+def test_the_private_rule_sees_every_form_of_import(module: str, source: str, offends: bool) -> None:
+    assert bool(list(private_import_sites(module, ast.parse(source)))) is offends

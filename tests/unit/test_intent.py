@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
-from mudrika.crypto._b64 import b64url_decode
+from mudrika.crypto.b64url import b64url_decode
 from mudrika.crypto.jose import sign_jwt
 from mudrika.crypto.keys import KeyPair
 from mudrika.errors import InvalidInput
 from mudrika.identity.methods import key as did_key
 from mudrika.payments.chain import inspect_chain
-from mudrika.payments.chain.report import VerificationReport
 from mudrika.payments.models import IntentMandate, Received, intent_hash, receive_intent
 from mudrika.payments.profile import INTENT_JWS_TYP
+from mudrika.payments.report import VerificationReport
 from mudrika.payments.signing import sign_intent
 from mudrika.stores.replay import MemoryReplayStore
 from tests._support.evidence import evidence_builder

@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 from joserfc import jws as joserfc_jws
 from joserfc.jwk import ECKey, OKPKey, RSAKey
 
-from mudrika.crypto._b64 import b64url_decode, b64url_encode
+from mudrika.crypto.b64url import b64url_decode, b64url_encode
 from mudrika.crypto.jose import (
     TrustedKey,
     check_jwt_claims,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from mudrika.crypto._b64 import b64url_encode
+from mudrika.crypto.b64url import b64url_encode
 from mudrika.crypto.jose import (
     TrustedKey,
     open_compact,

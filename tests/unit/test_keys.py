@@ -7,7 +7,7 @@ import json
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from mudrika.crypto._b64 import b64url_decode, b64url_encode
+from mudrika.crypto.b64url import b64url_decode, b64url_encode
 from mudrika.crypto.keys import ALGORITHMS_BY_KEY_TYPE, KeyPair, KeyType, PublicKey
 from mudrika.errors import InvalidInput, SignatureError
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mudrika.crypto._b64 import b64url_decode
+from mudrika.crypto.b64url import b64url_decode
 from mudrika.crypto.jose import sign_jwt
 from mudrika.crypto.keys import KeyPair
 from mudrika.errors import (

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mudrika.crypto._b64 import b64url_decode, b64url_encode
-from mudrika.crypto._multibase import base58btc_decode, base58btc_encode
+from mudrika.crypto.b64url import b64url_decode, b64url_encode
+from mudrika.crypto.multibase import base58btc_decode, base58btc_encode
 from mudrika.errors import InvalidInput
 
 _BITCOIN_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from mudrika.crypto._multibase import base58btc_encode
 from mudrika.crypto.keys import KeyPair, PublicKey
+from mudrika.crypto.multibase import base58btc_encode
 from mudrika.errors import (
     BindingError,
     DocumentError,

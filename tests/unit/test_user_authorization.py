@@ -8,13 +8,12 @@ from typing import Any
 import pytest
 
 from mudrika.crypto import sdjwt
-from mudrika.crypto._b64 import b64url_decode
+from mudrika.crypto.b64url import b64url_decode
 from mudrika.crypto.jcs import mandate_hash
 from mudrika.crypto.jose import TrustedKey, sign_jwt
 from mudrika.crypto.keys import KeyPair
 from mudrika.errors import InvalidInput
 from mudrika.payments.chain import inspect_chain
-from mudrika.payments.chain.report import VerificationReport
 from mudrika.payments.models import (
     PaymentMandate,
     Received,
@@ -23,6 +22,7 @@ from mudrika.payments.models import (
     receive_payment,
 )
 from mudrika.payments.profile import PAYMENT_CREDENTIAL_VCT
+from mudrika.payments.report import VerificationReport
 from mudrika.payments.signing import issue_user_credential, sign_payment
 from mudrika.stores.replay import MemoryReplayStore
 from tests._support.evidence import evidence_builder

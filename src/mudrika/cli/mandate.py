@@ -88,7 +88,7 @@ def _documents(files: tuple[str, ...]) -> dict[str, Any]:
 
 def _credential_holder_matches(credential: str, pair: KeyPair) -> None:
     """Refuse a --key that is not the credential's cnf key (read, not verified: this is our own input)."""
-    from mudrika.crypto._b64 import b64url_decode
+    from mudrika.crypto.b64url import b64url_decode
     from mudrika.crypto.sdjwt import holder_key_from_cnf, parse
     from mudrika.errors import MudrikaError
 

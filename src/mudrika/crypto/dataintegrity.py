@@ -22,9 +22,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from mudrika.crypto._multibase import base58btc_decode, base58btc_encode
 from mudrika.crypto.jcs import canonicalize
 from mudrika.crypto.keys import KeyPair, KeyType, PublicKey
+from mudrika.crypto.multibase import base58btc_decode, base58btc_encode
 from mudrika.errors import InvalidInput, SignatureError
 
 __all__ = ["CRYPTOSUITE", "PROOF_TYPE", "did_key_of_proof", "sign_eddsa_jcs_2022", "verify_eddsa_jcs_2022"]

@@ -33,7 +33,7 @@ from joserfc.jwk import ECKey as _ECKey
 from joserfc.jwk import OKPKey as _OKPKey
 from joserfc.jwk import RSAKey as _RSAKey
 
-from mudrika.crypto._b64 import b64url_decode
+from mudrika.crypto.b64url import b64url_decode
 from mudrika.crypto.jcs import loads_strict
 from mudrika.crypto.keys import KeyPair, KeyType, PublicKey
 from mudrika.errors import ExpiredError, InvalidInput, UntrustedKeyError, VerificationError

@@ -21,9 +21,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 
-from mudrika.crypto._b64 import b64url_decode, b64url_encode
-from mudrika.crypto._multibase import PUBLIC_KEY_CODECS, multikey_decode, multikey_encode
 from mudrika.crypto._pkcs8 import encrypt_pkcs8_pem
+from mudrika.crypto.b64url import b64url_decode, b64url_encode
+from mudrika.crypto.multibase import PUBLIC_KEY_CODECS, multikey_decode, multikey_encode
 from mudrika.errors import InvalidInput, SignatureError
 
 __all__ = [

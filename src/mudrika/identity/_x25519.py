@@ -13,9 +13,9 @@ from typing import Any, Final
 
 from cryptography.hazmat.primitives.asymmetric import x25519
 
-from mudrika.crypto._b64 import b64url_decode, b64url_encode
-from mudrika.crypto._multibase import multikey_decode, multikey_encode
+from mudrika.crypto.b64url import b64url_decode, b64url_encode
 from mudrika.crypto.keys import KeyType, PublicKey
+from mudrika.crypto.multibase import multikey_decode, multikey_encode
 from mudrika.errors import InvalidInput
 
 __all__ = ["X25519_MULTICODEC", "X25519PublicKey", "ed25519_to_x25519", "edwards_y", "x25519_from_edwards_y"]

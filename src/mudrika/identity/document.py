@@ -33,8 +33,8 @@ from pydantic import (
     model_validator,
 )
 
-from mudrika.crypto._multibase import base58btc_decode, varint_decode
 from mudrika.crypto.keys import KeyType, PublicKey
+from mudrika.crypto.multibase import base58btc_decode, varint_decode
 from mudrika.errors import InvalidInput, UntrustedKeyError
 from mudrika.identity._x25519 import X25519_MULTICODEC, X25519PublicKey
 from mudrika.identity.did import DID, DIDURL, MAX_DID_URL_LENGTH, parse_did

@@ -49,7 +49,7 @@ from mudrika.identity.csr import create_csr, fingerprint_sha256, to_pem
 from mudrika.identity.did import parse_did
 from mudrika.identity.document import DIDDocument
 from mudrika.identity.methods import bindu, jwk, key, web
-from mudrika.identity.methods._single_key import single_key_document
+from mudrika.identity.methods.single_key import single_key_document
 from mudrika.net.limits import read_capped
 
 if TYPE_CHECKING:

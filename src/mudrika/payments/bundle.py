@@ -6,7 +6,7 @@ expectations that held *when the payment was made*.  So the bundle carries the t
 raw JSON (the bytes that were hashed and signed), a snapshot of every key needed (DID documents,
 an issuer's JWKS, pinned keys), the verifier's expectations (audiences, nonce, trusted issuers,
 algorithms) and the evidence time.  :func:`inspect_bundle` verifies it without ever touching the
-network: its key source is :meth:`~mudrika.payments.chain._keys.KeyMaterial.offline_snapshot`.
+network: its key source is :meth:`~mudrika.payments.chain.KeyMaterial.offline_snapshot`.
 
 Format (``docs/payments.md`` "Evidence bundle format"); we own it, so unknown members are refused::
 
@@ -42,13 +42,12 @@ from mudrika.crypto.frozenjson import thaw
 from mudrika.crypto.jcs import canonicalize, loads_strict
 from mudrika.net.limits import read_capped
 from mudrika.payments._load import AwareTimestamp, validate_bundle
-from mudrika.payments.chain import inspect_chain
-from mudrika.payments.chain._common import DEFAULT_ALGORITHMS, MAX_LEEWAY, Time, epoch, iso
-from mudrika.payments.chain._keys import KeyMaterial
-from mudrika.payments.chain.report import VerificationReport
+from mudrika.payments._time import Time, epoch, iso
+from mudrika.payments.chain import KeyMaterial, inspect_chain
 from mudrika.payments.credential_status import RecordedStatusList
 from mudrika.payments.models import CartMandate, IntentMandate, PaymentMandate, Received, parse_timestamp
-from mudrika.payments.profile import KB_MAX_AGE
+from mudrika.payments.profile import DEFAULT_ALGORITHMS, KB_MAX_AGE, MAX_LEEWAY
+from mudrika.payments.report import VerificationReport
 from mudrika.payments.trustroot import TrustRoot, UnsafeNoTrustRoot
 from mudrika.stores.replay import MemoryReplayStore, ReplayStore
 

@@ -29,8 +29,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from mudrika.crypto._b64 import b64url_decode
-from mudrika.crypto._compact import compact_text
+from mudrika.crypto.b64url import b64url_decode
+from mudrika.crypto.compact import compact_text
 from mudrika.crypto.jcs import loads_strict
 from mudrika.crypto.jose import KeyResolver, TrustedKey, check_jwt_claims, sign_jwt, verify_compact
 from mudrika.crypto.keys import ALL_ALGORITHMS, KeyPair, PublicKey

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from enum import IntEnum
 from typing import Final
 
-from mudrika.crypto._b64 import b64url_decode, b64url_encode
+from mudrika.crypto.b64url import b64url_decode, b64url_encode
 from mudrika.errors import InvalidInput
 
 __all__ = [

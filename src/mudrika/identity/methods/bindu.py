@@ -42,13 +42,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
-from mudrika.crypto._multibase import PUBLIC_KEY_CODECS, varint_encode
 from mudrika.crypto.keys import KeyType, PublicKey
+from mudrika.crypto.multibase import PUBLIC_KEY_CODECS, varint_encode
 from mudrika.errors import DocumentError, InvalidInput, VerificationError
 from mudrika.identity._x25519 import X25519PublicKey, ed25519_to_x25519
 from mudrika.identity.did import DID, parse_did
 from mudrika.identity.document import DIDDocument
-from mudrika.identity.methods._single_key import single_key_document
+from mudrika.identity.methods.single_key import single_key_document
 from mudrika.identity.resolution import LocalDriver, ResolutionResult, check_document_id, result
 
 __all__ = [

@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final, Literal
 
-from mudrika.crypto._b64 import b64url_decode, b64url_encode
+from mudrika.crypto.b64url import b64url_decode, b64url_encode
 from mudrika.crypto.jcs import loads_strict
 from mudrika.crypto.keys import KeyType, PublicKey
 from mudrika.errors import InvalidInput

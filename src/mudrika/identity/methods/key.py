@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Final, Literal
 
-from mudrika.crypto._multibase import PUBLIC_KEY_CODECS, multikey_decode
 from mudrika.crypto.keys import KeyType, PublicKey
+from mudrika.crypto.multibase import PUBLIC_KEY_CODECS, multikey_decode
 from mudrika.errors import InvalidInput
 from mudrika.identity._x25519 import X25519_MULTICODEC, X25519PublicKey, edwards_y, x25519_from_edwards_y
 from mudrika.identity.did import DID, parse_did

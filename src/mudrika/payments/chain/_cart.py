@@ -35,24 +35,20 @@ from mudrika.errors import IncompleteVerification, InvalidInput
 from mudrika.identity.did import parse_did_url
 from mudrika.payments.chain._common import (
     MAX_CART_LIFETIME,
-    Recorder,
-    Texts,
     Time,
     check_iss_is_signer,
     check_mandate_expiry,
     check_signed_hash,
     check_time_claims,
     epoch,
-    found,
     iso,
     numeric_date,
-    same_text,
     single_use_key,
 )
 from mudrika.payments.chain._jws import JWS_PHASES, check_jws
 from mudrika.payments.chain._keys import Anchors, KeySource, ResolvedKey, StageRules
+from mudrika.payments.chain._meanings import MEANINGS
 from mudrika.payments.chain._trust import Trust
-from mudrika.payments.chain.report import VerificationReport
 from mudrika.payments.models import (
     CartMandate,
     Received,
@@ -61,6 +57,7 @@ from mudrika.payments.models import (
     sum_amounts,
 )
 from mudrika.payments.profile import MERCHANT_JWT_TYP
+from mudrika.payments.report import Recorder, Texts, VerificationReport, found, same_text
 from mudrika.payments.trustroot import TrustRoot
 from mudrika.stores.replay import ReplayStore, claim_or_raise
 
@@ -388,6 +385,7 @@ def verify_cart(
             iso(at),
             mode,
             unanchored_because=("the merchant's key is not pinned in the trust root",),
+            meanings=MEANINGS,
         ).raise_for_failure()
         raise IncompleteVerification("the cart was not verified")  # not reached
     claim_or_raise(replay_store, merchant_jti_key(facts.merchant_did, facts.jti), facts.exp)

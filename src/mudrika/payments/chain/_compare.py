@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from mudrika.payments.chain.report import Comparison
 from mudrika.payments.models import (
     CartMandate,
     IntentMandate,
@@ -24,6 +23,7 @@ from mudrika.payments.models import (
     Received,
     money_equal,
 )
+from mudrika.payments.report import Comparison
 
 __all__ = ["chain_facts", "compare_values"]
 

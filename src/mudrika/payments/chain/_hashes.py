@@ -21,7 +21,7 @@ import hashlib
 import re
 from typing import Final
 
-from mudrika.crypto._b64 import b64url_encode
+from mudrika.crypto.b64url import b64url_encode
 from mudrika.crypto.jcs import canonicalize
 from mudrika.payments.models import (
     CartMandate,

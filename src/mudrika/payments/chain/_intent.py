@@ -19,7 +19,6 @@ from typing import Any, Final, NamedTuple
 from mudrika.crypto.jose import header_kid
 from mudrika.payments.chain._common import (
     TIME_CLAIMS,
-    Recorder,
     check_iss_is_signer,
     check_mandate_expiry,
     check_signed_hash,
@@ -29,6 +28,7 @@ from mudrika.payments.chain._jws import JWS_PHASES, check_jws
 from mudrika.payments.chain._keys import ResolvedKey, StageRules
 from mudrika.payments.models import IntentMandate, Received
 from mudrika.payments.profile import INTENT_JWS_TYP, did_of_kid
+from mudrika.payments.report import Recorder
 
 __all__ = ["INTENT_JWS_CHECKS", "IntentFacts", "check_intent"]
 

@@ -16,8 +16,9 @@ from typing import Any, Final, NamedTuple, TypeVar
 from mudrika.crypto.jcs import loads_strict
 from mudrika.crypto.jose import KeyResolver, TrustedKey, open_compact, verify_opened
 from mudrika.errors import InvalidInput, MudrikaError, VerificationError
-from mudrika.payments.chain._common import MAX_TOKEN_BYTES, Recorder, Texts, no_texts
+from mudrika.payments.chain._common import MAX_TOKEN_BYTES
 from mudrika.payments.chain._keys import ResolvedKey
+from mudrika.payments.report import Recorder, Texts, no_texts
 
 __all__ = ["JWS_PHASES", "CheckedJWS", "check_jws", "run_jws_phases"]
 

@@ -22,7 +22,6 @@ from decimal import Decimal
 from typing import Final
 
 from mudrika.payments.chain._cart import CartFacts
-from mudrika.payments.chain._common import Recorder, Texts
 from mudrika.payments.chain._intent import IntentFacts
 from mudrika.payments.chain._payment import PaymentFacts
 from mudrika.payments.models import (
@@ -32,6 +31,7 @@ from mudrika.payments.models import (
     Received,
     money_equal,
 )
+from mudrika.payments.report import Recorder, Texts
 
 __all__ = ["LINK_CHECKS", "check_links"]
 

@@ -33,17 +33,7 @@ from mudrika.errors import InvalidInput, MudrikaError
 from mudrika.identity.methods import jwk as did_jwk
 from mudrika.identity.methods import key as did_key
 from mudrika.payments.chain._cart import check_signed_members
-from mudrika.payments.chain._common import (
-    TIME_CLAIMS,
-    Recorder,
-    Texts,
-    check_signed_hash,
-    check_time_claims,
-    fingerprint,
-    found,
-    same_text,
-    single_use_key,
-)
+from mudrika.payments.chain._common import TIME_CLAIMS, check_signed_hash, check_time_claims, single_use_key
 from mudrika.payments.chain._jws import JWS_PHASES, check_jws, run_jws_phases
 from mudrika.payments.chain._keys import ResolvedKey, StageRules
 from mudrika.payments.models import (
@@ -51,6 +41,7 @@ from mudrika.payments.models import (
     PaymentMandate,
     Received,
 )
+from mudrika.payments.report import Recorder, Texts, fingerprint, found, same_text
 
 __all__ = ["ISSUER_CHECKS", "KB_CHECKS", "PaymentFacts", "check_payment", "kb_nonce_key"]
 

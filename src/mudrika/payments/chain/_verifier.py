@@ -2,7 +2,7 @@
 
 The two functions run the same checks (ids in ``docs/payments.md`` "Checks"):
 
-* :func:`inspect_chain` returns a :class:`~mudrika.payments.chain.report.VerificationReport` and never
+* :func:`inspect_chain` returns a :class:`~mudrika.payments.report.VerificationReport` and never
   raises on a failed check — for dispute tools and logs that must show everything;
 * :func:`verify_chain` returns the :class:`VerifiedChain` or raises the first failed check's typed
   error (``SignatureError``, ``ExpiredError``, ``ReplayError``, ``BindingError``, ``PolicyDenied``,
@@ -44,14 +44,7 @@ from mudrika.crypto.jcs import DEFAULT_MAX_BYTES
 from mudrika.crypto.keys import PublicKey
 from mudrika.errors import IncompleteVerification, InvalidInput, MudrikaError
 from mudrika.payments.chain._cart import MERCHANT_CLAIM_CHECKS, CartFacts, check_cart, merchant_jti_key
-from mudrika.payments.chain._common import (
-    DEFAULT_ALGORITHMS,
-    Recorder,
-    Time,
-    epoch,
-    fingerprint,
-    iso,
-)
+from mudrika.payments.chain._common import DEFAULT_ALGORITHMS, Time, epoch, iso
 from mudrika.payments.chain._compare import chain_facts, compare_values
 from mudrika.payments.chain._hashes import chain_hashes
 from mudrika.payments.chain._intent import INTENT_JWS_CHECKS, IntentFacts, check_intent
@@ -65,6 +58,7 @@ from mudrika.payments.chain._keys import (
     StageRules,
 )
 from mudrika.payments.chain._links import LINK_CHECKS, check_links
+from mudrika.payments.chain._meanings import MEANINGS
 from mudrika.payments.chain._payment import (
     ISSUER_CHECKS,
     KB_CHECKS,
@@ -74,8 +68,8 @@ from mudrika.payments.chain._payment import (
     kb_nonce_key,
 )
 from mudrika.payments.chain._trust import Trust
-from mudrika.payments.chain.report import KeyEvidence, VerificationReport
 from mudrika.payments.models import Ap2Model, CartMandate, IntentMandate, PaymentMandate, Received, receive
+from mudrika.payments.report import KeyEvidence, Recorder, VerificationReport, fingerprint
 from mudrika.payments.trustroot import TrustRoot, UnsafeNoTrustRoot
 from mudrika.stores.replay import ReplayStore
 
@@ -548,6 +542,7 @@ class _TrustedChain:
             facts=chain_facts(self.intent, self.cart, self.payment),
             # Only after a failure: the link checks that compare these values may have been skipped.
             comparisons=() if self.linked else compare_values(self.intent, self.cart, self.payment),
+            meanings=MEANINGS,
         )
 
 

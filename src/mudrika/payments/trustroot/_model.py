@@ -33,7 +33,7 @@ from typing import Any, Final, Literal
 from cryptography import x509
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from mudrika.crypto._b64 import b64url_encode
+from mudrika.crypto.b64url import b64url_encode
 from mudrika.crypto.jcs import canonicalize, loads_strict
 from mudrika.crypto.jose import TrustedKey
 from mudrika.crypto.keys import ALL_ALGORITHMS

@@ -5,8 +5,9 @@ The public face.  :func:`inspect_v02` / :func:`verify_v02` (:mod:`.verifier`) ar
 modules beside them hold one concept each: :mod:`.profile` (what the profile signs),
 :mod:`.models` (the v0.2 JSON Schemas as strict models), :mod:`.wire` (the ``~~`` chain form),
 :mod:`.hops` (root and hop admission), :mod:`.bindings` (checkout hash, merchant signature,
-transaction id, pre-set values), :mod:`.constraints` (every constraint type), :mod:`.receipts` and
-:mod:`.signing` (our signers).  The checks are listed in ``docs/ap2-v02.md``.
+transaction id, pre-set values), :mod:`.constraints` (every constraint type), :mod:`.receipts`,
+:mod:`.signing` (our signers) and :mod:`.meanings` (what each check means, in plain words).  The
+checks are listed in ``docs/ap2-v02.md``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from mudrika.payments.v02.constraints import (
     usage_from_value,
 )
 from mudrika.payments.v02.hops import HopExpectation, VerifiedToken
+from mudrika.payments.v02.meanings import MEANINGS
 from mudrika.payments.v02.models import (
     Amount,
     Checkout,
@@ -50,6 +52,7 @@ from mudrika.payments.v02.verifier import V02Evidence, VerifiedTransaction, insp
 from mudrika.payments.v02.wire import ParsedChain, join_chain, parse_chain, sd_digest
 
 __all__ = [
+    "MEANINGS",
     "VCT_CHECKOUT",
     "VCT_CHECKOUT_OPEN",
     "VCT_PAYMENT",

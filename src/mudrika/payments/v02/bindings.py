@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mudrika.crypto._b64 import b64url_decode
+from mudrika.crypto.b64url import b64url_decode
 from mudrika.crypto.jcs import canonicalize, loads_strict
 from mudrika.crypto.jose import header_kid, parse_unverified_header, verify_compact
 from mudrika.errors import BindingError, InvalidInput, UntrustedKeyError, VerificationError

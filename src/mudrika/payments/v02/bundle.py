@@ -36,9 +36,9 @@ from mudrika.errors import InvalidInput
 from mudrika.net.limits import read_capped
 from mudrika.payments._load import AwareTimestamp, validate_bundle
 from mudrika.payments._time import Time
-from mudrika.payments.chain.report import VerificationReport
 from mudrika.payments.credential_status import RecordedStatusList
 from mudrika.payments.models import parse_timestamp
+from mudrika.payments.report import VerificationReport
 from mudrika.payments.trustroot import TrustRoot
 from mudrika.payments.v02.constraints import MandateUsage
 from mudrika.payments.v02.hops import HopExpectation

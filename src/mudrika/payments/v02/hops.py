@@ -36,7 +36,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel
 
-from mudrika.crypto._b64 import b64url_decode
+from mudrika.crypto.b64url import b64url_decode
 from mudrika.crypto.jcs import loads_strict
 from mudrika.crypto.jose import TrustedKey, header_kid, parse_unverified_header, verify_compact
 from mudrika.crypto.keys import PublicKey
@@ -47,8 +47,7 @@ from mudrika.crypto.sdjwt import (
     process_unverified_disclosures,
 )
 from mudrika.errors import ExpiredError, InvalidInput, MudrikaError, UntrustedKeyError, VerificationError
-from mudrika.payments.chain._common import Recorder, StepFailed, fingerprint
-from mudrika.payments.chain.report import Anchoring
+from mudrika.payments.report import Anchoring, Recorder, StepFailed, fingerprint
 from mudrika.payments.trustroot import TrustRoot
 from mudrika.payments.v02._x5c import validated_x5c_key
 from mudrika.payments.v02.models import (

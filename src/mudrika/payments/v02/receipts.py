@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mudrika.crypto._b64 import b64url_decode
+from mudrika.crypto.b64url import b64url_decode
 from mudrika.crypto.jcs import loads_strict
 from mudrika.crypto.jose import header_kid, parse_unverified_header, verify_compact
 from mudrika.errors import (

@@ -31,9 +31,14 @@ from typing import Any, Final
 
 from mudrika.errors import IncompleteVerification, InvalidInput, MudrikaError
 from mudrika.payments._time import Time, epoch, iso
-from mudrika.payments.chain._common import Recorder, StepFailed, fingerprint
-from mudrika.payments.chain._text import printable
-from mudrika.payments.chain.report import KeyEvidence, VerificationReport
+from mudrika.payments.report import (
+    KeyEvidence,
+    Recorder,
+    StepFailed,
+    VerificationReport,
+    fingerprint,
+    printable,
+)
 from mudrika.payments.trustroot import TrustRoot
 from mudrika.payments.v02.bindings import (
     VerifiedCheckoutJwt,
@@ -55,6 +60,7 @@ from mudrika.payments.v02.constraints import (
     evaluate_payment_constraint,
 )
 from mudrika.payments.v02.hops import HopExpectation, VerifiedToken, verify_tokens
+from mudrika.payments.v02.meanings import MEANINGS
 from mudrika.payments.v02.models import (
     Checkout,
     CheckoutMandate,
@@ -694,6 +700,7 @@ def _run(
         expectations=expectations,
         statements=_statements(state, consumed=replay_store is not None),
         trust_root=trust_root.fingerprint,
+        meanings=MEANINGS,
     )
     return state, report
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mudrika.crypto._compact import compact_text
+from mudrika.crypto.compact import compact_text
 from mudrika.crypto.sdjwt import ParsedSdJwt, SdJwtLimits, digest_of, parse
 from mudrika.errors import InvalidInput
 from mudrika.payments.v02.profile import CHAIN_SEPARATOR, MAX_CHAIN_BYTES, MAX_HOPS

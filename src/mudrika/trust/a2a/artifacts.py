@@ -30,7 +30,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from mudrika.crypto._b64 import b64url_encode
+from mudrika.crypto.b64url import b64url_encode
 from mudrika.crypto.jcs import canonicalize, loads_strict
 from mudrika.crypto.jose import sign_jwt, verify_compact
 from mudrika.crypto.keys import KeyPair

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, Final
 import httpcore
 import httpx
 
-from mudrika.crypto._b64 import b64url_encode
+from mudrika.crypto.b64url import b64url_encode
 from mudrika.crypto.jose import parse_unverified_header, sign_jwt, verify_jwt
 from mudrika.crypto.keys import KeyPair
 from mudrika.errors import InvalidInput, MudrikaError, UnavailableError, VerificationError

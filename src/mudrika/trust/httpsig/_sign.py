@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from mudrika.crypto._b64 import b64url_encode
+from mudrika.crypto.b64url import b64url_encode
 from mudrika.crypto.keys import KeyPair
 from mudrika.errors import InvalidInput
 from mudrika.trust.httpsig._algs import ALGORITHMS, DEFAULT_FOR_KEY_TYPE

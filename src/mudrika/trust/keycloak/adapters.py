@@ -47,10 +47,11 @@ from mudrika.net.egress import EgressPolicy
 from mudrika.trust.keycloak._http_bridge import install_transports
 from mudrika.trust.keycloak.jwks import egress_for_configured_url
 from mudrika.trust.models import AgentTrust
-from mudrika.trust.policy import OperationRule, Policy
-from mudrika.trust.policy._realm import (
+from mudrika.trust.policy import (
     MAX_EXPORT_BYTES,
     TRUST_ATTRIBUTE,
+    OperationRule,
+    Policy,
     RealmRoles,
     import_realm_export,
     load_realm_export,

@@ -39,7 +39,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mudrika.crypto._b64 import b64url_decode, b64url_encode
+from mudrika.crypto.b64url import b64url_decode, b64url_encode
 from mudrika.crypto.jcs import loads_strict
 from mudrika.crypto.jose import asymmetric_allow_list
 from mudrika.crypto.keys import PublicKey

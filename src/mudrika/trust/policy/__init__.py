@@ -33,6 +33,7 @@ from mudrika.trust.policy._policy import (
 )
 from mudrika.trust.policy._realm import (
     MAX_EXPORT_BYTES,
+    TRUST_ATTRIBUTE,
     RealmRoles,
     import_realm_export,
     load_realm_export,
@@ -49,6 +50,7 @@ __all__ = [
     "MISSING_PERMISSION",
     "NO_ROLE",
     "PAYMENT_REQUIRED",
+    "TRUST_ATTRIBUTE",
     "UNKNOWN_OPERATION",
     "WRONG_AGENT",
     "WRONG_TENANT",

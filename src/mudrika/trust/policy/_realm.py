@@ -48,6 +48,7 @@ from mudrika.trust.models import KeycloakRole
 
 __all__ = [
     "MAX_EXPORT_BYTES",
+    "TRUST_ATTRIBUTE",
     "RealmRoles",
     "import_realm_export",
     "load_realm_export",

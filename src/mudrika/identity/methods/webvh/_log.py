@@ -42,10 +42,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from mudrika.crypto._multibase import base58btc_encode
 from mudrika.crypto.dataintegrity import did_key_of_proof, verify_eddsa_jcs_2022
 from mudrika.crypto.jcs import canonicalize, loads_strict
 from mudrika.crypto.keys import PublicKey
+from mudrika.crypto.multibase import base58btc_encode
 from mudrika.errors import (
     BindingError,
     InvalidInput,

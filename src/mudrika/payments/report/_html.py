@@ -1,4 +1,4 @@
-"""A self-contained, printable HTML rendering of a :class:`~mudrika.payments.chain.report.VerificationReport`.
+"""A self-contained, printable HTML rendering of a :class:`~mudrika.payments.report.VerificationReport`.
 
 Why this shape: the page is read by a person who must decide a dispute, so what decides comes
 first — the verdict banner with its paragraph (who paid whom, what, how much, when, on whose
@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any, Final
 
-from mudrika.payments.chain.report import Check, VerificationReport, meaning_of, rests_on, value_labels
+from mudrika.payments.report._model import Check, MeaningTable, VerificationReport
 
 __all__ = ["render_html"]
 
@@ -83,9 +83,9 @@ def _status_of(report: VerificationReport, check_id: str) -> str:
         return "absent"
 
 
-def _failure(check: Check) -> str:
-    got_label, expected_label = value_labels(check)
-    rows = [("rests on", escape(rests_on(check)))]
+def _failure(check: Check, meanings: MeaningTable) -> str:
+    got_label, expected_label = meanings.value_labels(check)
+    rows = [("rests on", escape(meanings.rests_on(check)))]
     if check.got is not None:
         rows.append((got_label, f"<code>{_text(check.got)}</code>"))
     if check.expected is not None:
@@ -96,7 +96,7 @@ def _failure(check: Check) -> str:
         rows.append(("key", f"<code>{_text(check.key)}</code>"))
     items = "".join(f"<dt>{escape(label)}</dt><dd>{value}</dd>" for label, value in rows)
     return (
-        f'<div class="failure"><h3><code>{escape(check.id)}</code>: {escape(meaning_of(check))}</h3>'
+        f'<div class="failure"><h3><code>{escape(check.id)}</code>: {escape(meanings.meaning(check))}</h3>'
         f"<dl>{items}</dl></div>"
     )
 
@@ -164,7 +164,7 @@ def render_html(
     failures = report.failures
     if failures:
         parts.append(f'<section id="failures"><h2>Failures ({len(failures)})</h2>')
-        parts.extend(_failure(check) for check in failures)
+        parts.extend(_failure(check, report.meanings) for check in failures)
         parts.append("</section>")
     if report.comparisons:
         rows = "".join(
@@ -209,7 +209,7 @@ def render_html(
     )
     check_rows = "".join(
         f'<tr><td class="{escape(check.status)}">{escape(check.status)}</td>'
-        f"<td><code>{escape(check.id)}</code></td><td>{escape(rests_on(check))}</td>"
+        f"<td><code>{escape(check.id)}</code></td><td>{escape(report.meanings.rests_on(check))}</td>"
         f"<td>{_text(check.got) if check.passed else _text(check.detail)}</td></tr>"
         for check in report.checks
         if not check.failed

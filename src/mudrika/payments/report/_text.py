@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from mudrika.payments.chain.report import VerificationReport, meaning_of, rests_on, value_labels
+from mudrika.payments.report._model import VerificationReport
 
 __all__ = ["printable", "render_text"]
 
@@ -36,12 +36,13 @@ def render_text(report: VerificationReport, *, title: str, verbose: bool = False
     """The report as text lines (no trailing newline); see the module docstring for the order."""
     lines = [printable(title), f"VERDICT: {report.verdict}", printable(report.summary(), limit=4000)]
     failures = report.failures
+    meanings = report.meanings
     if failures:
         lines.append(f"FAILURES ({len(failures)})")
         for number, check in enumerate(failures, 1):
-            got_label, expected_label = value_labels(check)
-            lines.append(f"  {number}. {check.id}: {meaning_of(check)}")
-            lines.append(f"     rests on:           {rests_on(check)}")
+            got_label, expected_label = meanings.value_labels(check)
+            lines.append(f"  {number}. {check.id}: {meanings.meaning(check)}")
+            lines.append(f"     rests on:           {meanings.rests_on(check)}")
             if check.got is not None:
                 lines.append(f"     {got_label + ':':<20}{printable(check.got)}")
             if check.expected is not None:

@@ -2,9 +2,10 @@
 
 Why a report and not just an exception: a dispute analyst must see *which* binding failed, whose key
 or claim it rests on, and which checks could not even run because an earlier link was not admitted.
-So :func:`mudrika.payments.chain.inspect_chain` never raises on a failed check; it returns a
-:class:`VerificationReport` whose :class:`Check` entries each carry a stable dotted ``id`` (listed in
-``docs/payments.md`` "Checks"), a status, short secret-free ``expected``/``got`` strings, the ``party``
+So :func:`mudrika.payments.chain.inspect_chain` and :func:`mudrika.payments.v02.inspect_v02` never
+raise on a failed check; each returns a :class:`VerificationReport` whose :class:`Check` entries
+each carry a stable dotted ``id`` (listed in ``docs/payments.md`` "Checks" and ``docs/ap2-v02.md``
+"Every check"; what each means is the profile's :class:`MeaningTable`), a status, short secret-free ``expected``/``got`` strings, the ``party``
 the fact rests on and the ``key`` (kid or thumbprint) it was verified with.
 
 Three statuses, never more:
@@ -39,6 +40,7 @@ while its summary said "no").
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -62,7 +64,7 @@ from mudrika.errors import (
 __all__ = [
     "ANCHORED_SENTENCE",
     "ERROR_KINDS",
-    "MEANINGS",
+    "GENERIC_MEANING",
     "REPORT_FORMAT",
     "Anchoring",
     "Check",
@@ -70,13 +72,11 @@ __all__ = [
     "Comparison",
     "ErrorKind",
     "KeyEvidence",
+    "MeaningTable",
     "Verdict",
     "VerificationReport",
     "anchoring_of",
     "error_kind_of",
-    "meaning_of",
-    "rests_on",
-    "value_labels",
 ]
 
 REPORT_FORMAT: Final = "mudrika.report/v2"
@@ -161,119 +161,72 @@ def error_kind_of(exc: BaseException) -> ErrorKind:
     return "verification"
 
 
-#: What a failed check means, in words a person deciding the dispute can quote (ids: docs/payments.md).
-MEANINGS: Final[Mapping[str, str]] = {
-    "input.intent": "the intent is not a well-formed AP2 intent, so nothing it says can be relied on",
-    "input.cart": "the cart is not a well-formed AP2 cart, so nothing it says can be relied on",
-    "input.payment": "the payment is not a well-formed AP2 payment, so nothing it says can be relied on",
-    "intent.constraints": "the intent sets a limit nobody can enforce, so it is refused",
-    "intent.authorization": "an unsigned intent cannot authorise a purchase without the user confirming the cart",
-    "intent.jws.key": "the key that signed the intent is not a key of the user's DID",
-    "intent.jws.signature": "the intent was not signed by that user, or was changed afterwards",
-    "intent.jws.iss": "the intent names another signer than the key that signed it",
-    "intent.jws.intent_hash": "the intent was changed after the user signed it",
-    "intent.expiry": "the intent had expired when the payment was evaluated",
-    "cart.unsigned_members": "the cart carries something nobody signed",
-    "merchant.jws.present": "the merchant never signed this cart",
-    "merchant.jws.key": "the key that signed the cart is not one of the merchant's keys you trust",
-    "merchant.jws.alg": "the cart was signed with an algorithm not allowed for the merchant's key",
-    "merchant.jws.signature": "the cart's signature does not verify: the merchant did not sign these bytes",
-    "merchant.jwt.iss": "one merchant signed in another merchant's name",
-    "merchant.jwt.sub": "the merchant's signature is for another cart",
-    "merchant.jwt.aud": "the merchant's signature was issued for another verifier",
-    "merchant.jwt.exp": "the merchant's signature had expired when the payment was evaluated",
-    "merchant.jwt.lifetime": "the merchant's signature was valid for longer than the profile allows",
-    "merchant.jwt.cart_hash": "the cart contents changed after the merchant signed them",
-    "cart.expiry": "the cart had expired when the payment was evaluated",
-    "cart.total": "the merchant's cart total is not the sum of its items",
-    "payment.unsigned_members": "the payment carries something nobody signed",
-    "user.authorization.present": "the user never authorised this payment",
-    "issuer.sdjwt.format": "the user's authorisation is not a well-formed credential presentation",
-    "issuer.trusted": "the user's credential comes from an issuer you do not trust",
-    "issuer.jwt.key": "the credential was signed with a key you do not trust for its issuer",
-    "issuer.jwt.signature": "the user's credential was not issued by that issuer",
-    "issuer.sdjwt.disclosures": "claims were added to the user's credential that the issuer never signed",
-    "issuer.jwt.exp": "the user's credential had expired",
-    "issuer.jwt.vct": "the credential is not of a type you accept for payments",
-    "issuer.jwt.cnf": "the credential does not name a usable key of the user",
-    "issuer.jwt.sub": "the credential's subject contradicts the user's key",
-    "user.kb.header": "the user's key-binding signature is missing or malformed",
-    "user.kb.signature": "the payment was not authorised by the holder of the credential",
-    "user.kb.iat": "the user's authorisation is too old (replayed) or dated in the future",
-    "user.kb.aud": "the user authorised the payment for another verifier",
-    "user.kb.nonce": "the user's authorisation answers another challenge (replayed from another session)",
-    "user.kb.sd_hash": "the credential claims presented are not the ones the user signed over",
-    "user.kb.transaction_data": "what the user signed is not this cart and these payment contents",
-    "user.kb.intent_binding": "the user's signature does not cover this intent (swapped, or a legacy chain)",
-    "chain.payment_details_id": "the payment names another order than the cart",
-    "chain.request_id": "the payment response answers another payment request",
-    "chain.total": "the amount paid is not the cart's total",
-    "chain.method": "the user paid with a method the merchant does not accept",
-    "chain.merchant_agent": "the payment names another merchant than the one that signed the cart",
-    "chain.timestamp.cart": "the payment was made after the cart expired",
-    "chain.timestamp.intent": "the payment was made after the intent expired",
-    "intent.merchants": "the merchant is not one the user allowed",
-    "intent.skus": "the cart holds an item the user did not allow",
-    "intent.refundability": "the cart holds an item that cannot be refunded, though the user required it",
-    "intent.cart_confirmation": "the merchant dropped the cart confirmation the user required",
-    "intent.signer_is_holder": "the intent and the payment were signed by two different people",
-    "intent.unsigned_members": "no signature covers the intent",
-    "replay.merchant_jti": "this cart authorisation was already used",
-    "replay.kb_nonce": "this payment authorisation was already used",
-}
-
-#: Which hash of ``transaction_data`` differed (set as the check's ``detail``) → what it means.
-_TRANSACTION_DATA_MEANINGS: Final[Mapping[str, str]] = {
-    "H(PaymentMandateContents)": "the payment contents changed after the user signed them",
-    "H(CartMandate)": "the cart changed after the user signed the payment",
-}
-
-#: Checks that compare a hash a party signed with the one we recompute from the received bytes.
-_HASH_CHECKS: Final = frozenset(
-    {
-        "intent.jws.intent_hash",
-        "merchant.jwt.cart_hash",
-        "user.kb.sd_hash",
-        "user.kb.transaction_data",
-        "user.kb.intent_binding",
-    }
-)
-
-_PARTY_SIGNATURE: Final[Mapping[str, str]] = {
-    "user": "the user's signature",
-    "merchant": "the merchant's signature",
-    "issuer": "the credential issuer's signature",
-}
+#: What :meth:`MeaningTable.meaning` says of a check its profile's table has no sentence for.
+GENERIC_MEANING: Final = "check {id} did not hold"
 
 
-def meaning_of(check: Check) -> str:
-    """The plain-language meaning of a failed (or skipped) check."""
-    if check.id == "user.kb.transaction_data" and check.detail:
-        for marker, meaning in _TRANSACTION_DATA_MEANINGS.items():
-            if marker in check.detail:
-                return meaning
-    if check.id.endswith((".alg",)) and check.id not in MEANINGS:
-        return "the signature uses an algorithm not allowed for the signer's key"
-    if check.id.endswith((".iat", ".nbf", ".exp")) and check.id not in MEANINGS:
-        return "a signature was not valid at the time the payment was evaluated"
-    return MEANINGS.get(check.id, f"check {check.id} did not hold")
+@dataclass(frozen=True, slots=True)
+class MeaningTable:
+    """What each check id of one profile means, in words a person deciding the dispute can quote.
 
+    Why a table per profile and not one list here: the report, its renderings and the recorder are
+    shared by the AP2 v0.1 and v0.2 verifiers, whose check ids have nothing in common.  Each profile
+    hands its own table to every report it draws (:attr:`VerificationReport.meanings`), so a v0.2
+    failure reads "the shopping agent's token was addressed to another audience", not a bare id.
 
-def value_labels(check: Check) -> tuple[str, str]:
-    """How to name ``(got, expected)`` of a check for a person.
-
-    For a hash comparison, ``got`` is what the party *signed* and ``expected`` what we *recomputed*
-    from the bytes received, so "signed value" / "recomputed value"; for every other check
-    ``expected`` is what your trust root or the profile requires, so "found" / "expected".
+    A sentence is looked up in this order: ``by_detail`` (a check whose ``detail`` names which part
+    differed, e.g. which hash of a ``transaction_data`` entry), ``sentences`` (exact ids),
+    ``patterns`` (templated ids such as ``v02.checkout.hop2.aud``: a compiled regular expression
+    matched against the whole id, and a :meth:`str.format` template over its named groups), then
+    ``by_suffix`` (a family of ids: every ``*.exp``).  No sentence: :data:`GENERIC_MEANING`.
     """
-    if check.id in _HASH_CHECKS:
-        return ("signed value", "recomputed value")
-    return ("found", "expected")
 
+    sentences: Mapping[str, str]
+    patterns: tuple[tuple[re.Pattern[str], str], ...] = ()
+    by_detail: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    by_suffix: tuple[tuple[str, str], ...] = ()
+    signed_hash_checks: frozenset[str] = frozenset()
+    """Checks that compare a hash a party signed with the one recomputed from the bytes received."""
+    signatures: Mapping[str, str] = field(default_factory=dict)
+    """How a check's ``party`` reads as the signature a fact rests on (``user`` → "the user's signature")."""
 
-def rests_on(check: Check) -> str:
-    """Whose signature a check's fact rests on (not who is to blame for a failure)."""
-    return _PARTY_SIGNATURE.get(check.party, f"{check.party}'s signature")
+    def sentence_for(self, check_id: str, detail: str | None = None) -> str | None:
+        """The table's sentence for ``check_id`` (given its ``detail``), ``None`` when it has none."""
+        if detail:
+            for marker, sentence in self.by_detail.get(check_id, {}).items():
+                if marker in detail:
+                    return sentence
+        exact = self.sentences.get(check_id)
+        if exact is not None:
+            return exact
+        for pattern, template in self.patterns:
+            match = pattern.fullmatch(check_id)
+            if match is not None:
+                return template.format(**match.groupdict())
+        for suffix, sentence in self.by_suffix:
+            if check_id.endswith(suffix):
+                return sentence
+        return None
+
+    def meaning(self, check: Check) -> str:
+        """The plain-language meaning of a failed (or skipped) check."""
+        sentence = self.sentence_for(check.id, check.detail)
+        return sentence if sentence is not None else GENERIC_MEANING.format(id=check.id)
+
+    def value_labels(self, check: Check) -> tuple[str, str]:
+        """How to name ``(got, expected)`` of a check for a person.
+
+        For a hash comparison, ``got`` is what the party *signed* and ``expected`` what we
+        *recomputed* from the bytes received, so "signed value" / "recomputed value"; for every other
+        check ``expected`` is what your trust root or the profile requires, so "found" / "expected".
+        """
+        if check.id in self.signed_hash_checks:
+            return ("signed value", "recomputed value")
+        return ("found", "expected")
+
+    def rests_on(self, check: Check) -> str:
+        """Whose signature a check's fact rests on (not who is to blame for a failure)."""
+        return self.signatures.get(check.party, f"{check.party}'s signature")
 
 
 class Comparison(NamedTuple):
@@ -444,6 +397,9 @@ class VerificationReport:
     """What the mandates say (merchant, items, totals, when): the verdict paragraph quotes them."""
     comparisons: tuple[Comparison, ...] = ()
     """Differing values read from the mandates after a failure (evidence from unsigned data)."""
+    meanings: MeaningTable = field(kw_only=True)
+    """The check vocabulary of the profile that drew this report: what each failed check means, which
+    checks compare signed hashes, how its parties read.  Required: a report never guesses a profile."""
 
     @property
     def checks_passed(self) -> bool:
@@ -574,7 +530,7 @@ class VerificationReport:
             first = failures[0] if failures else None
             sentences.append(
                 f"Verdict FAILED: {len(failures)} check{'s' if len(failures) != 1 else ''} failed"
-                + (f"; first {first.id}: {meaning_of(first)}." if first is not None else ".")
+                + (f"; first {first.id}: {self.meanings.meaning(first)}." if first is not None else ".")
             )
         if facts.get("merchant_name") or facts.get("paid_total"):
             payer = self._owner("user (intent)") or (
@@ -625,12 +581,12 @@ class VerificationReport:
         """Each failed check with its plain meaning and its values under names a person reads right."""
         result = []
         for check in self.failures:
-            got_label, expected_label = value_labels(check)
+            got_label, expected_label = self.meanings.value_labels(check)
             result.append(
                 {
                     "id": check.id,
-                    "meaning": meaning_of(check),
-                    "rests_on": rests_on(check),
+                    "meaning": self.meanings.meaning(check),
+                    "rests_on": self.meanings.rests_on(check),
                     got_label.replace(" ", "_"): _short(check.got),
                     expected_label.replace(" ", "_"): _short(check.expected),
                     "key": _short(check.key),
