@@ -458,6 +458,8 @@ def test_an_introspected_token_not_yet_valid_is_invalid_not_expired(
     with pytest.raises(InvalidToken) as caught:
         _verifier(realm, jwks, clock, introspector=answers).verify("opaque-token")
     assert caught.value.code == "not_yet_valid"
+    assert type(caught.value) is InvalidToken
+    assert str(caught.value).startswith("token not yet valid")  # says why, not only "invalid token"
 
 
 def test_an_expired_introspected_token_is_token_expired(

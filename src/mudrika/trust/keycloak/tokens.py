@@ -173,9 +173,8 @@ class _Checked(NamedTuple):
 
 
 def _auth_error(exc: MudrikaError) -> A2AAuthError:
-    """Map a verification failure from jose/keys to the one typed error its JSON-RPC code needs."""
-    if isinstance(exc, A2AAuthError):
-        return exc
+    """Map a verification failure from jose/keys to the one typed error its JSON-RPC code needs
+    (those layers raise only the base error tree, never an ``A2AAuthError``)."""
     if exc.code == "not_yet_valid":
         # Checked before ExpiredError: not yet valid is -32010 invalid_token, never "expired".
         return InvalidToken("token not yet valid", code=exc.code)
