@@ -758,12 +758,34 @@ def _verify_status_token(token: str | bytes) -> object:
     return verified.status_of(0), verified.status_of(verified.status_list.size - 1)
 
 
+def _judge_recorded_status(body: bytes) -> object:
+    """A dispute's judgement of the list recorded at the purchase and of a later list: the two
+    tokens are attacker bytes (the bundle's author wrote one, anyone may hand the analyst the other)."""
+    from mudrika.crypto.statuslist import status_claim
+    from mudrika.payments.credential_status import RecordedStatusList, judge_credential_status
+
+    recorded, later = (piece.decode("utf-8", "replace") or "-" for piece in split_pieces(body, 2))
+    judgement = judge_credential_status(
+        {"iss": ISSUER, "status": status_claim(5, STATUS_URI)},
+        [RecordedStatusList(uri=STATUS_URI, token=recorded, at="2027-01-15T08:00:00Z", via="fuzz")],
+        key=lambda header: TRUSTED_ISSUER,
+        issuer=ISSUER,
+        purchase_time=NOW,
+        max_age=3600,
+        when_absent="failed",
+        later=(later,),
+    )
+    return judgement.holds if judgement is not None else None
+
+
 def _status_token(data: bytes) -> object:
     from mudrika.crypto.statuslist import read_status_reference
 
-    mode, body = _mode(data, 4)
+    mode, body = _mode(data, 5)
     if mode == 0:
         return _verify_status_token(body)
+    if mode == 4:
+        return _judge_recorded_status(body)
     if mode == 3:
         # A Referenced Token's claims: the ``status`` claim a verifier reads first (§8.3 step 1).
         claims = loads_strict(body)
@@ -804,6 +826,7 @@ def _status_token_seeds() -> list[bytes]:
         b"\x01" + _status_token_header() + SEPARATOR + payload,
         b"\x02" + _status_token_header() + SEPARATOR + payload,
         b"\x03" + referenced,
+        b"\x04" + token.encode() + SEPARATOR + token.encode(),
     ]
 
 
@@ -1243,10 +1266,10 @@ TARGETS: Final[tuple[Target, ...]] = (
     ),
     Target(
         "status_list_token",
-        ("mudrika.crypto.statuslist._token",),
+        ("mudrika.crypto.statuslist._token", "mudrika.payments.credential_status"),
         _status_token,
         _CHECKED,
-        4,
+        5,
         "compact",
         _status_token_seeds,
     ),

@@ -134,6 +134,43 @@ def _bundle_into_existing_file(ws: Workspace) -> list[str]:
     ]  # fmt: skip
 
 
+def _root_with_a_revoked_key(ws: Workspace) -> Path:
+    """A trust root pinning one issuer key (``k1``) revoked as compromised on 2026-10-01."""
+    key = KeyPair.generate("p256").public_key.to_jwk()
+    key["kid"] = "k1"
+    root = ws.dir / "windows-root.json"
+    root.write_text(
+        json.dumps(
+            {
+                "format": "mudrika.trust-root/v1",
+                "accepted_vct": ["urn:example:vct"],
+                "issuers": {
+                    "https://issuer.example": {
+                        "jwks": {"keys": [key]},
+                        "key_windows": {
+                            "k1": {"revoked_at": "2026-10-01T00:00:00Z", "reason": "compromised"}
+                        },
+                    }
+                },
+            }
+        )
+    )
+    (ws.dir / "windows-jwks.json").write_text(json.dumps({"keys": [key]}))
+    return root
+
+
+def _revoke_again(ws: Workspace) -> list[str]:
+    """``revoke-key`` of a key already revoked at another time, without --force."""
+    root = _root_with_a_revoked_key(ws)
+    return [str(root), "--owner", "https://issuer.example", "--kid", "k1", "--at", "2026-09-01T00:00:00Z", "--reason", "compromised"]  # fmt: skip
+
+
+def _replace_windowed_entry(ws: Workspace) -> list[str]:
+    """``add-issuer`` over an entry whose key windows it would drop, without --force."""
+    root = _root_with_a_revoked_key(ws)
+    return [str(root), "https://issuer.example", "--jwks", str(ws.dir / "windows-jwks.json")]
+
+
 _ISSUE = ("--holder-did", "did:key:z6MkkH2Tx3GPMHffHM2Au2nKZGLfUTVQAfbhMo2gycbbTjhF")
 
 
@@ -213,6 +250,8 @@ MALFORMED: tuple[Case, ...] = (
     Case(("trust-root", "add-issuer"), lambda w: [w.garbage, "https://issuer.example"], 2, "malformed_json"),
     Case(("trust-root", "add-merchant"), lambda w: [w.garbage, "did:web:shop.example"], 2, "malformed_json"),
     Case(("trust-root", "show"), lambda w: [w.garbage, "--json"], 2, "malformed_json"),
+    Case(("trust-root", "revoke-key"), lambda w: [w.garbage, "--owner", "o", "--kid", "k", "--at", "2026-10-01T00:00:00Z", "--reason", "superseded"], 2, "malformed_json"),
+    Case(("trust-root", "rotate-key"), lambda w: [w.garbage, "--owner", "o", "--old-kid", "k", "--at", "2026-10-01T00:00:00Z", "--jwks", w.empty_object], 2, "malformed_json"),
     Case(("card", "sign"), lambda w: [w.duplicate_keys, "--key", w.key, "--kid", f"{w.did}#k", *PW], 2, "duplicate_key"),
     Case(("card", "verify"), lambda w: [w.duplicate_keys, "--trust-did", w.did, "--json"], 2, "duplicate_key"),
     Case(("status-list", "create"), lambda w: [str(w.dir / "l.json"), "--uri", "not a uri", "--size", "8", "--json"], 2, "bad_status_claim"),
@@ -252,6 +291,8 @@ FAILED: tuple[Case, ...] = (
     Case(("credential", "issue"), lambda w: ["--key", str(w.dir / "absent.pem"), "--issuer", w.did, "--kid", f"{w.did}#k", *_ISSUE, *PW, "--json"], 1, "not_found"),
     Case(("policy", "check"), lambda w: ["--config", POLICY, "--roles", "agent-viewer", "--operation", "message/send", "--json"], 1, None),
     Case(("trust-root", "init"), lambda w: [w.existing_file], 1, "exists"),
+    Case(("trust-root", "revoke-key"), _revoke_again, 1, "already_revoked"),
+    Case(("trust-root", "add-issuer"), _replace_windowed_entry, 1, "would_drop_windows"),
     Case(("card", "sign"), lambda w: [w.empty_object, "--key", str(w.dir / "absent.pem"), "--kid", f"{w.did}#k", *PW], 1, "not_found"),
     Case(("card", "verify"), lambda w: [w.empty_object, "--trust-did", w.did, "--json"], 1, None),
     Case(("status-list", "create"), lambda w: [w.existing_file, "--uri", "https://i.example/l", "--size", "8", "--json"], 1, "exists"),
@@ -268,7 +309,7 @@ FAILED: tuple[Case, ...] = (
 NEVER_FAIL_WITH_1 = {
     ("jcs",): "canonicalises its input or refuses it as malformed",
     ("hash",): "hashes its input or refuses it as malformed",
-    ("trust-root", "add-issuer"): "edits the file (always replacing it) or refuses malformed input",
+    ("trust-root", "rotate-key"): "adds the new key and supersedes the old one, or refuses malformed input",
     ("trust-root", "add-merchant"): "edits the file (always replacing it) or refuses malformed input",
     ("trust-root", "show"): "prints the file or refuses it as malformed",
     ("status-list", "set"): "edits the file (always replacing it) or refuses malformed input",
