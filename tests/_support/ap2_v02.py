@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from mudrika.crypto.b64url import b64url_decode, b64url_encode
 from mudrika.crypto.keys import KeyPair, KeyType
+from mudrika.crypto.statuslist import StatusReference
 from mudrika.payments.report import VerificationReport
 from mudrika.payments.trustroot import TrustRoot, parse_trust_root
 from mudrika.payments.v02 import (
@@ -188,12 +189,14 @@ def build(
     issuer: str = AGENT_PROVIDER,
     signers: Mapping[str, Signer] | None = None,
     trust_root: TrustRoot | None = None,
+    root_status: StatusReference | None = None,
 ) -> Transaction:
     """A complete, valid transaction (unless a hook breaks it) issued at ``now``.
 
     ``issuer`` names the open mandates' issuer (``iss``); ``signers`` replaces the key and kid of any
     of :data:`SIGNING_ROLES` (default: the issuer's key under :data:`AGENT_PROVIDER_KID`, the
-    merchant's under :data:`MERCHANT_KID`); ``trust_root`` replaces the default root."""
+    merchant's under :data:`MERCHANT_KID`); ``trust_root`` replaces the default root; ``root_status``
+    puts that Token Status List entry into both open mandates."""
     at = int(time.time()) if now is None else now
     keys = keys or Keys()
     unknown = set(signers or {}) - set(SIGNING_ROLES)
@@ -262,7 +265,12 @@ def build(
     open_checkout_hook(open_checkout)
     root_signer = signer["root_issuer"]
     checkout_root_sd = issue_open_mandate(
-        open_checkout, issuer=issuer, issuer_key=root_signer.key, kid=root_signer.kid, now=at - 60
+        open_checkout,
+        issuer=issuer,
+        issuer_key=root_signer.key,
+        kid=root_signer.kid,
+        now=at - 60,
+        status=root_status,
     )
     checkout_root = present_root(checkout_root_sd)
     closed_checkout: dict[str, Any] = {
@@ -295,7 +303,12 @@ def build(
     open_payment_hook(open_payment)
     payment_root = present_root(
         issue_open_mandate(
-            open_payment, issuer=issuer, issuer_key=root_signer.key, kid=root_signer.kid, now=at - 60
+            open_payment,
+            issuer=issuer,
+            issuer_key=root_signer.key,
+            kid=root_signer.kid,
+            now=at - 60,
+            status=root_status,
         )
     )
     closed_payment: dict[str, Any] = {

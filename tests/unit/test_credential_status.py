@@ -222,3 +222,18 @@ def test_what_the_merchant_records_is_what_the_dispute_judges() -> None:
     assert (record.uri, record.token, record.at) == (URI, token, "2026-01-01T00:00:00Z")
     assert token not in repr(record)
     assert _judge([record]).holds is True
+
+
+def test_every_refusal_carries_the_typed_error_a_verifier_raises() -> None:
+    cases = [
+        _judge([_recorded(_token(StatusType.INVALID))]),
+        _judge([]),
+        _judge([_recorded(_token(key=OTHER_KEY))]),
+        _judge([], claims={"iss": ISSUER, "status": {"status_list": {"idx": -1, "uri": URI}}}),
+    ]
+    for judgement in cases:
+        assert judgement.holds is False
+        assert judgement.error is not None
+        assert judgement.error.code == judgement.code
+    assert _judge([_recorded(_token())]).error is None
+    assert _judge([], when_absent="unanchored").error is None

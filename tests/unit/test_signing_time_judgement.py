@@ -110,11 +110,19 @@ CASES = [
     Case("superseded, attested 1 µs before", SUPERSEDED, None, T - US, None, f"attested by {MERCHANT}"),
     Case("superseded, attested exactly at", SUPERSEDED, None, T, "key_superseded", f"attested by {MERCHANT}"),
     Case(
-        "superseded, attestation is the upper bound over a claim",
+        "superseded, the holder's earlier claim stands though the covering signature came later",
         SUPERSEDED,
         T - DAY,
         T,
-        "key_superseded",
+        None,
+        "claimed by the signer",
+    ),
+    Case(
+        "superseded, an attestation earlier than the claim is the time used",
+        SUPERSEDED,
+        T + DAY,
+        T - US,
+        None,
         f"attested by {MERCHANT}",
     ),
     Case("superseded, no time", SUPERSEDED, None, None, "signing_time_unproven", "no signing time known"),
@@ -320,7 +328,9 @@ def test_holding_means_inside_the_window_and_a_stolen_key_needs_an_attested_time
     if judgement.holds and window.bounded:
         used = judgement.time
         assert used is not None
-        assert used == (attested if attested is not None else claimed)
+        # A compromised key is dated by the attestation alone; otherwise the earliest known time.
+        known = [time for time in (attested, claimed) if time is not None]
+        assert used == (attested if window.reason == "compromised" else min(known))
         ends = [end for end in (window.valid_until, window.revoked_at) if end is not None]
         assert all(used < end for end in ends)
         if window.valid_from is not None:

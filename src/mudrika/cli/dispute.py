@@ -26,6 +26,7 @@ Human text goes to stderr; ``--json`` prints one JSON document on stdout and not
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from collections import Counter
@@ -197,6 +198,16 @@ def _is_one_bundle(data: bytes) -> bool:
     except InvalidInput:
         return False
     return isinstance(value, dict) and "format" in value and "bundle" not in value
+
+
+def _status_token_text(path: str) -> str:
+    """A status list token file, as compact ASCII text (its signature is checked by the verifier)."""
+    from mudrika.crypto.statuslist import DEFAULT_MAX_TOKEN_BYTES
+
+    try:
+        return read_file(path, max_bytes=DEFAULT_MAX_TOKEN_BYTES).decode("ascii").strip()
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{path} is not an ASCII token", code="malformed_token") from None
 
 
 def _work_items(
@@ -392,6 +403,14 @@ def _exit_code(results: list[BundleResult]) -> int:
     "The nonce the payment processor issued for this payment (one bundle only; for a batch, "
     "give each bundle's nonce in --cases). Without it the bundle's own nonce is used: UNANCHORED."
 )
+@click.option(
+    "--later-status",
+    "later_status_files",
+    multiple=True,
+    metavar="FILE",
+    help="A status list token (statuslist+jwt) fetched after the purchase, e.g. today's: shown as a "
+    "note ('revoked after the purchase'), never part of the verdict. One bundle only; repeatable.",
+)
 @json_option(help_text="Print one JSON document on stdout (no human tables).")
 @click.option(
     "--json-out",
@@ -418,6 +437,7 @@ def verify_command(
     merchant_aud: str | None,
     kb_aud: str | None,
     kb_nonce: str | None,
+    later_status_files: tuple[str, ...],
     as_json: bool,
     json_out: Path | None,
     html_path: Path | None,
@@ -446,11 +466,18 @@ def verify_command(
         trust_root = read_file(trust_root_path, max_bytes=MAX_TRUST_ROOT_BYTES)
         parse_trust_root(trust_root)  # a malformed trust root is a usage error (exit 2), once
     defaults = {"kb_nonce": kb_nonce, "merchant_audience": merchant_aud, "kb_audience": kb_aud}
+    later = tuple(_status_token_text(path) for path in later_status_files)
     items = _work_items(bundles, cases_path, defaults)
     if not items:
         raise click.UsageError("no bundles found")
     if kb_nonce is not None and len(items) != 1:
         raise click.UsageError("--kb-nonce is the nonce of one payment; give each bundle's nonce in --cases")
+    if later:
+        if len(items) != 1:
+            raise click.UsageError(
+                "--later-status belongs to one payment's credential; give exactly one BUNDLE"
+            )
+        items[0].case = dataclasses.replace(items[0].case, later_status_lists=later)
     if html_path is not None and len(items) != 1:
         raise click.UsageError("--html writes the report of one bundle; give exactly one BUNDLE")
     options: dict[str, Any] = {

@@ -66,6 +66,7 @@ __all__ = [
     "RevocationReason",
     "TimeCode",
     "TimeJudgement",
+    "Windowed",
     "anchor_key",
     "anchor_resolved",
     "aresolve_anchored",
@@ -340,8 +341,16 @@ _CLAIMED: Final = "claimed by the signer"
 _UNKNOWN: Final = "no signing time known"
 
 
+class Windowed(Protocol):
+    """Anything that carries a pinned key's window: an :class:`AnchoredKey`, or a verifier's own
+    record of a key it anchored through this module (only the window is read)."""
+
+    @property
+    def validity(self) -> KeyValidity | None: ...
+
+
 def judge_signing_time(
-    key: AnchoredKey, *, signer_claimed: datetime | None, attested: Attestation | None
+    key: Windowed, *, signer_claimed: datetime | None, attested: Attestation | None
 ) -> TimeJudgement:
     """Whether ``key`` was valid when it made the signature being judged, by its pinned window.
 
@@ -426,6 +435,13 @@ def judge_signing_time(
                 f"{_phrase(attested.at, attested_basis)}: the signature may have been made with the "
                 "stolen key",
             )
+    # Against an end that is not a compromise the signer is still believed: the earliest known time
+    # decides (its own claim, or an attested bound when that is earlier), so a cart signed before a
+    # rotation stands even when the payment that covers it came after.
+    # A compromised key's holder is not believed at all: past the rule above, only the attested time.
+    earliest = upper
+    if window.reason != "compromised" and upper is not None and signer_claimed is not None:
+        earliest = min(upper, (signer_claimed, _CLAIMED), key=lambda pair: pair[0])
     ends: list[tuple[datetime, TimeCode]] = []
     if window.reason == "superseded" and window.revoked_at is not None:
         ends.append((window.revoked_at, "key_superseded"))
@@ -434,20 +450,20 @@ def judge_signing_time(
     if ends:
         end, code = min(ends, key=lambda pair: pair[0])  # a tie names the revocation (listed first)
         what = "revoked (superseded)" if code == "key_superseded" else "valid until"
-        if upper is None:
+        if earliest is None:
             return judged(
                 "signing_time_unproven",
                 None,
                 f"the key's window ends on {_day(end)} ({what}) and no signing time is known, neither "
                 "claimed by the signer nor attested",
             )
-        if upper[0] >= end:
+        if earliest[0] >= end:
             ended = (
                 f"the key was revoked (superseded) on {_day(end)}"
                 if code == "key_superseded"
                 else f"the key's pinned validity ended on {_day(end)}"
             )
-            return judged(code, upper, f"{ended}, {_before(end, upper[0])} {_phrase(*upper)}")
+            return judged(code, earliest, f"{ended}, {_before(end, earliest[0])} {_phrase(*earliest)}")
     if window.valid_from is not None:
         start = window.valid_from
         known = [(signer_claimed, _CLAIMED)] if signer_claimed is not None else []
@@ -468,9 +484,10 @@ def judge_signing_time(
                     f"the key became valid only on {_day(start)}, {_span(start - time)} after "
                     f"{_phrase(time, basis)}",
                 )
-    assert upper is not None  # a bounded window reached here only through a check that had a time
+    if earliest is None:  # not reached: every bounded window above needed a time; fail closed anyway
+        return judged("signing_time_unproven", None, "no signing time is known")
     return judged(
-        None, upper, f"{_phrase(*upper)}, falls inside the key's pinned window ({window.describe()})"
+        None, earliest, f"{_phrase(*earliest)}, falls inside the key's pinned window ({window.describe()})"
     )
 
 

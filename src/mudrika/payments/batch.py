@@ -79,6 +79,8 @@ class Case:
     checkout_hops: tuple[HopExpectation, ...] | None = None
     payment_hops: tuple[HopExpectation, ...] | None = None
     usage: MandateUsage | None = None
+    later_status_lists: tuple[str, ...] = ()
+    """Status list tokens the analyst fetched after the purchase: shown as notes, never judged."""
 
     def __repr__(self) -> str:
         # The nonce is the processor's secret challenge: never in a repr (HopExpectation hides its own).
@@ -267,6 +269,7 @@ def _inspect_v01(
         merchant_audience=case.merchant_audience,
         kb_audience=case.kb_audience,
         kb_nonce=case.kb_nonce,
+        later_status_lists=case.later_status_lists,
     )
 
 
@@ -283,6 +286,7 @@ def _inspect_v02(
         checkout_hops=case.checkout_hops,
         payment_hops=case.payment_hops,
         usage=case.usage,
+        later_status_lists=case.later_status_lists,
     )
 
 

@@ -252,6 +252,7 @@ def inspect_bundle(
     merchant_audience: str | None = None,
     kb_audience: str | None = None,
     kb_nonce: str | None = None,
+    later_status_lists: Sequence[str] = (),
 ) -> VerificationReport:
     """Verify the bundle's chain offline, at ``at`` (default: the bundle's evidence time).
 
@@ -261,6 +262,9 @@ def inspect_bundle(
     from the bundle — and then the report flags it as asserted by the evidence (UNANCHORED).
     Single use is checked within this evaluation (a fresh in-memory store unless ``replay_store`` is
     given, e.g. one shared by a batch to find a ``jti`` or nonce used in two disputed chains).
+    The credential's status is judged on the status lists the bundle recorded, as of the purchase;
+    ``later_status_lists`` (tokens the analyst fetched since) are shown as notes, never judged into
+    the verdict.
     Raises :class:`~mudrika.errors.InvalidInput` only for unusable key material or a bad ``at``.
     """
     stated = bundle.expectations
@@ -290,4 +294,6 @@ def inspect_bundle(
         asserted_by_evidence=asserted,
         now=when,
         replay_store=replay_store if replay_store is not None else MemoryReplayStore(max_entries=16),
+        status_lists=bundle.status_lists or (),
+        later_status_lists=later_status_lists,
     )

@@ -44,7 +44,7 @@ from mudrika.crypto.statuslist import (
     read_status_reference,
     verify_status_list_token,
 )
-from mudrika.errors import InvalidInput, MudrikaError
+from mudrika.errors import InvalidInput, MudrikaError, VerificationError
 from mudrika.payments._load import AwareTimestamp
 from mudrika.payments._time import Time, epoch, iso
 
@@ -113,6 +113,8 @@ class StatusJudgement:
     list_issued_at: float | None = None
     recorded: RecordedStatusList | None = None
     later: tuple[LaterStatus, ...] = ()
+    error: MudrikaError | None = None
+    """The typed error a verifier raises for this judgement when it does not hold."""
 
 
 def record_status_list(verified: VerifiedStatusList, *, at: Time, via: str) -> RecordedStatusList:
@@ -239,7 +241,7 @@ def judge_credential_status(
     except MudrikaError as exc:
         unreadable = StatusReference(idx=0, uri="about:invalid")
         return StatusJudgement(
-            False, exc.code, f"the credential's status claim cannot be read: {exc}", unreadable
+            False, exc.code, f"the credential's status claim cannot be read: {exc}", unreadable, error=exc
         )
     matching = [entry for entry in recorded if entry.uri == reference.uri]
     if not matching:
@@ -258,6 +260,9 @@ def judge_credential_status(
             f"the credential names the status list {reference.uri} but no list was recorded at the "
             "purchase: whether it had been revoked cannot be shown (your trust root counts this as a failure)",
             reference,
+            error=VerificationError(
+                "no status list was recorded at the purchase", code="status_not_recorded"
+            ),
         )
     entry = matching[-1]
     try:
@@ -271,6 +276,7 @@ def judge_credential_status(
             f"the status list recorded at the purchase does not count: {exc}",
             reference,
             recorded=entry,
+            error=exc,
         )
     when = f"the issuer's list issued {_moment(verified.issued_at)}, {_relative(verified.issued_at, purchase_time)}"
     notes = tuple(
@@ -300,4 +306,5 @@ def judge_credential_status(
         verified.issued_at,
         entry,
         notes,
+        VerificationError(f"the credential was {_words(value)} at the purchase", code=_failure_code(value)),
     )

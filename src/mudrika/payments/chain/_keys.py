@@ -34,7 +34,14 @@ from typing import Any, Final, Literal, NamedTuple, Protocol, runtime_checkable
 from mudrika.crypto.jose import TrustedKey
 from mudrika.crypto.keys import ALL_ALGORITHMS, PublicKey
 from mudrika.errors import DocumentError, InvalidInput, UntrustedKeyError
-from mudrika.identity.anchoring import OwnerPins, PinnedKey, anchor_key, anchor_resolved, kid_of_owner
+from mudrika.identity.anchoring import (
+    KeyValidity,
+    OwnerPins,
+    PinnedKey,
+    anchor_key,
+    anchor_resolved,
+    kid_of_owner,
+)
 from mudrika.identity.resolver import DIDResolver
 from mudrika.payments.trustroot import TrustRoot
 
@@ -97,6 +104,8 @@ class ResolvedKey:
     """True only when the analyst's trust root anchors this key (directly, or through a credential)."""
     note: str | None = None
     """When and how the key material was obtained, as its provider recorded it."""
+    validity: KeyValidity | None = None
+    """The window the trust root pins for this key (``None``: none, or not a trust-root key)."""
 
     @property
     def thumbprint(self) -> str:
@@ -412,6 +421,7 @@ def _root_key(root: TrustRoot, section: Literal["merchant", "issuer"], owner: st
         provenance="trust-root",
         anchored=True,
         note=anchor.source,
+        validity=anchor.validity,
     )
     if len(_ROOT_KEYS) >= _MAX_CACHE:
         _ROOT_KEYS.clear()

@@ -30,6 +30,18 @@ _SENTENCES: Final[Mapping[str, str]] = {
     "intent.expiry": "the intent had expired when the payment was evaluated",
     "cart.unsigned_members": "the cart carries something nobody signed",
     "merchant.jws.present": "the merchant never signed this cart",
+    "merchant.key.window": (
+        "the merchant's key was not valid (compromised, rotated out or expired, per your trust root) "
+        "when it signed the cart, or that cannot be shown"
+    ),
+    "issuer.key.window": (
+        "the credential issuer's key was not valid (compromised, rotated out or expired, per your trust "
+        "root) when it signed the credential, or that cannot be shown"
+    ),
+    "issuer.credential.status": (
+        "the user's credential had been revoked or suspended by its issuer at the purchase, or its status "
+        "at the purchase cannot be shown"
+    ),
     "merchant.jws.header": "the merchant's signature on the cart has a malformed or wrong-type header, so it cannot be checked",
     "merchant.jws.key": "the key that signed the cart is not one of the merchant's keys you trust",
     "merchant.jws.alg": "the cart was signed with an algorithm not allowed for the merchant's key",

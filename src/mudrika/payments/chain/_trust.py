@@ -15,7 +15,7 @@ from typing import Final
 from mudrika.errors import InvalidInput
 from mudrika.payments.chain._common import DEFAULT_ALGORITHMS, check_leeway
 from mudrika.payments.profile import KB_MAX_AGE, PAYMENT_CREDENTIAL_VCT
-from mudrika.payments.trustroot import TrustRoot, UnsafeNoTrustRoot
+from mudrika.payments.trustroot import StatusRules, TrustRoot, UnsafeNoTrustRoot
 
 __all__ = ["Trust"]
 
@@ -32,6 +32,8 @@ class Trust:
     kb_max_age: float
     intent_max_age: float | None
     accept_legacy: bool
+    status: StatusRules
+    """How a credential's status list is judged as of the purchase."""
 
     @classmethod
     def of(cls, trust_root: TrustRoot | UnsafeNoTrustRoot) -> Trust:
@@ -51,6 +53,7 @@ class Trust:
                 kb_max_age=ages.key_binding,
                 intent_max_age=ages.intent,
                 accept_legacy=trust_root.accept_legacy_unbound_intent,
+                status=trust_root.status_rules,
             )
             if len(_TRUST_OF_ROOT) >= _MAX_REMEMBERED_ROOTS:
                 _TRUST_OF_ROOT.clear()
@@ -67,6 +70,7 @@ class Trust:
                 kb_max_age=KB_MAX_AGE,
                 intent_max_age=None,
                 accept_legacy=False,
+                status=StatusRules(),
             )
         raise InvalidInput("trust_root must be a TrustRoot (or UnsafeNoTrustRoot)", code="bad_policy")
 

@@ -36,15 +36,16 @@ rests on with its RFC 7638 thumbprint and provenance, and says why a verdict is 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeVar
 
 from mudrika.crypto.jcs import DEFAULT_MAX_BYTES
+from mudrika.crypto.jose import TrustedKey, header_kid
 from mudrika.crypto.keys import PublicKey
-from mudrika.errors import IncompleteVerification, InvalidInput, MudrikaError
+from mudrika.errors import IncompleteVerification, InvalidInput, MudrikaError, UntrustedKeyError
 from mudrika.payments.chain._cart import MERCHANT_CLAIM_CHECKS, CartFacts, check_cart, merchant_jti_key
-from mudrika.payments.chain._common import DEFAULT_ALGORITHMS, Time, epoch, iso
+from mudrika.payments.chain._common import DEFAULT_ALGORITHMS, Time, epoch, iso, numeric_date
 from mudrika.payments.chain._compare import chain_facts, compare_values
 from mudrika.payments.chain._hashes import chain_hashes
 from mudrika.payments.chain._intent import INTENT_JWS_CHECKS, IntentFacts, check_intent
@@ -68,8 +69,18 @@ from mudrika.payments.chain._payment import (
     kb_nonce_key,
 )
 from mudrika.payments.chain._trust import Trust
+from mudrika.payments.credential_status import RecordedStatusList, StatusJudgement, judge_credential_status
 from mudrika.payments.models import Ap2Model, CartMandate, IntentMandate, PaymentMandate, Received, receive
-from mudrika.payments.report import KeyEvidence, Recorder, VerificationReport, fingerprint
+from mudrika.payments.report import (
+    KeyEvidence,
+    Recorder,
+    VerificationReport,
+    attestation,
+    fingerprint,
+    record_credential_status,
+    record_signing_time,
+    status_statements,
+)
 from mudrika.payments.trustroot import TrustRoot, UnsafeNoTrustRoot
 from mudrika.stores.replay import ReplayStore
 
@@ -159,6 +170,10 @@ class _Policy:
     kb_nonce: str = field(repr=False)  # the processor's challenge: never in a repr or a log
     asserted_by_evidence: frozenset[str]
     max_bytes: int
+    status_lists: tuple[RecordedStatusList, ...] = ()
+    """The status list tokens recorded at the purchase (evidence, judged with the issuer's key)."""
+    later_status_lists: tuple[str, ...] = ()
+    """Lists the analyst supplies from after the purchase: shown as notes, never in the verdict."""
 
     def expectation_sources(self) -> dict[str, dict[str, str]]:
         values = {
@@ -182,6 +197,8 @@ def _policy(
     asserted_by_evidence: Collection[str],
     now: Time,
     max_bytes: int,
+    status_lists: Sequence[RecordedStatusList] = (),
+    later_status_lists: Sequence[str] = (),
 ) -> _Policy:
     """Check the caller's expectations; a bad expectation is a usage error, never a failed check."""
     # Duck-typed on purpose: isinstance() against the runtime-checkable KeySource Protocol took
@@ -215,6 +232,8 @@ def _policy(
         kb_nonce=kb_nonce,
         asserted_by_evidence=asserted,
         max_bytes=max_bytes,
+        status_lists=tuple(status_lists),
+        later_status_lists=tuple(later_status_lists),
     )
 
 
@@ -258,6 +277,8 @@ class _TrustedChain:
         self.payment_facts: PaymentFacts | None = None
         self.linked = False
         self.admitted: _Admitted | None = None
+        self.status_judgement: StatusJudgement | None = None
+        self.status_unproven: str | None = None
 
     # (1) input ------------------------------------------------------------------------------------
     def admit_inputs(
@@ -343,7 +364,68 @@ class _TrustedChain:
         )
         return self.payment_facts
 
-    # (5) links ------------------------------------------------------------------------------------
+    # (5) as of the purchase -----------------------------------------------------------------------
+    def admit_as_of_purchase(self, cart_facts: CartFacts, payment_facts: PaymentFacts) -> bool:
+        """The two questions about the day of the purchase: was each pinned key inside its window
+        when it signed, and had the credential been revoked by then?
+
+        Who dates whom: the merchant's cart JWT is covered by the user's key-binding JWT
+        (``transaction_data`` holds the cart's hash), signed with a key the *issuer* vouches for, so
+        its ``iat`` is a time outside the merchant's control that the cart predates.  Nothing signed
+        after the credential by a key the issuer does not vouch for covers it in AP2 v0.1, so the
+        issuer's signature is dated by its own ``iat`` alone (enough against a supersession, never
+        against a compromise).  Checks appear only when there is something to judge: a pinned
+        window, a ``status`` claim.
+        """
+        p = self.policy
+        holds = record_signing_time(
+            self.rec,
+            "merchant.key.window",
+            "merchant",
+            cart_facts.key,
+            key_id=cart_facts.key.kid,
+            signer_claimed=numeric_date(cart_facts.claims.get("iat")),
+            attested=attestation(payment_facts.kb_iat, "the user's key-binding JWT over this cart"),
+        )
+        holds &= record_signing_time(
+            self.rec,
+            "issuer.key.window",
+            "issuer",
+            payment_facts.issuer_key,
+            key_id=payment_facts.issuer_key.kid,
+            signer_claimed=numeric_date(payment_facts.credential.get("iat")),
+            attested=None,
+        )
+        issuer_key = payment_facts.issuer_key
+        algorithms = p.rules.algorithms
+
+        def status_key(header: Mapping[str, Any]) -> TrustedKey:
+            kid = header_kid(header, what="the status list token")
+            key = p.rules.keys.issuer_key(kid, owner=payment_facts.issuer)
+            trusted = key.trusted(algorithms)
+            if trusted is None:
+                raise UntrustedKeyError(
+                    "no allowed algorithm for the status list's key", code="alg_not_allowed"
+                )
+            return trusted
+
+        judgement = judge_credential_status(
+            payment_facts.credential,
+            p.status_lists,
+            key=status_key,
+            issuer=payment_facts.issuer,
+            purchase_time=p.rules.now,
+            max_age=p.trust.status.max_age_seconds,
+            when_absent=p.trust.status.when_absent,
+            later=p.later_status_lists,
+        )
+        self.status_judgement = judgement
+        self.status_unproven = record_credential_status(
+            self.rec, "issuer.credential.status", "issuer", judgement, key_id=issuer_key.kid
+        )
+        return holds and (judgement is None or judgement.holds is not False)
+
+    # (6) links ------------------------------------------------------------------------------------
     def admit_links(self, admitted: _Admitted) -> bool:
         self.linked = check_links(
             self.rec,
@@ -357,7 +439,7 @@ class _TrustedChain:
         )
         return self.linked
 
-    # (6) replay -----------------------------------------------------------------------------------
+    # (7) replay -----------------------------------------------------------------------------------
     def claim_single_use(self, store: ReplayStore, admitted: _Admitted) -> bool:
         p = self.policy
         cart = admitted.cart_facts
@@ -434,8 +516,12 @@ class _TrustedChain:
             self._skip_from(3, "the payment was not admitted")
             return
         admitted = _Admitted(intent_m, cart_m, payment_m, intent_facts, cart_facts, payment_facts)
+        as_of_purchase = self.admit_as_of_purchase(cart_facts, payment_facts)
         if not self.admit_links(admitted):
             self._skip_from(4, "the mandates do not link up")
+            return
+        if not as_of_purchase:
+            self.rec.skip(_REPLAY_STAGE, because="a key or the credential was not valid at the purchase")
             return
         if self.claim_single_use(store, admitted):
             self.admitted = admitted
@@ -520,6 +606,8 @@ class _TrustedChain:
         for name in EXPECTATIONS:
             if name in p.asserted_by_evidence:
                 because.append(f"{name} was asserted by the evidence, not by the analyst or the trust root")
+        if self.status_unproven is not None:
+            because.append(self.status_unproven)
         return because
 
     def report(self) -> VerificationReport:
@@ -529,6 +617,7 @@ class _TrustedChain:
         statements: list[str] = []
         if self.payment_facts is not None and not self.payment_facts.intent_bound:
             statements.append(LEGACY_STATEMENT)
+        statements.extend(status_statements(self.status_judgement))
         return VerificationReport(
             checks=tuple(self.rec.checks),
             evaluated_at=iso(p.rules.now),
@@ -585,6 +674,8 @@ def inspect_chain(
     replay_store: ReplayStore,
     asserted_by_evidence: Collection[str] = (),
     max_bytes: int = DEFAULT_MAX_BYTES,
+    status_lists: Sequence[RecordedStatusList] = (),
+    later_status_lists: Sequence[str] = (),
 ) -> VerificationReport:
     """Run every check of the chain and report each one with a verdict; never raises on a failed check.
 
@@ -600,6 +691,10 @@ def inspect_chain(
     of them that came from the evidence rather than from you (the verdict is then UNANCHORED).
     ``replay_store`` records the merchant ``jti`` and the KB nonce as used when — and only when —
     everything else passed.  ``now`` is the evaluation time (the evidence time in a dispute).
+    ``status_lists``: the status list tokens the merchant recorded at the purchase; a credential
+    naming a status list is judged on them as of ``now`` (``docs/disputes-over-time.md``), and the
+    trust root decides what a missing one is worth.  ``later_status_lists``: tokens from after the
+    purchase, shown as notes ("revoked after the purchase") and never part of the verdict.
 
     Raises only :class:`~mudrika.errors.InvalidInput` (``bad_policy``, ``bad_leeway``,
     ``naive_time``) for expectations that are themselves malformed.
@@ -617,6 +712,8 @@ def inspect_chain(
         asserted_by_evidence=asserted_by_evidence,
         now=now,
         max_bytes=max_bytes,
+        status_lists=status_lists,
+        later_status_lists=later_status_lists,
     )
     return chain.report()
 
@@ -634,10 +731,15 @@ def verify_chain(
     now: Time,
     replay_store: ReplayStore,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    status_lists: Sequence[RecordedStatusList] = (),
 ) -> VerifiedChain:
     """Verify the chain; return what it proves, or raise the first failed check's typed error.
 
-    Same checks as :func:`inspect_chain`.  The error carries ``code`` (the failed check's code) and
+    Same checks as :func:`inspect_chain`.  A merchant whose user's credential names a status list
+    fetches that list (:class:`~mudrika.identity.statuslist.StatusListClient`), passes it as
+    ``status_lists`` (see :func:`~mudrika.payments.credential_status.record_status_list`) and keeps
+    it in the evidence bundle: without it such a credential is refused (or, if the trust root says
+    so, UNANCHORED).  The error carries ``code`` (the failed check's code) and
     the fields ``check``, ``party``, ``expected`` and ``got``.  A chain whose checks all pass but
     whose verdict is UNANCHORED (a key the trust root does not anchor) raises
     :class:`~mudrika.errors.UntrustedKeyError` with code ``unanchored``.
@@ -659,6 +761,7 @@ def verify_chain(
         asserted_by_evidence=(),
         now=now,
         max_bytes=max_bytes,
+        status_lists=status_lists,
     )
     admitted = chain.admitted
     if admitted is None or not chain.rec.all_passed or chain.unanchored_because(chain.key_evidence()):

@@ -12,6 +12,12 @@ check reads as a sentence in that profile's words.
 
 from __future__ import annotations
 
+from mudrika.payments.report._asof import (
+    attestation,
+    record_credential_status,
+    record_signing_time,
+    status_statements,
+)
 from mudrika.payments.report._html import render_html
 from mudrika.payments.report._model import (
     ANCHORED_SENTENCE,
@@ -65,12 +71,16 @@ __all__ = [
     "Verdict",
     "VerificationReport",
     "anchoring_of",
+    "attestation",
     "error_kind_of",
     "fingerprint",
     "found",
     "no_texts",
     "printable",
+    "record_credential_status",
+    "record_signing_time",
     "render_html",
     "render_text",
     "same_text",
+    "status_statements",
 ]

@@ -148,6 +148,7 @@ def inspect_v02_case(
     checkout_hops: Sequence[HopExpectation] | None = None,
     payment_hops: Sequence[HopExpectation] | None = None,
     usage: MandateUsage | None = None,
+    later_status_lists: Sequence[str] = (),
 ) -> VerificationReport:
     """The dispute batch's entry point (``mudrika dispute verify``): a parsed v0.2 bundle under the
     analyst's trust root, with the case's hop expectations and usage record.  A v0.1 case's
@@ -168,6 +169,7 @@ def inspect_v02_case(
         checkout_hops=checkout_hops,
         payment_hops=payment_hops,
         usage=usage,
+        later_status_lists=later_status_lists,
     )
 
 
@@ -179,6 +181,7 @@ def inspect_v02_bundle(
     checkout_hops: Sequence[HopExpectation] | None = None,
     payment_hops: Sequence[HopExpectation] | None = None,
     usage: MandateUsage | None = None,
+    later_status_lists: Sequence[str] = (),
 ) -> VerificationReport:
     """Verify a v0.2 bundle offline at ``at`` (default: its evidence time); never raises on a failed
     check.  Hop expectations come from the arguments (the analyst's), else from the bundle (then the
@@ -199,4 +202,6 @@ def inspect_v02_bundle(
         now=parse_timestamp(bundle.evidence_time) if at is None else at,
         usage=usage,
         replay_store=None,
+        status_lists=bundle.status_lists or (),
+        later_status_lists=later_status_lists,
     )

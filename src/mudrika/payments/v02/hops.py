@@ -116,7 +116,10 @@ HOP_CHECKS: Final = (
 
 #: Top-level claims a token may carry besides its delegate payload (everything else is refused:
 #: an unknown claim would be signed but ignored).
-_ROOT_CLAIMS: Final = frozenset({DELEGATE_CLAIM, "_sd_alg", "iss", "sub", "iat", "nbf", "exp", "jti"})
+#: ``status`` (a Token Status List entry) is judged as of the purchase by the verifier's own stage.
+_ROOT_CLAIMS: Final = frozenset(
+    {DELEGATE_CLAIM, "_sd_alg", "iss", "sub", "iat", "nbf", "exp", "jti", "status"}
+)
 _HOP_CLAIMS: Final = frozenset(
     {DELEGATE_CLAIM, "_sd_alg", "iat", "nbf", "exp", "aud", "nonce", "sd_hash", "issuer_jwt_hash", "jti"}
 )

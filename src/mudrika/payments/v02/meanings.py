@@ -125,6 +125,32 @@ _SENTENCES: Final[Mapping[str, str]] = {
     "v02.receipt.payment.reference": "the payment receipt is for another payment mandate than the one presented",
     "v02.receipt.checkout.status": "the merchant's receipt reports that the checkout failed",
     "v02.receipt.payment.status": "the payment receipt reports that the payment failed",
+    "v02.checkout.status": (
+        "the open checkout mandate had been revoked or suspended by its issuer at the purchase, or its "
+        "status at the purchase cannot be shown"
+    ),
+    "v02.payment.status": (
+        "the open payment mandate had been revoked or suspended by its issuer at the purchase, or its "
+        "status at the purchase cannot be shown"
+    ),
+    "v02.checkout.root_key_window": (
+        "the issuer's key that signed the open checkout mandate was not valid (compromised, rotated out "
+        "or expired, per your trust root) when it signed, or that cannot be shown"
+    ),
+    "v02.payment.root_key_window": (
+        "the issuer's key that signed the open payment mandate was not valid (compromised, rotated out "
+        "or expired, per your trust root) when it signed, or that cannot be shown"
+    ),
+    "v02.checkout.merchant_key_window": (
+        "the merchant's key that signed the checkout was not valid (compromised, rotated out or expired, "
+        "per your trust root) when it signed, or that cannot be shown"
+    ),
+    "v02.receipt.checkout.key_window": (
+        "the key that signed the checkout receipt was not valid per your trust root when it signed"
+    ),
+    "v02.receipt.payment.key_window": (
+        "the key that signed the payment receipt was not valid per your trust root when it signed"
+    ),
     "v02.single_use.checkout": "this checkout was already used, or the replay store could not say whether it was",
     "v02.single_use.payment": (
         "this payment authorisation was already used, or the replay store could not say whether it was"

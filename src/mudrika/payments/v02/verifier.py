@@ -29,15 +29,22 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from mudrika.crypto.jose import TrustedKey, header_kid
 from mudrika.errors import IncompleteVerification, InvalidInput, MudrikaError
+from mudrika.identity.anchoring import AnchoredKey
 from mudrika.payments._time import Time, epoch, iso
+from mudrika.payments.credential_status import RecordedStatusList, StatusJudgement, judge_credential_status
 from mudrika.payments.report import (
     KeyEvidence,
     Recorder,
     StepFailed,
     VerificationReport,
+    attestation,
     fingerprint,
     printable,
+    record_credential_status,
+    record_signing_time,
+    status_statements,
 )
 from mudrika.payments.trustroot import TrustRoot
 from mudrika.payments.v02.bindings import (
@@ -125,6 +132,16 @@ class _State:
     checkout_receipt: VerifiedReceipt | None = None
     payment_receipt: VerifiedReceipt | None = None
     receipt_keys: list[KeyEvidence] = field(default_factory=list)
+    status_judgements: list[StatusJudgement] = field(default_factory=list)
+    status_unproven: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _StatusInputs:
+    """The status lists recorded at the purchase (judged) and those supplied since (notes)."""
+
+    recorded: tuple[RecordedStatusList, ...] = ()
+    later: tuple[str, ...] = ()
 
 
 def _check(
@@ -565,6 +582,142 @@ def _receipt_key(
     )
 
 
+def _root_issuer_of(token: VerifiedToken, root_issuer: str | None) -> str | None:
+    iss = token.payload.get("iss") if token.payload is not None else None
+    return iss if isinstance(iss, str) else root_issuer
+
+
+def _anchor_or_none(find: Callable[..., AnchoredKey], *args: Any, **kwargs: Any) -> AnchoredKey | None:
+    """The anchored key a signature that already verified was checked with (its window is read)."""
+    try:
+        return find(*args, **kwargs)
+    except MudrikaError:
+        return None
+
+
+def _numeric(claims: Mapping[str, Any] | None, name: str) -> float | None:
+    value = claims.get(name) if claims is not None else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _as_of_purchase_stage(
+    state: _State,
+    evidence: V02Evidence,
+    trust_root: TrustRoot,
+    now: float,
+    root_issuer: str | None,
+    status: _StatusInputs,
+) -> None:
+    """Was each pinned key inside its window when it signed, and had either open mandate been
+    revoked by the purchase?  Only for signatures that verified, and only where something is
+    pinned or claimed (a window, a ``status`` claim).
+
+    Who dates whom (a time outside the judged key's control that the signature predates): a root
+    mandate is dated by the receipt over its chain (signed by the merchant or the payment
+    processor, never by a key the issuer vouches for); the merchant's checkout JWT by the shopping
+    agent's closed checkout mandate, whose ``checkout_hash`` covers it (the agent's key is vouched
+    for by the issuer, not the merchant).  A receipt is dated by nothing after it.
+    """
+    rec = state.recorder
+    receipts = {"checkout": state.checkout_receipt, "payment": state.payment_receipt}
+    for kind, tokens in (("checkout", state.checkout_tokens), ("payment", state.payment_tokens)):
+        if tokens is None or not tokens[0].signed:
+            continue
+        root = tokens[0]
+        issuer = _root_issuer_of(root, root_issuer)
+        kid = root.header.get("kid") if root.header is not None else None
+        if issuer is None:
+            continue
+        receipt = receipts[kind]
+        if isinstance(kid, str):
+            anchor = _anchor_or_none(
+                trust_root.anchor, "issuer", issuer, kid, algorithms=trust_root.algorithm_set
+            )
+            if anchor is not None:
+                record_signing_time(
+                    rec,
+                    f"v02.{kind}.root_key_window",
+                    root.party,
+                    anchor,
+                    key_id=anchor.kid,
+                    signer_claimed=_numeric(root.payload, "iat"),
+                    attested=attestation(
+                        _numeric(receipt.claims, "iat") if receipt is not None else None,
+                        f"the {kind} receipt over this chain",
+                    ),
+                )
+        if root.payload is not None and "status" in root.payload:
+
+            def issuer_key(header: Mapping[str, Any], issuer: str = issuer) -> TrustedKey:
+                return trust_root.anchor(
+                    "issuer",
+                    issuer,
+                    header_kid(header, what="the status list token"),
+                    algorithms=trust_root.algorithm_set,
+                ).trusted
+
+            judgement = judge_credential_status(
+                root.payload,
+                status.recorded,
+                key=issuer_key,
+                issuer=issuer,
+                purchase_time=now,
+                max_age=trust_root.status_rules.max_age_seconds,
+                when_absent=trust_root.status_rules.when_absent,
+                later=status.later,
+            )
+            if judgement is None:  # not reached: the payload names a status (checked above)
+                continue
+            state.status_judgements.append(judgement)
+            reason = record_credential_status(
+                rec, f"v02.{kind}.status", root.party, judgement, key_id=root.key
+            )
+            if reason is not None:
+                state.status_unproven.append(reason)
+    checkout_jwt, tokens = state.checkout_jwt, state.checkout_tokens
+    if checkout_jwt is not None and tokens is not None and tokens[-1].signed:
+        closed = tokens[-1].mandate
+        anchor = (
+            _anchor_or_none(merchant_anchor, closed.checkout_jwt, trust_root=trust_root)
+            if isinstance(closed, CheckoutMandate)
+            else None
+        )
+        if anchor is not None:
+            record_signing_time(
+                rec,
+                "v02.checkout.merchant_key_window",
+                "merchant",
+                anchor,
+                key_id=anchor.kid,
+                signer_claimed=_numeric(checkout_jwt.raw, "iat"),
+                attested=attestation(
+                    _numeric(tokens[-1].payload, "iat"),
+                    "the shopping agent's checkout mandate over this checkout",
+                ),
+            )
+    receipt_tokens: tuple[tuple[ReceiptKind, str | None], ...] = (
+        ("checkout", evidence.checkout_receipt),
+        ("payment", evidence.payment_receipt),
+    )
+    for receipt_kind, token in receipt_tokens:
+        verified = receipts[receipt_kind]
+        if token is None or verified is None:
+            continue
+        anchor = _anchor_or_none(receipt_signer, token, kind=receipt_kind, trust_root=trust_root)
+        if anchor is not None:
+            record_signing_time(
+                rec,
+                f"v02.receipt.{receipt_kind}.key_window",
+                "receipt issuer",
+                anchor,
+                key_id=anchor.kid,
+                signer_claimed=_numeric(verified.claims, "iat"),
+                attested=None,
+            )
+
+
 def _expiry(tokens: Sequence[VerifiedToken], now: float) -> float:
     """Until when a claim must be held: the earliest ``exp`` of the open mandates (after it no new
     closed mandate can be made from them), at most 30 days."""
@@ -657,6 +810,7 @@ def _run(
     usage: MandateUsage | None,
     replay_store: ReplayStore | None,
     root_issuer: str | None,
+    status: _StatusInputs,
 ) -> tuple[_State, VerificationReport]:
     if not isinstance(trust_root, TrustRoot):
         raise InvalidInput("trust_root must be a TrustRoot", code="bad_trust_root")
@@ -675,6 +829,7 @@ def _run(
     if evidence.payment_chain is not None:
         _payment_stage(state, evidence.payment_chain, trust_root, tuple(payment_hops), at, usage, root_issuer)
     _receipt_stage(state, evidence, trust_root, at)
+    _as_of_purchase_stage(state, evidence, trust_root, at, root_issuer, status)
     if replay_store is not None:
         if state.recorder.all_passed:
             _single_use(state, replay_store, at)
@@ -689,7 +844,7 @@ def _run(
         f"the expected {name.rsplit('.', 1)[1]} of {name.rsplit('.', 1)[0]} came from the evidence"
         for name, item in expectations.items()
         if item["source"] == "evidence"
-    ]
+    ] + state.status_unproven
     report = VerificationReport(
         checks=tuple(state.recorder.checks),
         evaluated_at=iso(at),
@@ -698,7 +853,13 @@ def _run(
         unanchored_because=tuple(unanchored),
         keys=keys,
         expectations=expectations,
-        statements=_statements(state, consumed=replay_store is not None),
+        # Both chains usually name the same list entry: each sentence is said once.
+        statements=_statements(state, consumed=replay_store is not None)
+        + tuple(
+            dict.fromkeys(
+                sentence for judgement in state.status_judgements for sentence in status_statements(judgement)
+            )
+        ),
         trust_root=trust_root.fingerprint,
         meanings=MEANINGS,
     )
@@ -842,6 +1003,8 @@ def inspect_v02(
     usage: MandateUsage | None,
     replay_store: ReplayStore | None,
     root_issuer: str | None = None,
+    status_lists: Sequence[RecordedStatusList] = (),
+    later_status_lists: Sequence[str] = (),
 ) -> VerificationReport:
     """Run every check and report each one; never raises on a failed check.
 
@@ -853,6 +1016,9 @@ def inspect_v02(
     ``trust_root.issuers``) the verifier expects to have signed the root mandates: a root without
     ``iss`` (as the specification's examples and its SDK write them) is judged under it, and a root
     whose ``iss`` names another fails ``iss_not_expected``; ``None``: each root must name its issuer.
+    ``status_lists``: the status list tokens recorded at the purchase, on which an open mandate's
+    ``status`` claim is judged as of ``now``; ``later_status_lists``: lists from after the purchase,
+    shown as notes, never judged into the verdict (``docs/disputes-over-time.md``).
     Raises ``InvalidInput`` only for unusable arguments.
     """
     return _run(
@@ -864,6 +1030,7 @@ def inspect_v02(
         usage=usage,
         replay_store=replay_store,
         root_issuer=root_issuer,
+        status=_StatusInputs(tuple(status_lists), tuple(later_status_lists)),
     )[1]
 
 
@@ -877,9 +1044,12 @@ def verify_v02(
     usage: MandateUsage | None,
     replay_store: ReplayStore,
     root_issuer: str | None = None,
+    status_lists: Sequence[RecordedStatusList] = (),
 ) -> VerifiedTransaction:
     """Verify and consume; return what the evidence proves or raise the first failed check's typed
-    error (``code`` is the check's code; ``check``, ``party``, ``expected``, ``got`` are fields)."""
+    error (``code`` is the check's code; ``check``, ``party``, ``expected``, ``got`` are fields).
+    An open mandate naming a status list needs that list, fetched at the purchase, in
+    ``status_lists`` (and kept in the evidence bundle)."""
     if replay_store is None:
         raise InvalidInput("verify_v02 consumes the mandates: a replay store is required", code="bad_policy")
     state, report = _run(
@@ -891,6 +1061,7 @@ def verify_v02(
         usage=usage,
         replay_store=replay_store,
         root_issuer=root_issuer,
+        status=_StatusInputs(tuple(status_lists)),
     )
     report.raise_for_failure()
     # raise_for_failure raised unless every check passed; each value is still tested explicitly
