@@ -5,7 +5,8 @@ looked a kid up without asking whether its DID *is* the pinned owner, and the te
 the pinned kid signed by a wrong key.  This module does not pick examples.  It takes
 
 * the list of **consumers** — every place a verdict turns a kid into a pinned key (AP2 v0.1 credential
-  issuer and merchant; AP2 v0.2 root issuer, checkout JWT and both receipts; A2A card signatures), each
+  issuer and merchant; AP2 v0.2 root issuer, checkout JWT and both receipts; the status list a
+  credential or open mandate names, in both profiles; A2A card signatures), each
   with the way its owner can be pinned (a DID document, a JWK Set);
 * the list of **kid forms** an attacker controls (a fresh did:key or did:jwk, another pinned party's
   kid, another DID on the pinned host, a relative or fragment-only kid, a kid with a query or another
@@ -30,10 +31,12 @@ from typing import Any, Final, Literal
 import pytest
 
 from mudrika.crypto.keys import KeyPair, KeyType
+from mudrika.crypto.statuslist import StatusList, StatusReference, sign_status_list_token
 from mudrika.errors import MudrikaError, VerificationError
 from mudrika.identity.methods import jwk as did_jwk
 from mudrika.identity.methods import key as did_key
 from mudrika.payments.chain import inspect_chain, verify_chain
+from mudrika.payments.credential_status import RecordedStatusList
 from mudrika.payments.report import VerificationReport
 from mudrika.payments.trustroot import TrustRoot, parse_trust_root
 from mudrika.payments.v02 import VCT_CHECKOUT_OPEN, VCT_PAYMENT_OPEN, inspect_v02, verify_v02
@@ -222,6 +225,26 @@ class Consumer:
     other: Callable[[Pinning], Party]
 
 
+# the status list a credential names: signed by its issuer's key, as the trust root anchors it --------
+
+_STATUS_ROLE: Final = "status_list"
+_STATUS_URI: Final = "https://issuer.example/statuslists/1"
+_STATUS_REFERENCE: Final = StatusReference(5, _STATUS_URI)
+
+
+def _status_record(signer: Forgery, purchase: int) -> RecordedStatusList:
+    """The list the merchant recorded at the purchase (entry 5 VALID), signed by ``signer``."""
+    token = sign_status_list_token(
+        StatusList(64, 1),
+        key=signer.key,
+        uri=_STATUS_URI,
+        iat=purchase - 60,
+        exp=purchase + 3600,
+        kid=signer.kid,
+    )
+    return RecordedStatusList(uri=_STATUS_URI, token=token, at="2026-01-01T00:00:00Z", via="test")
+
+
 # v0.2 --------------------------------------------------------------------------------------------------
 
 _V02_KEYS = ap2_v02.Keys()
@@ -268,12 +291,24 @@ def _v02_runner(
         issuer = _V02_ISSUERS[pinning]
         root = _v02_root(issuer, _V02_MERCHANT, pinning, algorithms)
         signers = {"root_issuer": ap2_v02.Signer(issuer.key, issuer.kid)}
-        if forgery is not None:
+        status_signer = Forgery(issuer.key, issuer.kid)
+        if forgery is not None and role == _STATUS_ROLE:
+            status_signer = forgery
+        elif forgery is not None:
             signers[role] = ap2_v02.Signer(forgery.key, forgery.kid)
+        with_status = role == _STATUS_ROLE
         transaction = ap2_v02.build(
-            now=ap2_v02.FIXTURE_TIME, keys=_V02_KEYS, issuer=issuer.owner, signers=signers, trust_root=root
+            now=ap2_v02.FIXTURE_TIME,
+            keys=_V02_KEYS,
+            issuer=issuer.owner,
+            signers=signers,
+            trust_root=root,
+            root_status=_STATUS_REFERENCE if with_status else None,
         )
-        arguments = transaction.verifier_arguments()
+        arguments = {
+            **transaction.verifier_arguments(),
+            "status_lists": [_status_record(status_signer, ap2_v02.FIXTURE_TIME)] if with_status else [],
+        }
         if entry == "inspect":
             return _outcome(inspect_v02(transaction.evidence(), **arguments, replay_store=None))
         if entry == "verify":
@@ -289,6 +324,9 @@ def _v02_runner(
         ):
             (tmp / name).write_text(text, encoding="utf-8")
             files += [f"--{name}", str(tmp / name)]
+        for record in arguments["status_lists"]:
+            (tmp / "status.jwt").write_text(record.token, encoding="utf-8")
+            files += ["--status-list", f"{record.uri}={tmp / 'status.jwt'}"]
         expectations = [
             *("--checkout-aud", ap2_v02.MERCHANT_DID, "--checkout-nonce", ap2_v02.CHECKOUT_NONCE),
             *("--payment-aud", ap2_v02.CP_AUDIENCE, "--payment-nonce", ap2_v02.PAYMENT_NONCE),
@@ -340,9 +378,19 @@ def _v01_runner(
             "issuer_signer": (issuer.key, issuer.kid),
             "merchant_signer": (merchant.key, merchant.kid),
         }
-        if forgery is not None:
+        status_signer = Forgery(issuer.key, issuer.kid)
+        if forgery is not None and role == _STATUS_ROLE:
+            status_signer = forgery
+        elif forgery is not None:
             signers[role] = (forgery.key, forgery.kid)
-        chain = _BUILDER.build_chain(seeded=False, issuer=issuer.owner, **signers)
+        with_status = role == _STATUS_ROLE
+        chain = _BUILDER.build_chain(
+            seeded=False,
+            issuer=issuer.owner,
+            credential_status=_STATUS_REFERENCE if with_status else None,
+            **signers,
+        )
+        recorded = [_status_record(status_signer, chain.now)] if with_status else []
         document = chain.trust_root_document(
             issuers={issuer.owner: issuer.pin(pinning)},
             merchants={merchant.owner: merchant.pin(pinning)},
@@ -358,6 +406,7 @@ def _v01_runner(
             "kb_audience": chain.kb_audience,
             "kb_nonce": chain.nonce,
             "now": chain.now,
+            "status_lists": recorded,
         }
         if entry == "inspect":
             return _outcome(
@@ -372,9 +421,10 @@ def _v01_runner(
                 )
             )
         bundle = tmp / "bundle.json"
-        bundle.write_text(
-            json.dumps(chain.bundle().model_dump(mode="json", exclude_none=True)), encoding="utf-8"
-        )
+        document = chain.bundle().model_dump(mode="json", exclude_none=True)
+        if recorded:
+            document["status_lists"] = [record.model_dump(mode="json") for record in recorded]
+        bundle.write_text(json.dumps(document), encoding="utf-8")
         return _cli(capsys, ["dispute", "verify", str(bundle), "--kb-nonce", chain.nonce], root, tmp)
 
     return run
@@ -426,6 +476,14 @@ CONSUMERS: Final[tuple[Consumer, ...]] = (
         other=lambda pinning: _V02_ISSUERS[pinning],
     ),
     Consumer(
+        "v02.status_list",
+        frozenset({"v02.checkout.status", "v02.payment.status"}),
+        ("did-document", "jwks"),
+        _v02_runner(_STATUS_ROLE),
+        owner=lambda pinning: _V02_ISSUERS[pinning],
+        other=lambda pinning: _V02_MERCHANT,
+    ),
+    Consumer(
         "v01.credential_issuer",
         frozenset({"issuer.jwt.key", "issuer.jwt.signature"}),
         ("did-document", "jwks"),
@@ -442,6 +500,14 @@ CONSUMERS: Final[tuple[Consumer, ...]] = (
         _v01_runner("merchant_signer"),
         owner=lambda pinning: _V01_MERCHANTS[pinning],
         other=lambda pinning: _V01_ISSUERS[pinning],
+    ),
+    Consumer(
+        "v01.status_list",
+        frozenset({"issuer.credential.status"}),
+        ("did-document", "jwks"),
+        _v01_runner(_STATUS_ROLE),
+        owner=lambda pinning: _V01_ISSUERS[pinning],
+        other=lambda pinning: _V01_MERCHANTS[pinning],
     ),
 )
 
@@ -537,6 +603,7 @@ CALL_SITES: Final[dict[str, str]] = {
     "mudrika/payments/v02/hops.py:_root_key": "v02.root_issuer",
     "mudrika/payments/v02/bindings.py:merchant_anchor": "v02.checkout_jwt",
     "mudrika/payments/v02/receipts.py:_signer": "v02.checkout_receipt, v02.payment_receipt",
+    "mudrika/payments/v02/verifier.py:_as_of_purchase_stage": "v02.status_list (and the key windows)",
     "mudrika/payments/chain/_keys.py:_root_key": "v01.credential_issuer, v01.cart_merchant",
     "mudrika/payments/chain/_keys.py:KeyMaterial._lookup": "v01 evidence keys (unanchored by definition)",
     "mudrika/trust/a2a/_didkeys.py:DidKeyTrust.key_for": "tests/security/test_anchoring_a2a.py",

@@ -384,3 +384,44 @@ def test_every_as_of_purchase_failure_reads_as_a_sentence() -> None:
     for report in reports:
         for failure in report.to_dict()["failures"]:
             assert "did not hold" not in failure["meaning"], failure
+
+
+def test_dispute_bundle_records_the_status_list_and_dispute_verify_judges_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = {}
+    for name, mandate in (("intent", CHAIN.intent), ("cart", CHAIN.cart), ("payment", CHAIN.payment)):
+        files[name] = tmp_path / f"{name}.json"
+        files[name].write_text(json.dumps(mandate.plain()))
+    token = tmp_path / "status.jwt"
+    token.write_text(_status_token(StatusType.SUSPENDED))
+    issuer_jwks = tmp_path / "issuer-jwks.json"
+    issuer_jwks.write_text(json.dumps(CHAIN.jwks[BUILDER.ISSUER]))
+    merchant_doc = tmp_path / "merchant-did.json"
+    merchant_doc.write_text(json.dumps(CHAIN.did_documents[BUILDER.MERCHANT_DID]))
+    bundle = tmp_path / "bundle.json"
+    code, _, err = run_cli(
+        capsys,
+        "dispute", "bundle",
+        "--intent", str(files["intent"]), "--cart", str(files["cart"]), "--payment", str(files["payment"]),
+        "--merchant-aud", CHAIN.merchant_audience, "--kb-aud", CHAIN.kb_audience, "--kb-nonce", CHAIN.nonce,
+        "--did-document", str(merchant_doc), "--jwks", f"{BUILDER.ISSUER}={issuer_jwks}",
+        "--status-list", f"{URI}={token}", "--via", f"{URI}=https GET from the issuer",
+        "--fetched-at", "2025-10-01T12:21:08Z", "--evidence-time", "2025-10-01T12:21:10Z",
+        "--out", str(bundle),
+    )  # fmt: skip
+    assert code == 0, err
+    [recorded] = json.loads(bundle.read_text())["status_lists"]
+    assert recorded == {
+        "uri": URI,
+        "token": token.read_text(),
+        "at": "2025-10-01T12:21:08Z",
+        "via": "https GET from the issuer",
+    }
+    root = tmp_path / "root.json"
+    root.write_text(json.dumps(CHAIN.trust_root_document()))
+    code, _, err = run_cli(
+        capsys, "dispute", "verify", str(bundle), "--trust-root", str(root), "--kb-nonce", CHAIN.nonce
+    )
+    assert code == 1
+    assert "suspended at the purchase" in err

@@ -237,3 +237,16 @@ def test_every_refusal_carries_the_typed_error_a_verifier_raises() -> None:
         assert judgement.error.code == judgement.code
     assert _judge([_recorded(_token())]).error is None
     assert _judge([], when_absent="unanchored").error is None
+
+
+def test_the_judgement_says_which_key_checked_the_list_and_whether_it_is_anchored() -> None:
+    valid = _judge([_recorded(_token())]).signer
+    assert valid is not None
+    assert (valid.kid, valid.thumbprint, valid.anchored) == (KID, ISSUER_KEY.public_key.thumbprint(), True)
+    forged = _judge([_recorded(_token(key=OTHER_KEY))]).signer
+    assert forged is not None
+    assert (forged.kid, forged.anchored) == (KID, False)  # the pinned kid, another key's signature
+    other_list = _judge([_recorded(_token(uri="https://issuer.example/statuslists/9"))]).signer
+    assert other_list is not None
+    assert other_list.anchored is True  # the issuer's own list, for other credentials
+    assert _judge([]).signer is None

@@ -354,6 +354,17 @@ def status_reference(uri: str | None, index: int | None) -> StatusReference | No
     return StatusReference(index, uri) if uri is not None and index is not None else None
 
 
+def status_token_text(path: str) -> str:
+    """A status list token file (``statuslist+jwt``) as compact ASCII text; only its signature,
+    checked by the verifier under the issuer's anchored key, makes it count."""
+    from mudrika.crypto.statuslist import DEFAULT_MAX_TOKEN_BYTES
+
+    try:
+        return read_file(path, max_bytes=DEFAULT_MAX_TOKEN_BYTES).decode("ascii").strip()
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{path} is not an ASCII token", code="malformed_token") from None
+
+
 def html_option(help_text: str) -> Callable[[_F], _F]:
     """``--html FILE``: also write the verification report as a self-contained HTML page."""
     return click.option(

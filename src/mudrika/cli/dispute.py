@@ -57,6 +57,7 @@ from mudrika.cli._common import (
     read_json_file,
     report_verbose_option,
     split_pairs,
+    status_token_text,
     trust_root_option,
     write_output,
 )
@@ -198,16 +199,6 @@ def _is_one_bundle(data: bytes) -> bool:
     except InvalidInput:
         return False
     return isinstance(value, dict) and "format" in value and "bundle" not in value
-
-
-def _status_token_text(path: str) -> str:
-    """A status list token file, as compact ASCII text (its signature is checked by the verifier)."""
-    from mudrika.crypto.statuslist import DEFAULT_MAX_TOKEN_BYTES
-
-    try:
-        return read_file(path, max_bytes=DEFAULT_MAX_TOKEN_BYTES).decode("ascii").strip()
-    except UnicodeDecodeError:
-        raise InvalidInput(f"{path} is not an ASCII token", code="malformed_token") from None
 
 
 def _work_items(
@@ -466,7 +457,7 @@ def verify_command(
         trust_root = read_file(trust_root_path, max_bytes=MAX_TRUST_ROOT_BYTES)
         parse_trust_root(trust_root)  # a malformed trust root is a usage error (exit 2), once
     defaults = {"kb_nonce": kb_nonce, "merchant_audience": merchant_aud, "kb_audience": kb_aud}
-    later = tuple(_status_token_text(path) for path in later_status_files)
+    later = tuple(status_token_text(path) for path in later_status_files)
     items = _work_items(bundles, cases_path, defaults)
     if not items:
         raise click.UsageError("no bundles found")
@@ -632,6 +623,14 @@ class _Progress:
     "--jwks", multiple=True, metavar="ISSUER=FILE", help="An issuer's JWK Set you verified with; repeatable."
 )
 @click.option(
+    "--status-list",
+    "status_lists",
+    multiple=True,
+    metavar="URI=FILE",
+    help="A Token Status List token you checked the credential against, as fetched from URI "
+    "(recorded with --fetched-at and --via URI=TEXT); repeatable.",
+)
+@click.option(
     "--fetched-at",
     "fetched_at_text",
     metavar="TIME",
@@ -664,6 +663,7 @@ def bundle_command(
     kb_nonce: str,
     did_document_files: tuple[str, ...],
     jwks: tuple[str, ...],
+    status_lists: tuple[str, ...],
     fetched_at_text: str | None,
     via_pairs: tuple[str, ...],
     trusted_issuers: tuple[str, ...],
@@ -675,11 +675,13 @@ def bundle_command(
     """Assemble an evidence bundle from a chain and the key material it was verified with.
 
     The three mandates are kept as the raw JSON received (the bytes that were hashed and signed);
-    each DID document and JWK Set is recorded with when (--fetched-at) and how (--via) it was
-    obtained. Everything in a bundle is evidence: an analyst trusts only their own trust root.
+    each DID document, JWK Set and status list token is recorded with when (--fetched-at) and how
+    (--via) it was obtained: a credential that names a status list is judged, months later, on the
+    list you checked at the purchase. Everything in a bundle is evidence: an analyst trusts only their own trust root.
     """
     from mudrika.cli._keycheck import read_did_documents
     from mudrika.payments.bundle import build_bundle
+    from mudrika.payments.credential_status import RecordedStatusList
     from mudrika.payments.models import receive_cart, receive_intent, receive_payment
 
     intent = receive_intent(read_file(intent_file, max_bytes=1024 * 1024))
@@ -698,11 +700,21 @@ def bundle_command(
     for issuer, path in split_pairs(jwks, option="--jwks", form="NAME=FILE"):
         issuer_sets[issuer] = read_json_file(path)
         sources[issuer] = f"JWK Set file {Path(path).name}"
-    for owner, via in split_pairs(via_pairs, option="--via", form="NAME=FILE"):
+    tokens: dict[str, str] = {}
+    for uri, path in split_pairs(status_lists, option="--status-list", form="URI=FILE"):
+        tokens[uri] = status_token_text(path)
+        sources[uri] = f"status list token file {Path(path).name}"
+    for owner, via in split_pairs(via_pairs, option="--via", form="NAME=TEXT"):
         if owner not in sources:
-            raise click.BadParameter(f"{owner} names no --did-document or --jwks", param_hint="--via")
+            raise click.BadParameter(
+                f"{owner} names no --did-document, --jwks or --status-list", param_hint="--via"
+            )
         sources[owner] = via
     stamp = fetched_at.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    recorded = [
+        RecordedStatusList(uri=uri, token=token, at=stamp, via=sources.pop(uri))
+        for uri, token in tokens.items()
+    ]
     bundle = build_bundle(
         intent,
         cart,
@@ -716,6 +728,7 @@ def bundle_command(
         jwks=issuer_sets,
         fetched={owner: {"at": stamp, "via": via} for owner, via in sources.items()},
         description=description,
+        status_lists=recorded,
     )
     text = bundle.to_json() + "\n"
     if out_path is None:

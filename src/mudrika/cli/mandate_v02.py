@@ -25,8 +25,10 @@ from mudrika.cli._common import (
     load_signing_key,
     now_option,
     password_options,
+    split_pairs,
     status_options,
     status_reference,
+    status_token_text,
     trust_root_option,
 )
 from mudrika.cli._mandates import (
@@ -250,6 +252,14 @@ def _usage(path: str) -> MandateUsage:
     help='Your record of earlier payments under the open payment mandate: {"occurrences": N, '
     '"spent_minor": N, "currency": "USD", "last_used_at": UNIX|null} (payment.budget / agent_recurrence).',
 )
+@click.option(
+    "--status-list",
+    "status_lists",
+    multiple=True,
+    metavar="URI=FILE",
+    help="A Token Status List token fetched from URI for an open mandate that names it (files mode); "
+    "repeatable. Keep it in the evidence bundle: a dispute is judged on it.",
+)
 @report_options
 def verify_command(
     bundle: str | None,
@@ -265,6 +275,7 @@ def verify_command(
     at_text: str | None,
     replay_db: Path | None,
     usage_path: str | None,
+    status_lists: tuple[str, ...],
     as_json: bool,
     html_path: Path | None,
 ) -> int:
@@ -276,6 +287,7 @@ def verify_command(
     is consumed; expectations not given here come from the bundle (then the verdict is UNANCHORED).
     Exit 0 when the verdict is OK, 1 when a check failed or it is UNANCHORED, 2 for bad input.
     """
+    from mudrika.payments.credential_status import RecordedStatusList
     from mudrika.payments.trustroot import load_trust_root
     from mudrika.payments.v02 import V02Evidence, inspect_v02
     from mudrika.payments.v02.bundle import inspect_v02_bundle, load_v02_bundle
@@ -285,8 +297,8 @@ def verify_command(
     checkout_hops = _hops(checkout_aud, checkout_nonce, "--checkout")
     payment_hops = _hops(payment_aud, payment_nonce, "--payment")
     if bundle is not None:
-        if checkout_path or payment_path or checkout_receipt_path or payment_receipt_path:
-            raise click.UsageError("give a BUNDLE or the chain/receipt files, not both")
+        if checkout_path or payment_path or checkout_receipt_path or payment_receipt_path or status_lists:
+            raise click.UsageError("give a BUNDLE (it carries its status lists) or the files, not both")
         report = inspect_v02_bundle(
             load_v02_bundle(bundle),
             trust_root=trust_root,
@@ -304,15 +316,26 @@ def verify_command(
             checkout_receipt=_token(checkout_receipt_path) if checkout_receipt_path else None,
             payment_receipt=_token(payment_receipt_path) if payment_receipt_path else None,
         )
+        now = at or datetime.now(UTC)
+        recorded = [
+            RecordedStatusList(
+                uri=uri,
+                token=status_token_text(path),
+                at=now.astimezone(UTC).isoformat().replace("+00:00", "Z"),
+                via=f"status list token file {Path(path).name}",
+            )
+            for uri, path in split_pairs(status_lists, option="--status-list", form="URI=FILE")
+        ]
         with replay_store(replay_db) as store:
             report = inspect_v02(
                 evidence,
                 trust_root=trust_root,
                 checkout_hops=checkout_hops,
                 payment_hops=payment_hops,
-                now=at or datetime.now(UTC),
+                now=now,
                 usage=_usage(usage_path) if usage_path is not None else None,
                 replay_store=store,
+                status_lists=recorded,
             )
         title = "AP2 v0.2 transaction"
     return finish_report(report, title=title, as_json=as_json, html_path=html_path, json_lists_passed=True)

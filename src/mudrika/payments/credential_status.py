@@ -44,7 +44,7 @@ from mudrika.crypto.statuslist import (
     read_status_reference,
     verify_status_list_token,
 )
-from mudrika.errors import InvalidInput, MudrikaError, VerificationError
+from mudrika.errors import InvalidInput, MudrikaError, SignatureError, UntrustedKeyError, VerificationError
 from mudrika.payments._load import AwareTimestamp
 from mudrika.payments._time import Time, epoch, iso
 
@@ -53,6 +53,7 @@ __all__ = [
     "LaterStatus",
     "RecordedStatusList",
     "StatusJudgement",
+    "StatusSigner",
     "WhenAbsent",
     "judge_credential_status",
     "record_status_list",
@@ -97,6 +98,47 @@ class LaterStatus:
 
 
 @dataclass(frozen=True, slots=True)
+class StatusSigner:
+    """The key a recorded list was checked with, for the report's key records: the ``kid`` its header
+    named, the anchored key's RFC 7638 thumbprint (``None`` when no pinned key answered), and whether
+    the list's signature verified under that anchored key (``True``), the key lookup or the signature
+    failed (``False``: the list is not the issuer's), or neither was reached (``None``)."""
+
+    kid: str
+    thumbprint: str | None
+    anchored: bool | None
+
+
+class _Witness:
+    """Wraps the verifier's key resolver to remember what it answered, so a judgement can say which
+    key a list was checked with and whether the signature got that far."""
+
+    def __init__(self, key: IssuerKeyResolver) -> None:
+        self._key = key
+        self.kid: str | None = None
+        self.answer: TrustedKey | None = None
+
+    def __call__(self, header: Mapping[str, Any]) -> TrustedKey:
+        kid = header.get("kid")
+        self.kid = kid[:200] if isinstance(kid, str) else None
+        self.answer = self._key(header)
+        return self.answer
+
+    def signer(self, failure: MudrikaError | None) -> StatusSigner | None:
+        if self.kid is None and self.answer is None:
+            return None
+        thumbprint = self.answer.key.thumbprint() if self.answer is not None else None
+        if failure is None:
+            anchored: bool | None = True
+        elif isinstance(failure, SignatureError | UntrustedKeyError):
+            anchored = False  # no pinned key, or the list was not signed by the one that answered
+        else:
+            # verify_status_list_token checks the signature before any claim: a later refusal means it held.
+            anchored = True if self.answer is not None else None
+        return StatusSigner(self.kid or "", thumbprint, anchored)
+
+
+@dataclass(frozen=True, slots=True)
 class StatusJudgement:
     """The credential's status at the purchase.
 
@@ -115,6 +157,8 @@ class StatusJudgement:
     later: tuple[LaterStatus, ...] = ()
     error: MudrikaError | None = None
     """The typed error a verifier raises for this judgement when it does not hold."""
+    signer: StatusSigner | None = None
+    """The key the recorded list was checked with (``None``: no list was checked)."""
 
 
 def record_status_list(verified: VerifiedStatusList, *, at: Time, via: str) -> RecordedStatusList:
@@ -265,9 +309,10 @@ def judge_credential_status(
             ),
         )
     entry = matching[-1]
+    witness = _Witness(key)
     try:
         verified, value = _verified(
-            entry.token, reference, key=key, issuer=issuer, now=purchase_time, max_age=max_age
+            entry.token, reference, key=witness, issuer=issuer, now=purchase_time, max_age=max_age
         )
     except MudrikaError as exc:
         return StatusJudgement(
@@ -277,6 +322,7 @@ def judge_credential_status(
             reference,
             recorded=entry,
             error=exc,
+            signer=witness.signer(exc),
         )
     when = f"the issuer's list issued {_moment(verified.issued_at)}, {_relative(verified.issued_at, purchase_time)}"
     notes = tuple(
@@ -295,6 +341,7 @@ def judge_credential_status(
             verified.issued_at,
             entry,
             notes,
+            signer=witness.signer(None),
         )
     return StatusJudgement(
         False,
@@ -307,4 +354,5 @@ def judge_credential_status(
         entry,
         notes,
         VerificationError(f"the credential was {_words(value)} at the purchase", code=_failure_code(value)),
+        witness.signer(None),
     )

@@ -79,6 +79,7 @@ from mudrika.payments.report import (
     fingerprint,
     record_credential_status,
     record_signing_time,
+    status_key_evidence,
     status_statements,
 )
 from mudrika.payments.trustroot import TrustRoot, UnsafeNoTrustRoot
@@ -588,6 +589,12 @@ class _TrustedChain:
                 )
             else:
                 keys.append(_evidence(role, key, anchored=key.anchored, note=key.note))
+        if self.payment_facts is not None:
+            status_key = status_key_evidence(
+                self.status_judgement, owner=self.payment_facts.issuer, role="issuer (status list)"
+            )
+            if status_key is not None:
+                keys.append(status_key)
         return keys
 
     def unanchored_because(self, keys: list[KeyEvidence]) -> list[str]:

@@ -16,6 +16,7 @@ from mudrika.payments.report._asof import (
     attestation,
     record_credential_status,
     record_signing_time,
+    status_key_evidence,
     status_statements,
 )
 from mudrika.payments.report._html import render_html
@@ -82,5 +83,6 @@ __all__ = [
     "render_html",
     "render_text",
     "same_text",
+    "status_key_evidence",
     "status_statements",
 ]

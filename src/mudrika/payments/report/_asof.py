@@ -15,10 +15,16 @@ from datetime import UTC, datetime
 
 from mudrika.identity.anchoring import Attestation, Windowed, judge_signing_time
 from mudrika.payments.credential_status import StatusJudgement
-from mudrika.payments.report._model import error_kind_of
+from mudrika.payments.report._model import KeyEvidence, error_kind_of
 from mudrika.payments.report._recorder import Recorder
 
-__all__ = ["attestation", "record_credential_status", "record_signing_time", "status_statements"]
+__all__ = [
+    "attestation",
+    "record_credential_status",
+    "record_signing_time",
+    "status_key_evidence",
+    "status_statements",
+]
 
 
 def _instant(seconds: float | None) -> datetime | None:
@@ -102,3 +108,19 @@ def status_statements(judgement: StatusJudgement | None) -> list[str]:
         [judgement.sentence[0].upper() + judgement.sentence[1:] + "."] if judgement.holds is not False else []
     )
     return sentences + [note.sentence + "." for note in judgement.later]
+
+
+def status_key_evidence(judgement: StatusJudgement | None, *, owner: str, role: str) -> KeyEvidence | None:
+    """The key record of the status list a verdict rests on: the issuer's key the recorded list was
+    checked with, anchored only when the list verified under it (a list another key signed leaves
+    the report unanchored as well as failed).  ``None`` when no list was checked."""
+    signer = judgement.signer if judgement is not None else None
+    if signer is None:
+        return None
+    provenance = "trust root" if signer.thumbprint is not None else "not in the trust root"
+    note = {
+        True: "the status list recorded at the purchase verified under this key",
+        False: "the recorded status list was not signed by a key your trust root pins for the issuer",
+        None: "the recorded status list was refused before its key was checked",
+    }[signer.anchored]
+    return KeyEvidence(role, owner, signer.kid, signer.thumbprint or "", provenance, signer.anchored, note)

@@ -44,6 +44,7 @@ from mudrika.payments.report import (
     printable,
     record_credential_status,
     record_signing_time,
+    status_key_evidence,
     status_statements,
 )
 from mudrika.payments.trustroot import TrustRoot
@@ -134,6 +135,7 @@ class _State:
     receipt_keys: list[KeyEvidence] = field(default_factory=list)
     status_judgements: list[StatusJudgement] = field(default_factory=list)
     status_unproven: list[str] = field(default_factory=list)
+    status_keys: list[KeyEvidence] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -671,6 +673,9 @@ def _as_of_purchase_stage(
             if judgement is None:  # not reached: the payload names a status (checked above)
                 continue
             state.status_judgements.append(judgement)
+            status_key = status_key_evidence(judgement, owner=issuer, role=f"issuer ({kind} status list)")
+            if status_key is not None:
+                state.status_keys.append(status_key)
             reason = record_credential_status(
                 rec, f"v02.{kind}.status", root.party, judgement, key_id=root.key
             )
@@ -921,6 +926,7 @@ def _key_evidence(state: _State, *, payment_given: bool) -> tuple[KeyEvidence, .
             )
         )
     keys.extend(state.receipt_keys)
+    keys.extend(state.status_keys)
     return tuple(keys)
 
 
