@@ -44,7 +44,7 @@ from mudrika.trust.httpsig import (  # noqa: E402
     agent_ref,
     signature_base,
 )
-from mudrika.trust.httpsig._sf import InnerList, parse_dictionary  # noqa: E402
+from mudrika.trust.httpsig._sf import InnerList, parse_dictionary_members  # noqa: E402
 
 REPEATS = 7
 N = 2000
@@ -73,19 +73,27 @@ def main() -> None:
     requests = [signer.sign("GET", URL, {}).headers for _ in range(N)]
 
     # Floor: the signature base from the request, then one Ed25519 verify.
+    # The member text goes with it: the verifier takes the received text as the @signature-params
+    # value when the parser proved it canonical, so the floor does not serialise it again either.
     parsed = []
     for headers in requests:
-        inner = parse_dictionary(headers["Signature-Input"], field="signature-input")["sig1"]
+        members, texts, canonical = parse_dictionary_members(
+            headers["Signature-Input"], field="signature-input"
+        )
+        inner = members["sig1"]
         assert isinstance(inner, InnerList)
+        assert canonical
         signature = base64.b64decode(headers["Signature"].split(":")[1])
-        parsed.append((headers, inner, signature))
+        parsed.append((headers, inner, texts["sig1"], signature))
     crypto_key = key.to_cryptography().public_key()
     assert isinstance(crypto_key, ed25519.Ed25519PublicKey)
 
     def floor() -> None:
-        for headers, inner, signature in parsed:
+        for headers, inner, text, signature in parsed:
             view = MessageView.request("GET", URL, headers)
-            crypto_key.verify(signature, signature_base(view, inner, component_parameters=True))
+            crypto_key.verify(
+                signature, signature_base(view, inner, component_parameters=True, params_text=text)
+            )
 
     # The warm cache: one directory entry, fresh for the whole run (no fetch is timed).
     ref = agent_ref(AGENT)
