@@ -39,6 +39,7 @@ ORDER = [
     "bench_policy",
     "bench_replay",
     "bench_httpsig",
+    "bench_webbotauth",
     "bench_middleware_http",
     "bench_cli_startup",
     "bench_preauth_memory",
