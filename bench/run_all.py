@@ -40,6 +40,8 @@ ORDER = [
     "bench_replay",
     "bench_httpsig",
     "bench_webbotauth",
+    "bench_statuslist",
+    "bench_webvh",
     "bench_middleware_http",
     "bench_cli_startup",
     "bench_preauth_memory",
