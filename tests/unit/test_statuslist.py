@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import random
 import zlib
 from typing import Any
 
@@ -427,3 +428,23 @@ def test_sdjwt_issue_refuses_two_status_claims() -> None:
             status=StatusReference(0, URI),
         )
     assert caught.value.code == "status_conflict"
+
+
+class _Index(int):
+    """An int subclass: not the exact ``int`` the inline read takes, so it goes the checked way."""
+
+
+@pytest.mark.parametrize("bits", [1, 2, 4, 8])
+def test_every_index_reads_alike_on_the_inline_and_the_checked_path(bits: int) -> None:
+    data = bytes(random.Random(bits).randrange(256) for _ in range(64))
+    status_list = StatusList.from_bytes(data, bits)
+    verified = _verify(_token(status_list))
+    for index in range(len(status_list)):
+        position = index * bits
+        expected = (data[position // 8] >> (position % 8)) & ((1 << bits) - 1)
+        assert status_list.get(index) == expected
+        assert status_list.get(_Index(index)) == expected
+        assert verified.status_of(index) == expected
+        assert verified.status_of(_Index(index)) == expected
+    with pytest.raises(VerificationError):
+        verified.status_of(True)

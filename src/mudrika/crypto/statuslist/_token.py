@@ -165,7 +165,10 @@ class VerifiedStatusList:
 
     def status_of(self, idx: int) -> int:
         """The value at ``idx``, or VerificationError ``status_index_out_of_range`` (§8.3 step 6)."""
-        if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < self.status_list.size:
+        status_list = self.status_list
+        if type(idx) is int and 0 <= idx < len(status_list):  # the common case, checked once here
+            return status_list.get(idx)
+        if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < status_list.size:
             raise VerificationError(
                 "index outside the status list: no statement about the token's status can be made",
                 code="status_index_out_of_range",

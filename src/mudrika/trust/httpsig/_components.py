@@ -32,6 +32,7 @@ from mudrika.trust.httpsig._sf import (
     serialize_dictionary,
     serialize_inner_list,
     serialize_item,
+    serialize_params,
 )
 
 __all__ = [
@@ -335,13 +336,15 @@ def signature_base(
     """Build the signature base of RFC 9421 §2.5 for the covered components in ``signature_params``.
 
     ``component_parameters`` allows ``key``/``sf``/``req`` (module docstring).  ``params_text`` replaces
-    the serialised ``@signature-params`` value with the member text as received: only for a documented
-    leniency whose signer signed text that cannot be re-serialised (``_web.LENIENT_KEYID_CASE``).
+    the serialised ``@signature-params`` value with the member text as received: for a documented
+    leniency whose signer signed text that cannot be re-serialised (``_web.LENIENT_KEYID_CASE``), or
+    for text the parser proved canonical (``DictionaryMembers.canonical``: it *is* the serialisation).
     """
     if len(signature_params.items) > MAX_COMPONENTS:
         raise InvalidInput("too many covered components", code="too_large", limit=MAX_COMPONENTS)
     # 1. Let the output be an empty string.
     lines: list[str] = []
+    identifiers: list[str] = []
     seen: set[str] = set()
     # 2. For each message component item in the covered components set (in order):
     for component in signature_params.items:
@@ -355,12 +358,14 @@ def signature_base(
                 "component covered twice", code="duplicate_component", component=identifier[:64]
             )
         seen.add(identifier)
+        identifiers.append(identifier)
         # 2.2-2.7 identifier, ":", " ", the component value, "\n".
         value = view.component_value(component, parameters=component_parameters)
         lines.append(f"{identifier}: {value}\n")
-    # 3. The signature parameters line: identifier, ":", " ", the serialised inner list (§2.3).
+    # 3. The signature parameters line: identifier, ":", " ", the serialised inner list (§2.3) —
+    # RFC 8941 §4.1.1.1 over the identifiers serialised above (the same items: serialised once).
     params_line = (
-        serialize_inner_list(signature_params)
+        "(" + " ".join(identifiers) + ")" + serialize_params(signature_params.params)
         if params_text is None
         else _checked(params_text, "@signature-params")
     )

@@ -118,6 +118,11 @@ def read_body(chunks: bytes | Iterable[bytes], expected: Mapping[str, bytes], *,
     With ``expected`` empty the body is only size-checked (the caller decides whether a body without a
     signed digest is acceptable).
     """
+    if not expected and type(chunks) is bytes and type(max_body) is int and max_body >= 0:
+        # Nothing to hash: the same size check as BodyDigest.update, without building one.
+        if len(chunks) > max_body:
+            raise InvalidInput("request body too large", code="body_too_large", limit=max_body)
+        return chunks
     digest = BodyDigest(expected, max_body=max_body)
     if isinstance(chunks, bytes):
         digest.update(chunks)

@@ -12,6 +12,15 @@ which remove a second spelling of the same value:
 
 Only RFC 8941 types exist here (Integer, Decimal, String, Token, Byte Sequence, Boolean); the Date and
 Display String types of RFC 9651 are refused.
+
+A dictionary is first offered to a fast path (:func:`_fast_dictionary`): a handful of regular
+expressions that accept only the *canonical* spelling of the common shapes (what §4.1 serialises:
+no escapes, no decimals, no leading zeros, single spaces, no ``=?1``), with the same caps and the
+same refusal of repeated keys.  Anything else — including every malformed input — returns None and
+is parsed by the strict step-by-step parser, so a refusal always comes from that parser with its
+precise reason.  A property test (tests/unit/test_httpsig_sf_fast.py) holds the two to identical
+results; because the fast path accepts canonical text only, each member's received text is also its
+serialisation.
 """
 
 from __future__ import annotations
@@ -22,13 +31,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
-from typing import Final, TypeAlias
+from typing import Final, NamedTuple, TypeAlias
 
 from mudrika.errors import InvalidInput
 
 __all__ = [
     "MAX_FIELD_LENGTH",
     "BareItem",
+    "DictionaryMembers",
     "InnerList",
     "Item",
     "Params",
@@ -39,6 +49,7 @@ __all__ = [
     "serialize_dictionary",
     "serialize_inner_list",
     "serialize_item",
+    "serialize_params",
 ]
 
 MAX_FIELD_LENGTH: Final = 8192
@@ -336,6 +347,199 @@ class _Parser:
         return char == "1"
 
 
+# --- the fast path for canonical dictionaries ---------------------------------------------------
+# The pieces of §4.1 serialisation: each bare item is decided by its first character, and every token
+# ends at a character outside its class, so a match is the only possible reading of the text.
+_F_KEY: Final = r"[a-z*][a-z0-9_.*-]*"
+_F_STRING: Final = r'"[\x20\x21\x23-\x5b\x5d-\x7e]*"'
+_F_INTEGER: Final = r"(?:0|-?[1-9][0-9]{0,14})(?![0-9.])"
+_F_TOKEN: Final = r"[A-Za-z*][A-Za-z0-9!#$%&'*+.^_`|~:/-]*"  # noqa: S105 -- an sf-token pattern, no secret
+_F_BYTES: Final = r":[A-Za-z0-9+/]*={0,2}:"
+# A parameter or dictionary member that is Boolean true is serialised as its bare key (§4.1.1.2,
+# §4.1.2), so ``=?1`` is not canonical there; an item inside an inner list may be ``?1``.
+_F_BARE: Final = rf"{_F_STRING}|{_F_INTEGER}|{_F_TOKEN}|{_F_BYTES}|\?[01]"
+_F_BARE_NOT_TRUE: Final = rf"{_F_STRING}|{_F_INTEGER}|{_F_TOKEN}|{_F_BYTES}|\?0"
+_F_PARAMS: Final = rf"(?:;{_F_KEY}(?:=(?:{_F_BARE_NOT_TRUE}))?)*"
+_F_ITEM: Final = rf"(?:{_F_BARE}){_F_PARAMS}"
+# One member: key, then "=" and an inner list (groups 2-3: its items and its parameters) or an item
+# (group 4), or only parameters (group 5: a Boolean-true member).
+_F_MEMBER_RE: Final = re.compile(
+    rf"({_F_KEY})(?:=(?:\(((?:{_F_ITEM}(?: {_F_ITEM})*)?)\)({_F_PARAMS})"
+    rf"|((?:{_F_BARE_NOT_TRUE}){_F_PARAMS}))|({_F_PARAMS}))"
+)
+_F_SEPARATOR_RE: Final = re.compile(r"[ \t]*,[ \t]*")
+# Walking a run the expressions above have already matched, which is a sequence of canonical
+# items or parameters: a string is the only value that may hold ";", "=", " " or "(" and it holds no
+# DQUOTE (no escapes), and no other value holds any of those, so these simple patterns read exactly
+# the tokens matched above.  The bare item is then told by its first character (§4.2.3.1).
+_F_SIMPLE_VALUE: Final = r'"[^"]*"|[^;" ]+'
+_F_ITEM_RE: Final = re.compile(rf"({_F_SIMPLE_VALUE})((?:;[^=; ]+(?:=(?:{_F_SIMPLE_VALUE}))?)*)")
+_F_PARAM_RE: Final = re.compile(rf";([^=; ]+)(?:=({_F_SIMPLE_VALUE}))?")
+_F_ITEMS_CACHE_SIZE: Final = 128
+# The covered components of one signer repeat on every request: parsed items by their text.  Items
+# are immutable, so sharing them is safe; the cache is emptied when full (an attacker who fills it
+# costs only the parse the cache would have saved).
+_items_cache: dict[str, tuple[Item, ...]] = {}
+
+
+def _fast_bytes(text: str) -> bytes | None:
+    """A canonical padded base64 byte sequence (``:...:``), or None for the strict parser to refuse."""
+    encoded = text[1:-1]
+    if len(encoded) % 4:
+        return None
+    try:
+        data = binascii.a2b_base64(encoded, strict_mode=True)
+    except binascii.Error:
+        return None
+    return data if binascii.b2a_base64(data, newline=False).decode("ascii") == encoded else None
+
+
+def _fast_bare(text: str) -> BareItem | None:
+    """The value of one bare item matched above; None for a byte sequence that is not canonical."""
+    first = text[0]
+    if first == '"':
+        return text[1:-1]
+    if first == ":":
+        return _fast_bytes(text)
+    if first == "?":
+        return text == "?1"
+    if first == "-" or "0" <= first <= "9":
+        return int(text)
+    return Token(text)
+
+
+def _fast_params(text: str) -> Params | None:
+    if not text:
+        return ()
+    params: list[tuple[str, BareItem]] = []
+    seen: set[str] = set()
+    for key, raw in _F_PARAM_RE.findall(text):
+        value: BareItem
+        if not raw:
+            value = True
+        elif raw[0] == '"':
+            value = raw[1:-1]
+        else:
+            converted = _fast_bare(raw)
+            if converted is None:
+                return None
+            value = converted
+        if key in seen:
+            return None
+        seen.add(key)
+        params.append((key, value))
+    if len(params) > _MAX_PARAMS:
+        return None
+    return tuple(params)
+
+
+def _fast_items(text: str) -> tuple[Item, ...] | None:
+    items: list[Item] = []
+    for raw, params_text in _F_ITEM_RE.findall(text):
+        value = _fast_bare(raw)
+        params = _fast_params(params_text)
+        if value is None or params is None:
+            return None
+        items.append(Item(value, params))
+    if len(items) > _MAX_ITEMS:
+        return None
+    return tuple(items)
+
+
+def _fast_dictionary(text: str) -> tuple[dict[str, Item | InnerList], dict[str, str]] | None:
+    """The members of a canonical dictionary and each member's text, or None: use the strict parser.
+
+    Each member is matched whole at its position (``match``); ``findall`` then only walks a run of
+    items or parameters that this match has already proved well formed, so it reads the same tokens.
+    """
+    members: dict[str, Item | InnerList] = {}
+    texts: dict[str, str] = {}
+    pos, end = 0, len(text)
+    while True:
+        match = _F_MEMBER_RE.match(text, pos)
+        if match is None:
+            return None
+        key, items_text, list_params, item_text, flag_params = match.groups()
+        member: Item | InnerList | None
+        if items_text is not None:
+            items = _items_cache.get(items_text)
+            if items is None:
+                items = _fast_items(items_text)
+                if items is None:
+                    return None
+                if len(_items_cache) >= _F_ITEMS_CACHE_SIZE:
+                    _items_cache.clear()
+                _items_cache[items_text] = items
+            params = _fast_params(list_params)
+            member = None if params is None else InnerList(items, params)
+            start = match.start(2) - 1
+        elif item_text is not None:
+            if ";" in item_text:
+                found = _fast_items(item_text)
+                member = None if found is None else found[0]
+            else:  # a bare item alone (a ";" could only sit in its parameters or inside a string)
+                value = _fast_bare(item_text)
+                member = None if value is None else Item(value)
+            start = match.start(4)
+        else:
+            params = _fast_params(flag_params)
+            member = None if params is None else Item(True, params)
+            start = match.start(5)
+        if member is None or key in members or len(members) >= _MAX_MEMBERS:
+            return None
+        members[key] = member
+        pos = match.end()
+        texts[key] = text[start:pos]
+        if pos == end:
+            return members, texts
+        separator = _F_SEPARATOR_RE.match(text, pos)
+        if separator is None:
+            return None
+        pos = separator.end()
+
+
+def _strict_dictionary(
+    value: str, field: str, max_length: int, lenient_param_keys: frozenset[str]
+) -> tuple[dict[str, Item | InnerList], dict[str, str]]:
+    """RFC 8941 §4.2 step by step (the reference the fast path is tested against)."""
+    parser = _checked_parser(value, field, max_length, lenient_param_keys)
+    members = parser.dictionary()
+    _finish(parser, value)
+    return members, {key: value[start:end] for key, (start, end) in parser.spans.items()}
+
+
+class DictionaryMembers(NamedTuple):
+    """A parsed dictionary with each member's value text as received.
+
+    ``canonical`` is True when the whole text was read by the fast path, which accepts only the
+    §4.1 serialisation: each text in ``texts`` is then exactly what serialising its member gives, so
+    a signature base may use it instead of serialising the member again.  False says nothing either
+    way (the strict parser also accepts non-canonical spellings).
+    """
+
+    members: dict[str, Item | InnerList]
+    texts: dict[str, str]
+    canonical: bool
+
+
+def _dictionary(
+    value: str, field: str, max_length: int, lenient_param_keys: frozenset[str]
+) -> DictionaryMembers:
+    # A leniency only changes how a named spelling is read; text that does not contain one is read
+    # alike with or without it, so only such text may take the fast path.
+    if (
+        type(value) is str
+        and 0 < len(value) <= max_length
+        and value.isascii()
+        and (not lenient_param_keys or not any(spelling in value for spelling in lenient_param_keys))
+    ):
+        fast = _fast_dictionary(value)
+        if fast is not None:
+            return DictionaryMembers(fast[0], fast[1], True)
+    members, texts = _strict_dictionary(value, field, max_length, lenient_param_keys)
+    return DictionaryMembers(members, texts, False)
+
+
 def parse_dictionary(
     value: str, *, field: str, max_length: int = MAX_FIELD_LENGTH
 ) -> dict[str, Item | InnerList]:
@@ -344,22 +548,11 @@ def parse_dictionary(
     ``value`` is the combined field value (multiple field lines joined with ``", "``).  ``field`` names
     the header for error messages.  Raises :class:`InvalidInput` (``bad_structured_field``).
     """
-    if not isinstance(value, str):
-        raise InvalidInput("structured field must be text", code="bad_structured_field", field=field)
-    if len(value) > max_length:
-        raise InvalidInput(
-            "structured header field too long", code="too_large", field=field, limit=max_length
-        )
-    if not value.isascii():
-        raise _fail(field, "non_ascii", 0)
-    parser = _Parser(value, field)
-    # §4.2 step 2: discard leading SP; steps 6-7: discard trailing SP, then nothing may remain.
-    parser.skip(" ")
-    members = parser.dictionary()
-    parser.skip(" ")
-    if parser.pos != len(value):
-        raise parser.fail("trailing_characters")
-    return members
+    if type(value) is str and 0 < len(value) <= max_length and value.isascii():
+        fast = _fast_dictionary(value)
+        if fast is not None:
+            return fast[0]
+    return _strict_dictionary(value, field, max_length, frozenset())[0]
 
 
 def parse_dictionary_members(
@@ -368,17 +561,15 @@ def parse_dictionary_members(
     field: str,
     lenient_param_keys: frozenset[str] = frozenset(),
     max_length: int = MAX_FIELD_LENGTH,
-) -> tuple[dict[str, Item | InnerList], dict[str, str]]:
+) -> DictionaryMembers:
     """:func:`parse_dictionary`, also returning each member's value text exactly as it was received.
 
     Why: a signer that signed a ``Signature-Input`` member that cannot be re-serialised (an upper-case
     parameter key, accepted only when named in ``lenient_param_keys``) signed the text it sent; the
-    verifier can only rebuild that base from the same text.
+    verifier can only rebuild that base from the same text.  And when the text is canonical
+    (:attr:`DictionaryMembers.canonical`) the verifier may use it rather than serialise it again.
     """
-    parser = _checked_parser(value, field, max_length, lenient_param_keys)
-    members = parser.dictionary()
-    _finish(parser, value)
-    return members, {key: value[start:end] for key, (start, end) in parser.spans.items()}
+    return _dictionary(value, field, max_length, lenient_param_keys)
 
 
 def parse_item(value: str, *, field: str, max_length: int = MAX_FIELD_LENGTH) -> Item:
@@ -414,6 +605,14 @@ def _finish(parser: _Parser, value: str) -> None:
 
 
 def _serialize_bare(value: BareItem) -> str:
+    # A plain string first: component identifiers and most parameters are strings (``type() is``
+    # leaves a Token, a str subclass, to its own branch below).
+    if type(value) is str:  # §4.1.6
+        if _PRINTABLE_RE.fullmatch(value) is None:
+            raise InvalidInput("string has characters outside %x20-7E", code="bad_structured_field")
+        if '"' in value or "\\" in value:
+            return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return '"' + value + '"'
     # §4.1.3.1: the order of the checks matters because bool is an int and Token is a str.
     if isinstance(value, bool):
         return "?1" if value else "?0"  # §4.1.9
@@ -447,7 +646,9 @@ def _serialize_decimal(value: Decimal) -> str:
     return text + "0" if text.endswith(".") else text
 
 
-def _serialize_params(params: Params) -> str:
+def serialize_params(params: Params) -> str:
+    """§4.1.1.2: each parameter as ``;key`` (Boolean true) or ``;key=value``; the signature base
+    builds the ``@signature-params`` line from the items it serialised and these."""
     out: list[str] = []
     for key, value in params:  # §4.1.1.2
         if _KEY_RE.fullmatch(key) is None:
@@ -458,14 +659,12 @@ def _serialize_params(params: Params) -> str:
 
 def serialize_item(item: Item) -> str:
     """§4.1.3: the bare item followed by its parameters."""
-    return _serialize_bare(item.value) + _serialize_params(item.params)
+    return _serialize_bare(item.value) + serialize_params(item.params)
 
 
 def serialize_inner_list(inner: InnerList) -> str:
     """§4.1.1.1: ``(`` items separated by one SP ``)`` followed by the list's parameters."""
-    return (
-        "(" + " ".join(serialize_item(item) for item in inner.items) + ")" + _serialize_params(inner.params)
-    )
+    return "(" + " ".join(serialize_item(item) for item in inner.items) + ")" + serialize_params(inner.params)
 
 
 def serialize_dictionary(members: Mapping[str, Item | InnerList]) -> str:
@@ -477,7 +676,7 @@ def serialize_dictionary(members: Mapping[str, Item | InnerList]) -> str:
         if isinstance(member, InnerList):
             out.append(f"{key}={serialize_inner_list(member)}")
         elif member.value is True:
-            out.append(key + _serialize_params(member.params))
+            out.append(key + serialize_params(member.params))
         else:
             out.append(f"{key}={serialize_item(member)}")
     return ", ".join(out)

@@ -36,7 +36,7 @@ import math
 import time
 from collections.abc import AsyncIterable, Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 from mudrika.crypto.keys import PublicKey
 from mudrika.errors import (
@@ -170,8 +170,10 @@ class PendingAgentRequest:
         return self.unclaimed
 
 
-@dataclass(frozen=True, slots=True)
-class _Checked:
+class _Checked(NamedTuple):
+    """What steps 1-4 decided, handed to steps 5-8 (a named tuple: built once per request on the hot
+    path, where a frozen dataclass's per-field ``object.__setattr__`` is measurable)."""
+
     profile: str
     method: str
     target_uri: str
@@ -279,6 +281,7 @@ class WebSignatureVerifier:
         self._leeway = float(leeway)
         self._max_body = int(max_body)
         self._lenient = lenient
+        self._lenient_keys = frozenset({"keyId"}) if LENIENT_KEYID_CASE in lenient else frozenset()
         self._clock = clock
         enabled: set[str] = set()
         if agents is not None:
@@ -370,8 +373,11 @@ class WebSignatureVerifier:
         )
 
     # -- steps ---------------------------------------------------------------------------------------
-    def _select(self, view: MessageView) -> tuple[str, InnerList, str, bytes]:
-        """§3.2 steps 1-3: parse both fields, pick the open-web signature, its input and its value."""
+    def _select(self, view: MessageView) -> tuple[str, InnerList, str, bool, bytes]:
+        """§3.2 steps 1-3: parse both fields, pick the open-web signature, its input and its value.
+
+        Also the member's text as received and whether it is canonical (then the signature base takes
+        it as the ``@signature-params`` value instead of serialising the parsed member again)."""
         input_value = view.field("signature-input")
         signature_value = view.field("signature")
         if input_value is None and signature_value is None:
@@ -380,9 +386,8 @@ class WebSignatureVerifier:
             raise InvalidInput(
                 "Signature and Signature-Input must both be present", code="incomplete_signature"
             )
-        lenient = frozenset({"keyId"}) if LENIENT_KEYID_CASE in self._lenient else frozenset()
-        inputs, texts = parse_dictionary_members(
-            input_value, field="signature-input", lenient_param_keys=lenient
+        inputs, texts, canonical = parse_dictionary_members(
+            input_value, field="signature-input", lenient_param_keys=self._lenient_keys
         )
         signatures = parse_dictionary(signature_value, field="signature")
         if self._label is not None:
@@ -406,7 +411,7 @@ class WebSignatureVerifier:
             raise InvalidInput("Signature-Input member must be an inner list", code="bad_signature_input")
         if not isinstance(value, Item) or not isinstance(value.value, bytes) or value.params:
             raise InvalidInput("Signature member must be a byte sequence", code="bad_signature_value")
-        return label, params, texts[label], value.value
+        return label, params, texts[label], canonical, value.value
 
     def _parameters(self, inner: InnerList, profile_tap: bool) -> dict[str, str | int]:
         found: dict[str, str | int] = {}
@@ -441,14 +446,14 @@ class WebSignatureVerifier:
 
     def _check_headers(self, method: str, url: str, headers: HeaderInput, now: float) -> _Checked:
         view = MessageView.request(method, url, headers)
-        label, inner, text, signature = self._select(view)
+        label, inner, text, canonical, signature = self._select(view)
         tag = inner.param("tag")
-        if not isinstance(tag, str) or tag not in self.profiles:
+        if not isinstance(tag, str) or tag not in self._profiles:
             raise InvalidInput("signature tag not accepted here", code="wrong_tag")
         tap = tag in TAP_TAGS
+        # _parameters refuses ``keyId`` outside TAP; in TAP it marks text signed as received.
         params = self._parameters(inner, tap)
-        if "keyId" in dict(inner.params) and not tap:
-            raise InvalidInput("unknown signature parameter", code="unknown_parameter", parameter="keyId")
+        raw = tap and any(name == "keyId" for name, _ in inner.params)
         required = (
             ("created", "expires", "keyid", "nonce")
             if (tap or self._require_nonce)
@@ -526,8 +531,10 @@ class WebSignatureVerifier:
                     "covered field is missing", code="missing_component", component="content-digest"
                 )
             digests = parse_content_digest(digest_field)
-        raw = "keyId" in dict(inner.params)
-        base = signature_base(view, inner, component_parameters=True, params_text=text if raw else None)
+        # The member text: what a TAP reference agent signed (``keyId``, no serialisation exists), or
+        # the canonical serialisation itself.
+        signed_text = text if raw or canonical else None
+        base = signature_base(view, inner, component_parameters=True, params_text=signed_text)
         return _Checked(
             profile=tag,
             method=method,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final, Literal
 from urllib.parse import urlsplit
 
@@ -82,6 +83,7 @@ _OPAQUE_KEYID_RE: Final = re.compile(r"[\x21-\x7e]{1,256}")
 # signer send 64 bytes of padded standard base64 (88 characters); mudrika's DID profile sends 22.
 _WEB_NONCE_RE: Final = re.compile(r"[A-Za-z0-9+/_-]{22,256}={0,2}")
 _MAX_AGENT_URL: Final = 2048
+_DEFAULT_TYPE: Final = Token("directory")
 
 
 def profile_for_tag(tag: str | None) -> ProfileName:
@@ -189,6 +191,14 @@ def agent_ref(url: str, agent_type: str = "directory") -> AgentRef:
     return AgentRef("jwks_uri" if agent_type == "jwks_uri" else "cimd", fetched, identifier, origin)
 
 
+@lru_cache(maxsize=256)
+def _cached_agent_ref(url: str, agent_type: str) -> AgentRef:
+    """:func:`agent_ref` for the verifier's hot path: one agent sends the same URL on every request,
+    and the reference is a pure function of it.  Only successes are cached (a refusal raises), and
+    both arguments are ``str`` here (checked by the caller), so the cache key is exactly the input."""
+    return agent_ref(url, agent_type)
+
+
 def parse_signature_agent(
     value: str, covered: InnerList, *, members: Mapping[str, Item | InnerList] | None = None
 ) -> SignatureAgent:
@@ -214,7 +224,7 @@ def parse_signature_agent(
         item = parse_item(value, field="signature-agent")
         if type(item.value) is not str or item.params:
             raise InvalidInput("Signature-Agent must be a string", code="bad_signature_agent")
-        return SignatureAgent(None, agent_ref(item.value, "directory"))
+        return SignatureAgent(None, _cached_agent_ref(item.value, "directory"))
     key = params.get("key")
     if set(params) != {"key"} or type(key) is not str:
         raise InvalidInput(
@@ -229,12 +239,14 @@ def parse_signature_agent(
             "covered Signature-Agent member missing or not a string", code="bad_signature_agent"
         )
     agent_type = _member_type(member.params)
-    return SignatureAgent(key, agent_ref(member.value, agent_type))
+    return SignatureAgent(key, _cached_agent_ref(member.value, agent_type))
 
 
 def _member_type(params: tuple[tuple[str, object], ...]) -> str:
+    if not params:
+        return "directory"
     found: Mapping[str, object] = dict(params)
-    value = found.get("type", Token("directory"))
+    value = found.get("type", _DEFAULT_TYPE)
     if not isinstance(value, Token):
         raise InvalidInput("Signature-Agent type must be a token", code="bad_signature_agent")
     return str(value)
