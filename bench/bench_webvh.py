@@ -31,9 +31,9 @@ sys.path.insert(0, str(REPO_ROOT / "src"))
 sys.path.insert(0, str(REPO_ROOT / "bench"))
 
 from _timing import Spread, fmt, measure, ratio, verdict  # noqa: E402
-from mudrika.crypto._multibase import base58btc_decode  # noqa: E402
 from mudrika.crypto.jcs import canonicalize  # noqa: E402
 from mudrika.crypto.keys import PublicKey  # noqa: E402
+from mudrika.crypto.multibase import base58btc_decode  # noqa: E402
 from mudrika.identity.methods.webvh._log import parse_log, verify_log  # noqa: E402
 
 ENTRIES = 100

@@ -172,3 +172,41 @@ def resolve_with_oracle(log: PyLog, tmp_dir: Any, version: int) -> dict[str, Any
     result = asyncio.run(resolve_did(log.did, local_history=path, version_number=str(version)))
     serialized: dict[str, Any] = result.serialize()
     return serialized
+
+
+def make_assertion_rotation_log(first: Any, second: Any, *, rotated_at: datetime) -> PyLog:
+    """v1 (at :data:`T0`) lists ``first`` (a mudrika ``KeyPair``) as ``#key-1`` under
+    ``assertionMethod``; v2 (at ``rotated_at``) replaces it with ``second`` as ``#key-2``.  The log
+    itself is signed by an update key of the oracle's."""
+    oracle()
+    from did_webvh.core.state import DocumentState
+
+    update = _key("update")
+
+    def document(did: str, key: Any, fragment: str) -> dict[str, Any]:
+        method = {
+            "id": f"{did}#{fragment}",
+            "type": "Multikey",
+            "controller": did,
+            "publicKeyMultibase": key.public_key.to_multikey(),
+        }
+        return {
+            "@context": ["https://www.w3.org/ns/did/v1", "https://w3id.org/security/multikey/v1"],
+            "id": did,
+            "verificationMethod": [method],
+            "assertionMethod": [method["id"]],
+        }
+
+    placeholder = f"did:webvh:{{SCID}}:{DOMAIN}:dids:issuer"
+    genesis = _sign(
+        DocumentState.initial(
+            params={"updateKeys": [update.multikey]},
+            document=document(placeholder, first, "key-1"),
+            timestamp=T0,
+        ),
+        update,
+    )
+    rotated = genesis.create_next(
+        document=document(genesis.document_id, second, "key-2"), timestamp=rotated_at
+    )
+    return PyLog(states=[genesis, _sign(rotated, update)], keys={"update": update})

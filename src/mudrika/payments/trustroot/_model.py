@@ -49,6 +49,8 @@ from mudrika.identity.anchoring import (
 )
 from mudrika.identity.did import DIDURL, parse_did, parse_did_url
 from mudrika.identity.document import SigningPurpose
+from mudrika.identity.methods.webvh import assertion_key_history, resolve_log
+from mudrika.identity.resolution import check_document_id, parse_document
 from mudrika.identity.resolver import DIDResolver
 from mudrika.net.limits import read_capped
 from mudrika.payments._load import validate_document
@@ -58,6 +60,7 @@ TRUST_ROOT_FORMAT: Final = "mudrika.trust-root/v1"
 MAX_TRUST_ROOT_BYTES: Final = 4 * 1024 * 1024
 _MAX_ENTRIES: Final = 256
 _MAX_KEYS: Final = 64
+_MAX_WEBVH_LOG: Final = 2 * 1024 * 1024
 _MAX_TEXT: Final = 2048
 _SELF_CERTIFYING: Final = frozenset({"key", "jwk"})
 _log = logging.getLogger("mudrika.payments.trustroot")
@@ -194,6 +197,12 @@ class TrustedIssuer(_Owned):
     """Credential types accepted from this issuer; ``None``: the root's ``accepted_vct``."""
     source: str | None = Field(default=None, max_length=_MAX_TEXT)
     """Where and when the analyst obtained these keys (free text, shown in reports)."""
+    did_webvh_log: str | None = Field(default=None, min_length=1, max_length=_MAX_WEBVH_LOG, repr=False)
+    """A did:webvh owner's log (``did.jsonl``) as the analyst saved it: every version is verified when
+    the root loads, and each key the log ever listed under ``assertionMethod`` is pinned with the
+    window the log listed it in, so a signature is judged by the document *of its day*."""
+    did_webvh_witness: str | None = Field(default=None, min_length=1, max_length=_MAX_WEBVH_LOG, repr=False)
+    """The log's ``did-witness.json``, when its witness rule needs one."""
     x509_roots: list[str] | None = Field(default=None, min_length=1, max_length=_MAX_KEYS)
     """AP2 v0.2 only: base64 DER CA certificates to which an ``x5c`` chain in a root mandate's header
     must path-validate (RFC 5280) for its key to count as this issuer's; absent: ``x5c`` is refused."""
@@ -207,6 +216,12 @@ class PinnedMerchant(_Owned):
 
     jwks: KeySet | None = None
     did_document: dict[str, Any] | None = None
+    did_webvh_log: str | None = Field(default=None, min_length=1, max_length=_MAX_WEBVH_LOG, repr=False)
+    """A did:webvh owner's log (``did.jsonl``) as the analyst saved it: every version is verified when
+    the root loads, and each key the log ever listed under ``assertionMethod`` is pinned with the
+    window the log listed it in, so a signature is judged by the document *of its day*."""
+    did_webvh_witness: str | None = Field(default=None, min_length=1, max_length=_MAX_WEBVH_LOG, repr=False)
+    """The log's ``did-witness.json``, when its witness rule needs one."""
     source: str | None = Field(default=None, max_length=_MAX_TEXT)
     key_windows: dict[str, KeyWindow] | None = Field(
         default=None, max_length=_MAX_KEYS, description=_KEY_WINDOWS_DESCRIPTION
@@ -397,7 +412,7 @@ def _entry_validity(
     A window must name a key the entry pins, exactly as a signature names it: a window under a
     mistyped or relative kid would be silently inert, and a compromised key would stay trusted.
     """
-    windows: dict[str, KeyValidity] = {}
+    windows: dict[str, KeyValidity] = dict(pins.validity)  # a did:webvh log's own windows, if any
     problems: list[tuple[str, str]] = []
     pinned = set(pins.kids)
     for kid, window in (entry.key_windows or {}).items():
@@ -408,8 +423,43 @@ def _entry_validity(
         if found:
             problems.extend((kid, message) for message in found)
             continue
-        windows[kid] = window.validity()
+        try:
+            windows[kid] = _narrowed(windows.get(kid), window.validity())
+        except InvalidInput as exc:
+            problems.append((kid, exc.message))
     return windows, problems
+
+
+def _narrowed(logged: KeyValidity | None, recorded: KeyValidity) -> KeyValidity:
+    """The analyst's window over the one a did:webvh log gives: each bound the analyst wrote wins
+    (a compromise the log cannot know of), the log's bounds stand where the analyst wrote none."""
+    if logged is None:
+        return recorded
+    valid_from = recorded.valid_from or logged.valid_from
+    valid_until = recorded.valid_until or logged.valid_until
+    if valid_from is not None and valid_until is not None and valid_from >= valid_until:
+        raise InvalidInput("valid_from must be before valid_until", code="bad_window")
+    return KeyValidity(
+        valid_from=valid_from, valid_until=valid_until, revoked_at=recorded.revoked_at, reason=recorded.reason
+    )
+
+
+def _webvh_pins(owner: str, log: str, witness: str | None, *, source: str | None) -> OwnerPins:
+    """A did:webvh owner pinned by its log: every version verified now, every assertion key it ever
+    listed pinned, each with the window the log listed it in (see ``_entry_validity``)."""
+    if parse_did(owner).method != "webvh":
+        raise InvalidInput("did_webvh_log pins a did:webvh identifier", code="bad_trust_root")
+    resolution = resolve_log(owner, log, witness=witness)
+    history = assertion_key_history(owner, resolution.log)
+    document = check_document_id(
+        parse_document(history.document, message="the log's keys do not form a DID document"),
+        owner,
+        message="the log is for another DID",
+    )
+    validity = {
+        kid: KeyValidity(valid_from=start, valid_until=end) for kid, (start, end) in history.windows.items()
+    }
+    return OwnerPins(owner=owner, document=document, source=source, validity=validity)
 
 
 def _entry_pins(owner: str, entry: TrustedIssuer | PinnedMerchant, *, section: Section) -> OwnerPins:
@@ -421,8 +471,15 @@ def _entry_pins(owner: str, entry: TrustedIssuer | PinnedMerchant, *, section: S
         parse_did(owner)
     elif not owner.startswith("https://"):
         raise InvalidInput("an issuer is a DID or an https identifier", code="bad_trust_root")
-    if entry.jwks is not None and entry.did_document is not None:
-        raise InvalidInput("give jwks or did_document, not both", code="bad_trust_root")
+    given = [name for name in ("jwks", "did_document", "did_webvh_log") if getattr(entry, name) is not None]
+    if len(given) > 1:
+        raise InvalidInput(
+            f"give one of jwks, did_document, did_webvh_log, not {' and '.join(given)}", code="bad_trust_root"
+        )
+    if entry.did_webvh_witness is not None and entry.did_webvh_log is None:
+        raise InvalidInput("did_webvh_witness goes with did_webvh_log", code="bad_trust_root")
+    if entry.did_webvh_log is not None:
+        return _webvh_pins(owner, entry.did_webvh_log, entry.did_webvh_witness, source=entry.source)
     if entry.did_document is not None:
         if not is_did:
             raise InvalidInput("a DID document needs a DID identifier", code="bad_trust_root")

@@ -38,6 +38,7 @@ import httpx
 from mudrika.errors import DocumentError, InvalidInput, ResolutionError
 from mudrika.identity.did import DID, parse_did
 from mudrika.identity.methods import web
+from mudrika.identity.methods.webvh._history import KeyHistory, assertion_key_history
 from mudrika.identity.methods.webvh._log import (
     DEFAULT_MAX_LOG_BYTES,
     METHOD_VERSION,
@@ -62,11 +63,13 @@ from mudrika.net.egress import EgressPolicy
 __all__ = [
     "METHOD_VERSION",
     "SCID_PLACEHOLDER",
+    "KeyHistory",
     "LogEntry",
     "VerifiedLog",
     "WebvhDriver",
     "WebvhLogDriver",
     "WebvhResolution",
+    "assertion_key_history",
     "entry_hash",
     "key_hash",
     "log_url",
