@@ -291,3 +291,23 @@ def test_shared_items_are_reused_and_the_cache_stays_bounded() -> None:
     for index in range(_sf._F_ITEMS_CACHE_SIZE * 2):
         parse_dictionary(f's=("h{index}")', field="x")
     assert len(_sf._items_cache) <= _sf._F_ITEMS_CACHE_SIZE
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "sig1=:AAAA:",
+        "sig1=::",
+        "sig1=:AAE=:",
+        "sig1=:AAF=:",  # non-canonical padding bits: the strict parser's refusal
+        "sig1=:AA==:",
+        "sig1=:AAA:",  # unpadded
+        "sig1=:AAAA:;x",
+        "sig1=:AAAA:, sig2=:BBBB:",
+        "Sig1=:AAAA:",
+        "*x=:AAAA:",
+    ],
+)
+def test_a_single_byte_sequence_member_agrees(text: str) -> None:
+    """The Signature field's one-member shortcut reads exactly what the strict parser reads."""
+    _check_agrees(text)

@@ -368,6 +368,7 @@ _F_MEMBER_RE: Final = re.compile(
     rf"|((?:{_F_BARE_NOT_TRUE}){_F_PARAMS}))|({_F_PARAMS}))"
 )
 _F_SEPARATOR_RE: Final = re.compile(r"[ \t]*,[ \t]*")
+_F_SINGLE_BYTES_RE: Final = re.compile(rf"({_F_KEY})=({_F_BYTES})")
 # Walking a run the expressions above have already matched, which is a sequence of canonical
 # items or parameters: a string is the only value that may hold ";", "=", " " or "(" and it holds no
 # DQUOTE (no escapes), and no other value holds any of those, so these simple patterns read exactly
@@ -411,26 +412,22 @@ def _fast_bare(text: str) -> BareItem | None:
 def _fast_params(text: str) -> Params | None:
     if not text:
         return ()
-    params: list[tuple[str, BareItem]] = []
-    seen: set[str] = set()
+    found: dict[str, BareItem] = {}
     for key, raw in _F_PARAM_RE.findall(text):
-        value: BareItem
+        if key in found:
+            return None
         if not raw:
-            value = True
+            found[key] = True
         elif raw[0] == '"':
-            value = raw[1:-1]
+            found[key] = raw[1:-1]
         else:
             converted = _fast_bare(raw)
             if converted is None:
                 return None
-            value = converted
-        if key in seen:
-            return None
-        seen.add(key)
-        params.append((key, value))
-    if len(params) > _MAX_PARAMS:
+            found[key] = converted
+    if len(found) > _MAX_PARAMS:
         return None
-    return tuple(params)
+    return tuple(found.items())
 
 
 def _fast_items(text: str) -> tuple[Item, ...] | None:
@@ -452,6 +449,14 @@ def _fast_dictionary(text: str) -> tuple[dict[str, Item | InnerList], dict[str, 
     Each member is matched whole at its position (``match``); ``findall`` then only walks a run of
     items or parameters that this match has already proved well formed, so it reads the same tokens.
     """
+    single = _F_SINGLE_BYTES_RE.fullmatch(text)
+    if single is not None:
+        # The Signature field of one signature (``sig1=:…:``), on every request: one member, a byte
+        # sequence without parameters, read without the general walk below.
+        data = _fast_bytes(single.group(2))
+        if data is None:
+            return None
+        return {single.group(1): Item(data)}, {single.group(1): single.group(2)}
     members: dict[str, Item | InnerList] = {}
     texts: dict[str, str] = {}
     pos, end = 0, len(text)

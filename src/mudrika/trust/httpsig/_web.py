@@ -96,6 +96,8 @@ WEB_REPLAY_KEY_PREFIX: Final = "webagent:"
 _MAX_REPLAY_ID: Final = 200
 _STRING_PARAMS: Final = frozenset({"nonce", "keyid", "alg", "tag"})
 _INTEGER_PARAMS: Final = frozenset({"created", "expires"})
+#: Each signature parameter by kind: 1 a non-negative integer, 2 a string.
+_PARAMETER_KINDS: Final = {**dict.fromkeys(_INTEGER_PARAMS, 1), **dict.fromkeys(_STRING_PARAMS, 2)}
 
 
 def web_profile_of(headers: HeaderInput) -> str | None:
@@ -122,15 +124,17 @@ def web_profile_of(headers: HeaderInput) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class VerifiedAgentRequest:
+class VerifiedAgentRequest(NamedTuple):
     """A request an open-web agent signed, every check passed.
 
     ``profile`` is the tag's profile; ``agent`` what a policy matches (the directory origin for a
     ``directory`` Signature-Agent, the JWKS/CIMD URL otherwise, ``<registry>#<keyid>`` for TAP);
     ``identifier`` the draft's identifier (the URL the keys were resolved from); ``thumbprint`` the
     signing key's RFC 7638 thumbprint (``key_urn`` its RFC 9278 URN).  A thumbprint names a key, not
-    a legal person: see docs/webbotauth.md.
+    a legal person: see docs/webbotauth.md.  Immutable like every verified result; a named tuple
+    because one is built per request on the hot path, where a frozen dataclass's per-field
+    ``object.__setattr__`` costs more than the profile checks.  The nonce and body stay out of the
+    repr.
     """
 
     profile: str
@@ -154,6 +158,12 @@ class VerifiedAgentRequest:
     def key_urn(self) -> str:
         return THUMBPRINT_URN_PREFIX + self.thumbprint
 
+    def __repr__(self) -> str:
+        return (
+            f"VerifiedAgentRequest(profile={self.profile!r}, agent={self.agent!r}, "
+            f"thumbprint={self.thumbprint!r}, tag={self.tag!r}, target_uri={self.target_uri[:200]!r})"
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class PendingAgentRequest:
@@ -168,6 +178,24 @@ class PendingAgentRequest:
         if self.replay_key is not None:
             await aclaim_or_raise(self.store, self.replay_key, self.claim_until)
         return self.unclaimed
+
+
+#: The covered components of a signer's ``Signature-Input``, by its parsed items: the fast parser
+#: hands the same items object for the same text (``_sf``), so one signer's list is read once.  The
+#: items are kept in the entry so that an ``id`` is never reused while remembered; emptied when full.
+_COVERED: dict[int, tuple[tuple[Item, ...], tuple[str, ...], frozenset[str]]] = {}
+_COVERED_SIZE: Final = 128
+
+
+def _covered(items: tuple[Item, ...]) -> tuple[tuple[str, ...], frozenset[str]]:
+    entry = _COVERED.get(id(items))
+    if entry is not None and entry[0] is items:
+        return entry[1], entry[2]
+    components = tuple(str(item.value) for item in items)
+    if len(_COVERED) >= _COVERED_SIZE:
+        _COVERED.clear()
+    _COVERED[id(items)] = (items, components, frozenset(components))
+    return components, frozenset(components)
 
 
 class _Checked(NamedTuple):
@@ -416,32 +444,30 @@ class WebSignatureVerifier:
     def _parameters(self, inner: InnerList, profile_tap: bool) -> dict[str, str | int]:
         found: dict[str, str | int] = {}
         for name, value in inner.params:
-            canonical = name
-            if name == "keyId":
-                if not profile_tap:
+            # One table lookup per parameter on the usual path: its kind (1 integer, 2 string).
+            canonical, kind = name, _PARAMETER_KINDS.get(name)
+            if kind is None:
+                if name != "keyId" or not profile_tap:
                     raise InvalidInput(
-                        "unknown signature parameter", code="unknown_parameter", parameter=name
+                        "unknown signature parameter", code="unknown_parameter", parameter=name[:32]
                     )
-                canonical = "keyid"
+                canonical, kind = "keyid", 2  # TAP's spelling, kept as text signed as received
             if canonical in found:
                 raise InvalidInput("signature parameter repeated", code="bad_parameter", parameter=canonical)
-            if canonical in _INTEGER_PARAMS:
-                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            if kind == 1:
+                if type(value) is not int or value < 0:
                     raise InvalidInput(
                         "signature parameter must be a non-negative integer",
                         code="bad_parameter",
                         parameter=canonical,
                     )
-            elif canonical in _STRING_PARAMS:
-                if type(value) is not str:
-                    raise InvalidInput(
-                        "signature parameter must be a string", code="bad_parameter", parameter=canonical
-                    )
+                found[canonical] = value
+            elif type(value) is str:
+                found[canonical] = value
             else:
                 raise InvalidInput(
-                    "unknown signature parameter", code="unknown_parameter", parameter=name[:32]
+                    "signature parameter must be a string", code="bad_parameter", parameter=canonical
                 )
-            found[canonical] = value
         return found
 
     def _check_headers(self, method: str, url: str, headers: HeaderInput, now: float) -> _Checked:
@@ -467,8 +493,7 @@ class WebSignatureVerifier:
         created, expires = int(params["created"]), int(params["expires"])
         keyid = str(params["keyid"])
         nonce = params.get("nonce")
-        components = tuple(str(item.value) for item in inner.items)
-        covered = set(components)
+        components, covered = _covered(inner.items)
         agent: SignatureAgent | None = None
         if tap:
             # TAP: @authority and @path (the merchant and the page or checkout step).
