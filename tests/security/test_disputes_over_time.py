@@ -425,3 +425,25 @@ def test_dispute_bundle_records_the_status_list_and_dispute_verify_judges_it(
     )
     assert code == 1
     assert "suspended at the purchase" in err
+
+
+def test_dispute_verify_refuses_a_cart_signed_after_the_merchant_key_was_compromised(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Through the CLI, a root written with ``trust-root revoke-key``: the window check in words."""
+    bundle = tmp_path / "bundle.json"
+    bundle.write_text(_bundle(VALID).to_json())
+    root = tmp_path / "root.json"
+    root.write_text(json.dumps(CHAIN.trust_root_document()))
+    code, _, err = run_cli(
+        capsys,
+        "trust-root", "revoke-key", str(root), "--owner", BUILDER.MERCHANT_DID, "--kid", BUILDER.MERCHANT_KID,
+        "--at", "2025-10-01T12:00:00Z", "--reason", "compromised",
+    )  # fmt: skip
+    assert code == 0, err
+    code, _, err = run_cli(
+        capsys, "dispute", "verify", str(bundle), "--trust-root", str(root), "--kb-nonce", CHAIN.nonce
+    )
+    assert code == 1
+    assert "merchant.key.window" in err
+    assert "reported compromised on 2025-10-01" in err
