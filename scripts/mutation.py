@@ -80,6 +80,13 @@ _ANCHOR_TESTS: Final = (
     "tests/security/test_v02_x5c.py",
     "tests/security/test_httpsig_attacks.py",
     "tests/security/test_a2a_trust_attacks.py",
+    "tests/security/test_anchoring_matrix.py",
+    "tests/unit/test_signing_time_judgement.py",
+    "tests/unit/test_trust_root_windows.py",
+    "tests/unit/test_cli_trust_root_windows.py",
+    "tests/security/test_disputes_over_time.py",
+    "tests/security/test_v02_disputes_over_time.py",
+    "tests/security/test_webvh_trust_root.py",
 )
 
 #: The modules under test, each with the test files whose coverage decides which tests a mutant runs.
