@@ -4,16 +4,41 @@ plain TCP listener that only records who connected (the SSRF canary)."""
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
+import trustme
 import uvicorn
 
 from tests._support.net import free_port, wait_listening
 
-__all__ = ["Canary", "canary", "closing_on_shutdown", "serve_asgi"]
+__all__ = ["Canary", "LocalTLS", "canary", "closing_on_shutdown", "local_tls", "serve_asgi"]
+
+
+class LocalTLS(NamedTuple):
+    """A throwaway CA's certificate for ``localhost`` / ``127.0.0.1``: the client context that trusts
+    it, and the uvicorn settings (``ssl_keyfile``, ``ssl_certfile``) that serve with it."""
+
+    client: ssl.SSLContext
+    server: dict[str, str]
+
+
+def local_tls(folder: Path) -> LocalTLS:
+    """Write a fresh certificate for the loopback names into ``folder``; a test serves HTTPS with
+    ``serve_asgi(app, **tls.server)`` and verifies with ``tls.client``."""
+    ca = trustme.CA()
+    client = ssl.create_default_context()
+    ca.configure_trust(client)
+    cert = ca.issue_cert("localhost", "127.0.0.1")
+    cert.private_key_pem.write_to_path(folder / "key.pem")
+    cert.cert_chain_pems[0].write_to_path(folder / "cert.pem")
+    return LocalTLS(
+        client, {"ssl_keyfile": str(folder / "key.pem"), "ssl_certfile": str(folder / "cert.pem")}
+    )
 
 
 @contextmanager

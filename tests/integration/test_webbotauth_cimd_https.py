@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import ssl
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
-import trustme
 
 from mudrika.crypto.keys import KeyPair, KeyType
 from mudrika.errors import UntrustedKeyError
@@ -32,7 +29,7 @@ from mudrika.trust.httpsig import (
     WebSignatureVerifier,
 )
 from tests._support.net import free_port
-from tests._support.served import serve_asgi
+from tests._support.served import LocalTLS, local_tls, serve_asgi
 
 pytestmark = pytest.mark.integration
 
@@ -64,15 +61,8 @@ def _app(state: Served) -> Any:
 
 
 @pytest.fixture(scope="module")
-def tls(tmp_path_factory: pytest.TempPathFactory) -> tuple[ssl.SSLContext, dict[str, str]]:
-    ca = trustme.CA()
-    client = ssl.create_default_context()
-    ca.configure_trust(client)
-    folder: Path = tmp_path_factory.mktemp("tls")
-    cert = ca.issue_cert("localhost", "127.0.0.1")
-    cert.private_key_pem.write_to_path(folder / "key.pem")
-    cert.cert_chain_pems[0].write_to_path(folder / "cert.pem")
-    return client, {"ssl_keyfile": str(folder / "key.pem"), "ssl_certfile": str(folder / "cert.pem")}
+def tls(tmp_path_factory: pytest.TempPathFactory) -> LocalTLS:
+    return local_tls(tmp_path_factory.mktemp("tls"))
 
 
 @pytest.fixture(scope="module")
@@ -81,10 +71,10 @@ def agent() -> KeyPair:
 
 
 @pytest.fixture
-def server(tls: tuple[ssl.SSLContext, dict[str, str]]) -> Iterator[tuple[str, Served]]:
+def server(tls: LocalTLS) -> Iterator[tuple[str, Served]]:
     state = Served()
     port = free_port()
-    with serve_asgi(_app(state), port=port, **tls[1]):
+    with serve_asgi(_app(state), port=port, **tls.server):
         yield f"https://localhost:{port}", state
 
 
@@ -100,8 +90,10 @@ def _verifier(cache: DirectoryCache) -> WebSignatureVerifier:
     )
 
 
-def _cache(tls: tuple[ssl.SSLContext, dict[str, str]], *allow: str, **options: Any) -> DirectoryCache:
-    return DirectoryCache(allow=list(allow), egress=LOCAL, require_signatures=False, verify=tls[0], **options)
+def _cache(tls: LocalTLS, *allow: str, **options: Any) -> DirectoryCache:
+    return DirectoryCache(
+        allow=list(allow), egress=LOCAL, require_signatures=False, verify=tls.client, **options
+    )
 
 
 def _card(card_url: str, **keys: Any) -> tuple[str, bytes]:
@@ -118,7 +110,7 @@ def _signed(agent: KeyPair, card_url: str) -> dict[str, str]:
 
 
 def test_cimd_with_jwks_uri_verifies_and_is_cached(
-    tls: tuple[ssl.SSLContext, dict[str, str]], server: tuple[str, Served], agent: KeyPair
+    tls: LocalTLS, server: tuple[str, Served], agent: KeyPair
 ) -> None:
     origin, state = server
     card_url = f"{origin}/agents/crawler.json"
@@ -144,7 +136,7 @@ def test_cimd_with_jwks_uri_verifies_and_is_cached(
 
 
 def test_cimd_with_inline_jwks_verifies_from_one_fetch(
-    tls: tuple[ssl.SSLContext, dict[str, str]], server: tuple[str, Served], agent: KeyPair
+    tls: LocalTLS, server: tuple[str, Served], agent: KeyPair
 ) -> None:
     origin, state = server
     card_url = f"{origin}/card.json"
@@ -156,7 +148,7 @@ def test_cimd_with_inline_jwks_verifies_from_one_fetch(
 
 
 def test_a_key_not_in_the_card_does_not_verify(
-    tls: tuple[ssl.SSLContext, dict[str, str]], server: tuple[str, Served], agent: KeyPair
+    tls: LocalTLS, server: tuple[str, Served], agent: KeyPair
 ) -> None:
     origin, state = server
     card_url = f"{origin}/card.json"
@@ -169,7 +161,7 @@ def test_a_key_not_in_the_card_does_not_verify(
 
 @pytest.mark.parametrize("media_type", ["text/html", "application/jwk-set+json", ""])
 def test_card_of_the_wrong_media_type_is_refused(
-    tls: tuple[ssl.SSLContext, dict[str, str]], server: tuple[str, Served], agent: KeyPair, media_type: str
+    tls: LocalTLS, server: tuple[str, Served], agent: KeyPair, media_type: str
 ) -> None:
     origin, state = server
     card_url = f"{origin}/card.json"
@@ -183,7 +175,7 @@ def test_card_of_the_wrong_media_type_is_refused(
 
 
 def test_jwks_of_the_wrong_media_type_is_refused(
-    tls: tuple[ssl.SSLContext, dict[str, str]], server: tuple[str, Served], agent: KeyPair
+    tls: LocalTLS, server: tuple[str, Served], agent: KeyPair
 ) -> None:
     origin, state = server
     card_url = f"{origin}/card.json"
@@ -196,7 +188,7 @@ def test_jwks_of_the_wrong_media_type_is_refused(
 
 @pytest.mark.parametrize("document", ["card", "jwks"])
 def test_oversize_card_or_jwks_is_refused(
-    tls: tuple[ssl.SSLContext, dict[str, str]], server: tuple[str, Served], agent: KeyPair, document: str
+    tls: LocalTLS, server: tuple[str, Served], agent: KeyPair, document: str
 ) -> None:
     origin, state = server
     card_url = f"{origin}/card.json"
@@ -212,7 +204,7 @@ def test_oversize_card_or_jwks_is_refused(
 
 
 def test_card_for_another_client_id_is_refused(
-    tls: tuple[ssl.SSLContext, dict[str, str]], server: tuple[str, Served], agent: KeyPair
+    tls: LocalTLS, server: tuple[str, Served], agent: KeyPair
 ) -> None:
     origin, state = server
     card_url = f"{origin}/card.json"
@@ -223,7 +215,7 @@ def test_card_for_another_client_id_is_refused(
 
 
 def test_jwks_uri_on_an_origin_not_allowed_is_never_fetched(
-    tls: tuple[ssl.SSLContext, dict[str, str]], server: tuple[str, Served], agent: KeyPair
+    tls: LocalTLS, server: tuple[str, Served], agent: KeyPair
 ) -> None:
     origin, state = server
     card_url = f"{origin}/card.json"

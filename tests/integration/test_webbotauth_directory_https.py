@@ -9,14 +9,11 @@ publishes, possession proofs included); the second serves the misbehaviour each 
 from __future__ import annotations
 
 import asyncio
-import ssl
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
-import trustme
 
 from mudrika.crypto.keys import KeyPair, KeyType
 from mudrika.errors import EgressDenied, UnavailableError, UntrustedKeyError
@@ -33,7 +30,7 @@ from mudrika.trust.httpsig import (
     directory_document,
 )
 from tests._support.net import free_port
-from tests._support.served import serve_asgi
+from tests._support.served import LocalTLS, local_tls, serve_asgi
 
 pytestmark = pytest.mark.integration
 
@@ -64,15 +61,8 @@ def _misbehaving(state: Behaviour) -> Any:
 
 
 @pytest.fixture(scope="module")
-def tls(tmp_path_factory: pytest.TempPathFactory) -> tuple[ssl.SSLContext, dict[str, str]]:
-    ca = trustme.CA()
-    client = ssl.create_default_context()
-    ca.configure_trust(client)
-    folder: Path = tmp_path_factory.mktemp("tls")
-    cert = ca.issue_cert("localhost", "127.0.0.1")
-    cert.private_key_pem.write_to_path(folder / "key.pem")
-    cert.cert_chain_pems[0].write_to_path(folder / "cert.pem")
-    return client, {"ssl_keyfile": str(folder / "key.pem"), "ssl_certfile": str(folder / "cert.pem")}
+def tls(tmp_path_factory: pytest.TempPathFactory) -> LocalTLS:
+    return local_tls(tmp_path_factory.mktemp("tls"))
 
 
 @pytest.fixture(scope="module")
@@ -81,29 +71,27 @@ def agent() -> KeyPair:
 
 
 @pytest.fixture(scope="module")
-def published(tls: tuple[ssl.SSLContext, dict[str, str]], agent: KeyPair) -> Iterator[str]:
+def published(tls: LocalTLS, agent: KeyPair) -> Iterator[str]:
     port = free_port()
     app = directory_app([agent], authorities=[f"localhost:{port}"], max_age=600)
-    with serve_asgi(app, port=port, **tls[1]):
+    with serve_asgi(app, port=port, **tls.server):
         yield f"https://localhost:{port}"
 
 
 @pytest.fixture
-def misbehaving(tls: tuple[ssl.SSLContext, dict[str, str]]) -> Iterator[tuple[str, Behaviour]]:
+def misbehaving(tls: LocalTLS) -> Iterator[tuple[str, Behaviour]]:
     state = Behaviour()
     port = free_port()
-    with serve_asgi(_misbehaving(state), port=port, **tls[1]):
+    with serve_asgi(_misbehaving(state), port=port, **tls.server):
         yield f"https://localhost:{port}", state
 
 
-def _cache(tls: tuple[ssl.SSLContext, dict[str, str]], origin: str, **options: Any) -> DirectoryCache:
+def _cache(tls: LocalTLS, origin: str, **options: Any) -> DirectoryCache:
     settings: dict[str, Any] = {"egress": LOCAL, "require_signatures": False, **options}
-    return DirectoryCache(allow=[origin], verify=tls[0], **settings)
+    return DirectoryCache(allow=[origin], verify=tls.client, **settings)
 
 
-def test_published_directory_verifies_a_signed_request(
-    tls: tuple[ssl.SSLContext, dict[str, str]], published: str, agent: KeyPair
-) -> None:
+def test_published_directory_verifies_a_signed_request(tls: LocalTLS, published: str, agent: KeyPair) -> None:
     cache = _cache(tls, published, require_signatures=True)
     verifier = WebSignatureVerifier(
         agents=cache,
@@ -124,14 +112,16 @@ def test_published_directory_verifies_a_signed_request(
     assert cache.fetches == 1
 
 
-def test_strict_egress_refuses_loopback(tls: tuple[ssl.SSLContext, dict[str, str]], published: str) -> None:
-    cache = DirectoryCache(allow=[published], egress=EgressPolicy(), require_signatures=False, verify=tls[0])
+def test_strict_egress_refuses_loopback(tls: LocalTLS, published: str) -> None:
+    cache = DirectoryCache(
+        allow=[published], egress=EgressPolicy(), require_signatures=False, verify=tls.client
+    )
     with pytest.raises(EgressDenied):
         cache.keys_for(agent_ref(published))
 
 
 def test_redirect_is_refused_not_followed(
-    tls: tuple[ssl.SSLContext, dict[str, str]], misbehaving: tuple[str, Behaviour], published: str
+    tls: LocalTLS, misbehaving: tuple[str, Behaviour], published: str
 ) -> None:
     origin, state = misbehaving
     state.status = 302
@@ -144,7 +134,7 @@ def test_redirect_is_refused_not_followed(
 
 @pytest.mark.parametrize("media_type", ["application/json", "text/html", ""])
 def test_wrong_media_type_is_refused(
-    tls: tuple[ssl.SSLContext, dict[str, str]],
+    tls: LocalTLS,
     misbehaving: tuple[str, Behaviour],
     agent: KeyPair,
     media_type: str,
@@ -156,9 +146,7 @@ def test_wrong_media_type_is_refused(
     assert caught.value.code == "directory_media_type"
 
 
-def test_oversize_directory_is_refused(
-    tls: tuple[ssl.SSLContext, dict[str, str]], misbehaving: tuple[str, Behaviour]
-) -> None:
+def test_oversize_directory_is_refused(tls: LocalTLS, misbehaving: tuple[str, Behaviour]) -> None:
     origin, state = misbehaving
     state.body = b'{"keys":[' + b" " * 70_000 + b"]}"
     with pytest.raises(UntrustedKeyError) as caught:
@@ -167,7 +155,7 @@ def test_oversize_directory_is_refused(
 
 
 def test_server_error_is_unavailable_and_not_refetched_at_once(
-    tls: tuple[ssl.SSLContext, dict[str, str]], misbehaving: tuple[str, Behaviour]
+    tls: LocalTLS, misbehaving: tuple[str, Behaviour]
 ) -> None:
     origin, state = misbehaving
     state.status = 503
@@ -189,7 +177,7 @@ def test_server_error_is_unavailable_and_not_refetched_at_once(
     ids=["max-age", "no-store", "max-age-0", "expires"],
 )
 def test_cache_honours_http_caching(
-    tls: tuple[ssl.SSLContext, dict[str, str]],
+    tls: LocalTLS,
     misbehaving: tuple[str, Behaviour],
     agent: KeyPair,
     headers: list[tuple[bytes, bytes]],
@@ -203,9 +191,7 @@ def test_cache_honours_http_caching(
     assert state.requests == fetches
 
 
-def test_cache_age_is_capped(
-    tls: tuple[ssl.SSLContext, dict[str, str]], misbehaving: tuple[str, Behaviour], agent: KeyPair
-) -> None:
+def test_cache_age_is_capped(tls: LocalTLS, misbehaving: tuple[str, Behaviour], agent: KeyPair) -> None:
     origin, state = misbehaving
     state.body, state.headers = (
         directory_document([agent.public_key]),
@@ -219,9 +205,7 @@ def test_cache_age_is_capped(
     assert state.requests == 2
 
 
-def test_directory_not_allowed_is_never_fetched(
-    tls: tuple[ssl.SSLContext, dict[str, str]], misbehaving: tuple[str, Behaviour]
-) -> None:
+def test_directory_not_allowed_is_never_fetched(tls: LocalTLS, misbehaving: tuple[str, Behaviour]) -> None:
     origin, state = misbehaving
     cache = _cache(tls, "https://other.example")
     with pytest.raises(UntrustedKeyError) as caught:

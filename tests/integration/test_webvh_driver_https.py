@@ -10,21 +10,18 @@ whose entry was tampered with after signing.
 from __future__ import annotations
 
 import json
-import ssl
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
-import trustme
 
 from mudrika.errors import BindingError, DocumentError, EgressDenied, ResolutionError, SignatureError
 from mudrika.identity.methods.webvh import WebvhDriver, log_url
 from mudrika.net.egress import EgressPolicy
 from tests._support.net import free_port
-from tests._support.served import serve_asgi
+from tests._support.served import LocalTLS, local_tls, serve_asgi
 from tests._support.webvh import oracle
 
 pytestmark = pytest.mark.integration
@@ -56,15 +53,8 @@ def _app(state: Served) -> Any:
 
 
 @pytest.fixture(scope="module")
-def tls(tmp_path_factory: pytest.TempPathFactory) -> tuple[ssl.SSLContext, dict[str, str]]:
-    ca = trustme.CA()
-    client = ssl.create_default_context()
-    ca.configure_trust(client)
-    folder: Path = tmp_path_factory.mktemp("tls")
-    cert = ca.issue_cert("localhost", "127.0.0.1")
-    cert.private_key_pem.write_to_path(folder / "key.pem")
-    cert.cert_chain_pems[0].write_to_path(folder / "cert.pem")
-    return client, {"ssl_keyfile": str(folder / "key.pem"), "ssl_certfile": str(folder / "cert.pem")}
+def tls(tmp_path_factory: pytest.TempPathFactory) -> LocalTLS:
+    return local_tls(tmp_path_factory.mktemp("tls"))
 
 
 @dataclass
@@ -117,12 +107,12 @@ def _log(port: int) -> tuple[str, bytes]:
 
 
 @pytest.fixture
-def hosted(tls: tuple[ssl.SSLContext, dict[str, str]]) -> Iterator[Hosted]:
+def hosted(tls: LocalTLS) -> Iterator[Hosted]:
     port = free_port()
     did, log = _log(port)
     state = Served(body=log)
-    with serve_asgi(_app(state), port=port, **tls[1]):
-        yield Hosted(did, log, state, WebvhDriver(egress=LOCAL, verify=tls[0], timeout=5))
+    with serve_asgi(_app(state), port=port, **tls.server):
+        yield Hosted(did, log, state, WebvhDriver(egress=LOCAL, verify=tls.client, timeout=5))
 
 
 def test_log_served_over_https_resolves(hosted: Hosted) -> None:
@@ -138,9 +128,9 @@ def test_log_served_over_https_resolves(hosted: Hosted) -> None:
     assert hosted.state.requests == ["/.well-known/did.jsonl"] * 2
 
 
-def test_strict_egress_refuses_loopback(hosted: Hosted, tls: tuple[ssl.SSLContext, dict[str, str]]) -> None:
+def test_strict_egress_refuses_loopback(hosted: Hosted, tls: LocalTLS) -> None:
     with pytest.raises(EgressDenied):
-        WebvhDriver(verify=tls[0], timeout=5).resolve_at(hosted.did)
+        WebvhDriver(verify=tls.client, timeout=5).resolve_at(hosted.did)
     assert hosted.state.requests == []
 
 
@@ -162,8 +152,8 @@ def test_wrong_status_is_refused(hosted: Hosted, status: int, error: type[Except
         hosted.driver.resolve_at(hosted.did)
 
 
-def test_oversize_log_is_refused(hosted: Hosted, tls: tuple[ssl.SSLContext, dict[str, str]]) -> None:
-    driver = WebvhDriver(egress=LOCAL, verify=tls[0], timeout=5, max_bytes=len(hosted.log) - 1)
+def test_oversize_log_is_refused(hosted: Hosted, tls: LocalTLS) -> None:
+    driver = WebvhDriver(egress=LOCAL, verify=tls.client, timeout=5, max_bytes=len(hosted.log) - 1)
     with pytest.raises(DocumentError) as caught:
         driver.resolve_at(hosted.did)
     assert caught.value.fields["reason"] == "too_large"
