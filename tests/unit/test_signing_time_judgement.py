@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mudrika.crypto.keys import KeyPair
-from mudrika.errors import InvalidInput
+from mudrika.errors import InvalidInput, UntrustedKeyError
 from mudrika.identity.anchoring import (
     AnchoredKey,
     Attestation,
@@ -27,6 +27,7 @@ from mudrika.identity.anchoring import (
     TimeCode,
     anchor_key,
     judge_signing_time,
+    kid_of_owner,
 )
 
 KEY = KeyPair.generate("ed25519").public_key
@@ -336,3 +337,67 @@ def test_holding_means_inside_the_window_and_a_stolen_key_needs_an_attested_time
         if window.valid_from is not None:
             assert used >= window.valid_from
             assert claimed is None or claimed >= window.valid_from
+
+
+# -- each refusal by its code and the name it gives (what a caller branches on and a user reads) ------
+
+
+@pytest.mark.parametrize("name", ["valid_from", "valid_until", "revoked_at"])
+@pytest.mark.parametrize(
+    "moment", [datetime(2026, 1, 1), datetime(2026, 1, 1, tzinfo=timezone(timedelta(hours=-5)))]
+)
+def test_each_bound_must_be_aware_utc_and_is_named(name: str, moment: datetime) -> None:
+    reason: dict[str, RevocationReason] = {"reason": "superseded"} if name == "revoked_at" else {}
+    with pytest.raises(InvalidInput) as refused:
+        KeyValidity(**{name: moment}, **reason)  # type: ignore[arg-type]
+    assert refused.value.code == "naive_time"
+    assert refused.value.message.startswith(f"{name} must be an aware UTC datetime")
+    with pytest.raises(InvalidInput) as attested:
+        Attestation(at=moment, by=MERCHANT)
+    assert (attested.value.code, attested.value.message) == (
+        "naive_time",
+        "the attested time must be an aware UTC datetime",
+    )
+
+
+@pytest.mark.parametrize(
+    "window",
+    [
+        {"revoked_at": T},
+        {"reason": "superseded"},
+        {"revoked_at": T, "reason": "lost"},
+        {"valid_from": T, "valid_until": T},
+        {"valid_from": T + US, "valid_until": T},
+    ],
+    ids=["revoked-without-reason", "reason-without-revocation", "unknown-reason", "empty", "reversed"],
+)
+def test_a_malformed_window_is_bad_window(window: dict[str, object]) -> None:
+    with pytest.raises(InvalidInput) as refused:
+        KeyValidity(**window)  # type: ignore[arg-type]
+    assert refused.value.code == "bad_window"
+
+
+def test_describe_names_every_bound_in_order() -> None:
+    window = KeyValidity(valid_from=F, valid_until=T + DAY, revoked_at=T, reason="superseded")
+    assert window.describe() == (
+        "superseded since 2026-10-01, valid from 2026-01-01, valid until 2026-10-02 (exclusive)"
+    )
+    assert KeyValidity(valid_until=T).describe() == "valid until 2026-10-01 (exclusive)"
+
+
+def test_a_window_for_an_unpinned_kid_is_refused_naming_the_kid_shortened() -> None:
+    long_kid = "k" * 500
+    with pytest.raises(InvalidInput) as refused:
+        OwnerPins(
+            owner="https://issuer.example", keys={"issuer-1": PinnedKey(KEY)}, validity={long_kid: EXPIRES}
+        )
+    assert refused.value.code == "bad_pins"
+    assert refused.value.fields["kid"] == "k" * 200
+
+
+def test_a_relative_kid_of_a_did_owner_is_told_to_be_absolute() -> None:
+    with pytest.raises(UntrustedKeyError) as refused:
+        kid_of_owner("#key-1", "did:web:shop.example")
+    assert refused.value.code == "kid_not_did_url"
+    assert refused.value.message == "the kid must be an absolute DID URL of the signer"
+    assert "reason" not in refused.value.fields
