@@ -401,3 +401,48 @@ def test_a_relative_kid_of_a_did_owner_is_told_to_be_absolute() -> None:
     assert refused.value.code == "kid_not_did_url"
     assert refused.value.message == "the kid must be an absolute DID URL of the signer"
     assert "reason" not in refused.value.fields
+
+
+def test_the_signers_claim_must_be_aware_utc_and_an_attestation_names_its_attester() -> None:
+    with pytest.raises(InvalidInput) as naive:
+        judge_signing_time(_key(EXPIRES), signer_claimed=datetime(2026, 1, 1), attested=None)
+    assert naive.value.message.startswith("signer_claimed must be an aware UTC datetime")
+    with pytest.raises(InvalidInput) as anonymous:
+        Attestation(at=T, by="")
+    assert anonymous.value.code == "bad_attestation"
+
+
+def test_an_unproven_compromise_says_the_claim_does_not_count_only_when_there_is_one() -> None:
+    with_claim = judge_signing_time(_key(COMPROMISED), signer_claimed=T - DAY, attested=None)
+    assert with_claim.explanation.endswith(
+        "; the signer's own claim (2026-09-30) does not count, since whoever holds a stolen key can "
+        "write any time"
+    )
+    without = judge_signing_time(_key(COMPROMISED), signer_claimed=None, attested=None)
+    assert without.explanation == (
+        "the key was reported compromised on 2026-10-01 and no time outside the signer's control "
+        "shows that this signature predates it"
+    )
+
+
+@pytest.mark.parametrize(
+    ("window", "what"),
+    [(SUPERSEDED, "revoked (superseded)"), (EXPIRES, "valid until")],
+)
+def test_an_unknown_signing_time_names_which_end(window: KeyValidity, what: str) -> None:
+    judgement = judge_signing_time(_key(window), signer_claimed=None, attested=None)
+    assert judgement.explanation == (
+        f"the key's window ends on 2026-10-01 ({what}) and no signing time is known, neither claimed "
+        "by the signer nor attested"
+    )
+
+
+def test_a_compromise_does_not_end_the_window_as_a_supersession() -> None:
+    """Attested before the compromise, claimed after it: the compromise rule decides (holds on the
+    attested time) and the claim is never read as a signing time past the revocation."""
+    judgement = judge_signing_time(
+        _key(COMPROMISED), signer_claimed=T + DAY, attested=Attestation(at=T - US, by=MERCHANT)
+    )
+    assert (judgement.holds, judgement.time) == (True, T - US)
+    assert KeyValidity(revoked_at=T, reason="compromised").superseded_at is None
+    assert SUPERSEDED.superseded_at == T

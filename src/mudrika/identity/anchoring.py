@@ -125,6 +125,11 @@ class KeyValidity:
             raise InvalidInput("valid_from must be before valid_until", code="bad_window")
 
     @property
+    def superseded_at(self) -> datetime | None:
+        """When the key was replaced in the ordinary course (``None`` unless the reason is that)."""
+        return self.revoked_at if self.reason == "superseded" else None
+
+    @property
     def bounded(self) -> bool:
         """Whether the window limits anything (a window holding only a note does not)."""
         return any(bound is not None for bound in (self.valid_from, self.valid_until, self.revoked_at))
@@ -395,12 +400,9 @@ def judge_signing_time(
             window=window,
             explanation="no validity window is pinned for this key",
         )
-    attested_basis = f"attested by {attested.by}" if attested is not None else None
-    upper: tuple[datetime, str] | None = None
-    if attested is not None and attested_basis is not None:
-        upper = (attested.at, attested_basis)
-    elif signer_claimed is not None:
-        upper = (signer_claimed, _CLAIMED)
+    attested_time = (attested.at, f"attested by {attested.by}") if attested is not None else None
+    claimed_time = (signer_claimed, _CLAIMED) if signer_claimed is not None else None
+    upper = attested_time or claimed_time
 
     def judged(code: TimeCode | None, time: tuple[datetime, str] | None, explanation: str) -> TimeJudgement:
         return TimeJudgement(
@@ -414,11 +416,11 @@ def judge_signing_time(
 
     if window.reason == "compromised" and window.revoked_at is not None:
         revoked = window.revoked_at
-        if attested is None or attested_basis is None:
+        if attested_time is None:
             told = (
-                f"; the signer's own claim ({_day(signer_claimed)}) does not count, since whoever holds a "
+                f"; the signer's own claim ({_day(claimed_time[0])}) does not count, since whoever holds a "
                 "stolen key can write any time"
-                if signer_claimed is not None
+                if claimed_time is not None
                 else ""
             )
             return judged(
@@ -427,24 +429,23 @@ def judge_signing_time(
                 f"the key was reported compromised on {_day(revoked)} and no time outside the signer's "
                 f"control shows that this signature predates it{told}",
             )
-        if attested.at >= revoked:
+        if attested_time[0] >= revoked:
             return judged(
                 "key_compromised",
-                upper,
-                f"the key was reported compromised on {_day(revoked)}, {_before(revoked, attested.at)} "
-                f"{_phrase(attested.at, attested_basis)}: the signature may have been made with the "
-                "stolen key",
+                attested_time,
+                f"the key was reported compromised on {_day(revoked)}, {_before(revoked, attested_time[0])} "
+                f"{_phrase(*attested_time)}: the signature may have been made with the stolen key",
             )
     # Against an end that is not a compromise the signer is still believed: the earliest known time
     # decides (its own claim, or an attested bound when that is earlier), so a cart signed before a
     # rotation stands even when the payment that covers it came after.
     # A compromised key's holder is not believed at all: past the rule above, only the attested time.
     earliest = upper
-    if window.reason != "compromised" and upper is not None and signer_claimed is not None:
-        earliest = min(upper, (signer_claimed, _CLAIMED), key=lambda pair: pair[0])
+    if window.reason != "compromised" and attested_time is not None and claimed_time is not None:
+        earliest = min(attested_time, claimed_time, key=lambda pair: pair[0])
     ends: list[tuple[datetime, TimeCode]] = []
-    if window.reason == "superseded" and window.revoked_at is not None:
-        ends.append((window.revoked_at, "key_superseded"))
+    if window.superseded_at is not None:
+        ends.append((window.superseded_at, "key_superseded"))
     if window.valid_until is not None:
         ends.append((window.valid_until, "key_expired"))
     if ends:
@@ -466,9 +467,7 @@ def judge_signing_time(
             return judged(code, earliest, f"{ended}, {_before(end, earliest[0])} {_phrase(*earliest)}")
     if window.valid_from is not None:
         start = window.valid_from
-        known = [(signer_claimed, _CLAIMED)] if signer_claimed is not None else []
-        if attested is not None and attested_basis is not None:
-            known.append((attested.at, attested_basis))
+        known = [time for time in (claimed_time, attested_time) if time is not None]
         if not known:
             return judged(
                 "signing_time_unproven",
