@@ -446,3 +446,12 @@ def test_a_compromise_does_not_end_the_window_as_a_supersession() -> None:
     assert (judgement.holds, judgement.time) == (True, T - US)
     assert KeyValidity(revoked_at=T, reason="compromised").superseded_at is None
     assert SUPERSEDED.superseded_at == T
+
+
+def test_a_start_only_window_without_any_time_is_unproven_in_words() -> None:
+    judgement = judge_signing_time(_key(STARTS), signer_claimed=None, attested=None)
+    assert (judgement.holds, judgement.code) == (False, "signing_time_unproven")
+    assert judgement.explanation == (
+        "the key is valid only from 2026-01-01 and no signing time is known, neither claimed by the "
+        "signer nor attested"
+    )

@@ -490,10 +490,8 @@ def judge_signing_time(
     )
 
 
-def _day(moment: datetime | None) -> str:
+def _day(moment: datetime) -> str:
     """A date for a sentence: the day alone at midnight UTC, else the full instant."""
-    if moment is None:
-        return "an unknown time"
     if moment.hour == moment.minute == moment.second == moment.microsecond == 0:
         return moment.date().isoformat()
     return moment.isoformat(sep=" ").replace("+00:00", "Z")
