@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from mudrika.crypto.keys import ALL_ALGORITHMS, KeyPair, PublicKey
 from mudrika.errors import InvalidInput
@@ -234,3 +235,21 @@ def test_times_round_trip_and_the_schema_describes_windows() -> None:
     assert definitions["KeyWindow"]["additionalProperties"] is False
     for section in ("TrustedIssuer", "PinnedMerchant"):
         assert "key_windows" in definitions[section]["properties"]
+
+
+def test_a_rejected_value_never_appears_in_the_model_error() -> None:
+    """Trust roots hold key material and notes: a value the model refuses is not echoed into the
+    error (a log line of it would carry it), whichever model of the file refused it."""
+    secret = "SECRET-not-for-logs"
+    for document in (
+        {"format": "mudrika.trust-root/v1", "leeway_seconds": secret},
+        {"format": "mudrika.trust-root/v1", "issuers": {"https://i.example": {"jwks": {"keys": secret}}}},
+        {"format": "mudrika.trust-root/v1", "status": {"when_absent": secret}},
+        {
+            "format": "mudrika.trust-root/v1",
+            "merchants": {"did:web:m.example": {"key_windows": {"k": {"reason": secret}}}},
+        },
+    ):
+        with pytest.raises(ValidationError) as refused:
+            TrustRoot.model_validate(document)
+        assert secret not in str(refused.value)
