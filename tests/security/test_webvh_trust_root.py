@@ -112,3 +112,16 @@ def test_a_log_that_does_not_verify_does_not_load(damage: str) -> None:
     with pytest.raises(InvalidInput) as refused:
         parse_trust_root(document)
     assert refused.value.code == "bad_trust_root"
+
+
+def test_the_pinned_log_stays_out_of_reprs() -> None:
+    """A log is megabytes of JSON lines: a trust root's repr (a log line, a debugger) names the
+    entry, never dumps it."""
+    chain = BUILDER.build_chain(seeded=False, issuer=ISSUER)
+    root = parse_trust_root(_root_document(chain, did_webvh_witness="[]"))
+    entry = root.issuers[ISSUER]
+    first_line = LOG.text().splitlines()[0]
+    assert first_line not in repr(entry)
+    assert "did_webvh_log" not in repr(entry)
+    assert "did_webvh_witness" not in repr(entry)
+    assert first_line not in repr(root)

@@ -8,7 +8,7 @@ every problem of the file is listed at once.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
 import pytest
@@ -253,3 +253,56 @@ def test_a_rejected_value_never_appears_in_the_model_error() -> None:
         with pytest.raises(ValidationError) as refused:
             TrustRoot.model_validate(document)
         assert secret not in str(refused.value)
+
+
+class _Undecided(tzinfo):
+    """A time zone that cannot say its offset: a time in it is as good as naive."""
+
+    def utcoffset(self, dt: datetime | None) -> timedelta | None:
+        return None
+
+    def dst(self, dt: datetime | None) -> timedelta | None:
+        return None
+
+    def tzname(self, dt: datetime | None) -> str | None:
+        return None
+
+
+def test_time_helpers_refuse_by_code() -> None:
+    with pytest.raises(InvalidInput) as missing_day:
+        parse_utc_time("2026-02-30T00:00:00Z")
+    assert missing_day.value.code == "bad_time"
+    for naive in (datetime(2026, 1, 1), datetime(2026, 1, 1, tzinfo=_Undecided())):
+        with pytest.raises(InvalidInput) as refused:
+            format_utc_time(naive)
+        assert refused.value.code == "naive_time"
+
+
+@pytest.mark.parametrize(
+    ("window", "problem"),
+    [
+        (
+            {"valid_from": "2026-01-02T00:00:00Z", "valid_until": "2026-01-01T00:00:00Z"},
+            "valid_from must be before valid_until",
+        ),
+        (
+            {"valid_from": "2026-01-01T00:00:00Z", "valid_until": "2026-01-01T00:00:00Z"},
+            "valid_from must be before valid_until",
+        ),
+    ],
+    ids=["reversed", "empty"],
+)
+def test_a_window_lists_its_problem_and_refuses_to_load(window: dict[str, str], problem: str) -> None:
+    parsed = KeyWindow.model_validate(window)
+    assert parsed.problems() == [problem]
+    with pytest.raises(InvalidInput) as refused:
+        parsed.validity()
+    assert (refused.value.code, refused.value.message) == ("bad_trust_root", problem)
+
+
+def test_a_window_one_microsecond_wide_loads() -> None:
+    window = KeyWindow.model_validate(
+        {"valid_from": "2026-01-01T00:00:00Z", "valid_until": "2026-01-01T00:00:00.000001Z"}
+    )
+    assert window.problems() == []
+    assert window.validity().valid_until == datetime(2026, 1, 1, 0, 0, 0, 1, tzinfo=UTC)

@@ -184,48 +184,41 @@ _KEY_WINDOWS_DESCRIPTION: Final = (
 )
 
 
-class TrustedIssuer(_Owned):
-    """A credential issuer whose SD-JWT VCs are accepted, with the keys the analyst pinned for it.
+class _PinnedParty(_Owned):
+    """What the analyst pinned for one party: its keys in one form, where they came from, and the
+    windows in which each key may have signed.
 
-    Exactly one of ``jwks`` or ``did_document`` — or neither when the issuer identifier is a
+    Exactly one of ``jwks``, ``did_document`` or ``did_webvh_log`` — or none when the identifier is a
     self-certifying ``did:key``/``did:jwk`` (its key *is* the identifier).
     """
 
     jwks: KeySet | None = None
     did_document: dict[str, Any] | None = None
-    vct: list[str] | None = Field(default=None, min_length=1, max_length=_MAX_ENTRIES)
-    """Credential types accepted from this issuer; ``None``: the root's ``accepted_vct``."""
-    source: str | None = Field(default=None, max_length=_MAX_TEXT)
-    """Where and when the analyst obtained these keys (free text, shown in reports)."""
     did_webvh_log: str | None = Field(default=None, min_length=1, max_length=_MAX_WEBVH_LOG, repr=False)
     """A did:webvh owner's log (``did.jsonl``) as the analyst saved it: every version is verified when
     the root loads, and each key the log ever listed under ``assertionMethod`` is pinned with the
     window the log listed it in, so a signature is judged by the document *of its day*."""
     did_webvh_witness: str | None = Field(default=None, min_length=1, max_length=_MAX_WEBVH_LOG, repr=False)
     """The log's ``did-witness.json``, when its witness rule needs one."""
+    source: str | None = Field(default=None, max_length=_MAX_TEXT)
+    """Where and when the analyst obtained these keys (free text, shown in reports)."""
+    key_windows: dict[str, KeyWindow] | None = Field(
+        default=None, max_length=_MAX_KEYS, description=_KEY_WINDOWS_DESCRIPTION
+    )
+
+
+class TrustedIssuer(_PinnedParty):
+    """A credential issuer whose SD-JWT VCs are accepted, with the keys the analyst pinned for it."""
+
+    vct: list[str] | None = Field(default=None, min_length=1, max_length=_MAX_ENTRIES)
+    """Credential types accepted from this issuer; ``None``: the root's ``accepted_vct``."""
     x509_roots: list[str] | None = Field(default=None, min_length=1, max_length=_MAX_KEYS)
     """AP2 v0.2 only: base64 DER CA certificates to which an ``x5c`` chain in a root mandate's header
     must path-validate (RFC 5280) for its key to count as this issuer's; absent: ``x5c`` is refused."""
-    key_windows: dict[str, KeyWindow] | None = Field(
-        default=None, max_length=_MAX_KEYS, description=_KEY_WINDOWS_DESCRIPTION
-    )
 
 
-class PinnedMerchant(_Owned):
+class PinnedMerchant(_PinnedParty):
     """A merchant (by DID) whose cart-signing keys the analyst pinned (a snapshot taken earlier)."""
-
-    jwks: KeySet | None = None
-    did_document: dict[str, Any] | None = None
-    did_webvh_log: str | None = Field(default=None, min_length=1, max_length=_MAX_WEBVH_LOG, repr=False)
-    """A did:webvh owner's log (``did.jsonl``) as the analyst saved it: every version is verified when
-    the root loads, and each key the log ever listed under ``assertionMethod`` is pinned with the
-    window the log listed it in, so a signature is judged by the document *of its day*."""
-    did_webvh_witness: str | None = Field(default=None, min_length=1, max_length=_MAX_WEBVH_LOG, repr=False)
-    """The log's ``did-witness.json``, when its witness rule needs one."""
-    source: str | None = Field(default=None, max_length=_MAX_TEXT)
-    key_windows: dict[str, KeyWindow] | None = Field(
-        default=None, max_length=_MAX_KEYS, description=_KEY_WINDOWS_DESCRIPTION
-    )
 
 
 class MaxAges(_Owned):
