@@ -284,7 +284,7 @@ class TrustRoot(_Owned):
                     {"loc": f"{section}s.{owner[:200]}.key_windows.{kid[:200]}", "msg": message}
                     for kid, message in window_problems
                 )
-                self._pins[(section, owner)] = replace(pins, validity=validity) if validity else pins
+                self._pins[(section, owner)] = replace(pins, validity=validity)
         if not self.accepted_vct and any(entry.vct is None for entry in self.issuers.values()):
             problems.append(
                 {"loc": "accepted_vct", "msg": "an issuer without its own vct list needs accepted_vct"}
