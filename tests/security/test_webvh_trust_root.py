@@ -125,3 +125,30 @@ def test_the_pinned_log_stays_out_of_reprs() -> None:
     assert "did_webvh_log" not in repr(entry)
     assert "did_webvh_witness" not in repr(entry)
     assert first_line not in repr(root)
+
+
+def test_an_analysts_start_after_the_logs_end_does_not_load() -> None:
+    chain = BUILDER.build_chain(seeded=False, issuer=ISSUER)
+    late_start = {f"{ISSUER}#key-1": {"valid_from": "2025-03-12T00:00:00Z"}}  # the log ends it 03-11 12:00
+    exactly = {f"{ISSUER}#key-1": {"valid_from": "2025-03-11T12:00:00Z"}}
+    for windows in (late_start, exactly):
+        with pytest.raises(InvalidInput) as refused:
+            parse_trust_root(_root_document(chain, key_windows=windows))
+        [problem] = refused.value.fields["errors"]
+        assert problem["msg"] == "valid_from must be before valid_until"
+    fine = {f"{ISSUER}#key-1": {"valid_from": "2025-03-11T11:59:59Z"}}
+    assert (
+        parse_trust_root(_root_document(chain, key_windows=fine)).validity_of(
+            "issuer", ISSUER, f"{ISSUER}#key-1"
+        )
+        is not None
+    )
+
+
+def test_a_log_pins_only_a_did_webvh_identifier() -> None:
+    chain = BUILDER.build_chain(seeded=False)
+    document = chain.trust_root_document(issuers={"did:web:issuer.example": {"did_webvh_log": LOG.text()}})
+    with pytest.raises(InvalidInput) as refused:
+        parse_trust_root(document)
+    [problem] = refused.value.fields["errors"]
+    assert problem["msg"] == "did_webvh_log pins a did:webvh identifier"

@@ -306,3 +306,41 @@ def test_a_window_one_microsecond_wide_loads() -> None:
     )
     assert window.problems() == []
     assert window.validity().valid_until == datetime(2026, 1, 1, 0, 0, 0, 1, tzinfo=UTC)
+
+
+def _refusals(document: dict[str, Any]) -> list[dict[str, str]]:
+    with pytest.raises(InvalidInput) as refused:
+        parse_trust_root(document)
+    assert refused.value.code == "bad_trust_root"
+    errors: list[dict[str, str]] = refused.value.fields["errors"]
+    return errors
+
+
+def test_a_malformed_owner_did_is_refused_by_the_did_parser() -> None:
+    jwk = {**OLD_KEY.to_jwk(), "kid": "#k"}
+    [problem] = _refusals(
+        {"format": "mudrika.trust-root/v1", "merchants": {"did:Bad:x": {"jwks": {"keys": [jwk]}}}}
+    )
+    assert problem == {
+        "loc": "merchants.did:Bad:x",
+        "msg": "DID method name must be 1+ characters of a-z and 0-9",
+    }
+
+
+@pytest.mark.parametrize("kid", ["?v=1#k", "/keys#k", "k"])
+def test_a_pinned_kid_that_is_no_did_url_fragment_is_refused(kid: str) -> None:
+    jwk = {**OLD_KEY.to_jwk(), "kid": kid}
+    [problem] = _refusals(
+        {"format": "mudrika.trust-root/v1", "merchants": {MERCHANT: {"jwks": {"keys": [jwk]}}}}
+    )
+    assert problem["msg"] == "a pinned key's kid must be a DID URL of its owner"
+
+
+def test_a_relative_window_kid_gets_the_absolute_hint_and_others_do_not() -> None:
+    jwk = {**OLD_KEY.to_jwk(), "kid": "#k"}
+    entry = {"jwks": {"keys": [jwk]}, "key_windows": {"#k": {"valid_until": "2026-01-01T00:00:00Z"}}}
+    [relative] = _refusals({"format": "mudrika.trust-root/v1", "merchants": {MERCHANT: entry}})
+    assert relative["msg"] == "this entry pins no key with this kid (name it by its absolute DID URL)"
+    entry["key_windows"] = {"typo": {"valid_until": "2026-01-01T00:00:00Z"}}
+    [other] = _refusals({"format": "mudrika.trust-root/v1", "merchants": {MERCHANT: entry}})
+    assert other["msg"] == "this entry pins no key with this kid"

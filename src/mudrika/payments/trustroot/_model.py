@@ -392,9 +392,9 @@ class TrustRoot(_Owned):
 def _absolute_kid(owner: str, kid: str) -> str:
     """A pinned JWK's kid in the form a signature must name it: the analyst may write a DID owner's
     kids relative (``#frag``) in the root file; a signature always names the absolute DID URL."""
-    if owner.startswith("did:") and kid[:1] in "#?/":
+    if owner.startswith("did:") and kid.startswith("#"):
         return str(DIDURL.absolute(kid, parse_did_url(owner).did))
-    return kid
+    return kid  # any other relative form (a path, a query) is refused by the anchoring rule
 
 
 def _entry_validity(
@@ -411,7 +411,7 @@ def _entry_validity(
     for kid, window in (entry.key_windows or {}).items():
         found = window.problems()
         if kid not in pinned:
-            hint = " (name it by its absolute DID URL)" if kid[:1] in "#?/" else ""
+            hint = " (name it by its absolute DID URL)" if kid.startswith("#") else ""
             found.insert(0, f"this entry pins no key with this kid{hint}")
         if found:
             problems.extend((kid, message) for message in found)
