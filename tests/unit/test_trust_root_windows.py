@@ -344,3 +344,49 @@ def test_a_relative_window_kid_gets_the_absolute_hint_and_others_do_not() -> Non
     entry["key_windows"] = {"typo": {"valid_until": "2026-01-01T00:00:00Z"}}
     [other] = _refusals({"format": "mudrika.trust-root/v1", "merchants": {MERCHANT: entry}})
     assert other["msg"] == "this entry pins no key with this kid"
+
+
+def _document_of(did: str) -> dict[str, Any]:
+    method = {"id": f"{did}#k", "type": "JsonWebKey2020", "controller": did, "publicKeyJwk": OLD_KEY.to_jwk()}
+    return {"id": did, "verificationMethod": [method], "assertionMethod": [f"{did}#k"]}
+
+
+@pytest.mark.parametrize(
+    ("section", "owner", "entry", "message"),
+    [
+        ("issuers", ISSUER, {"did_webvh_witness": "[]"}, "did_webvh_witness goes with did_webvh_log"),
+        ("issuers", ISSUER, {"did_document": _document_of(ISSUER)}, "a DID document needs a DID identifier"),
+        (
+            "merchants",
+            MERCHANT,
+            {"did_document": _document_of("did:web:other.example")},
+            "the DID document's id is not this identifier",
+        ),
+        (
+            "issuers",
+            ISSUER,
+            {"jwks": {"keys": [{**OLD_KEY.to_jwk(), "kid": "did:web:issuer.example#k"}]}},
+            "an https issuer's pinned kid cannot be a DID URL",
+        ),
+        (
+            "issuers",
+            ISSUER,
+            {"jwks": {"keys": [{**OLD_KEY.to_jwk(), "kid": "k"}, {**OLD_KEY.to_jwk(), "kid": "k"}]}},
+            "duplicate kid",
+        ),
+    ],
+    ids=[
+        "witness-without-log",
+        "document-for-https",
+        "document-of-another-did",
+        "did-kid-for-https",
+        "duplicate",
+    ],
+)
+def test_an_entry_is_refused_with_the_reason_in_words(
+    section: str, owner: str, entry: dict[str, Any], message: str
+) -> None:
+    [problem] = _refusals(
+        {"format": "mudrika.trust-root/v1", "accepted_vct": [VCT], section: {owner: {**entry}}}
+    )
+    assert problem == {"loc": f"{section}.{owner}", "msg": message}
