@@ -455,3 +455,23 @@ def test_a_start_only_window_without_any_time_is_unproven_in_words() -> None:
         "the key is valid only from 2026-01-01 and no signing time is known, neither claimed by the "
         "signer nor attested"
     )
+
+
+@pytest.mark.parametrize(
+    ("after", "words"),
+    [
+        (DAY, "1 day"),
+        (DAY - US, "23 hours"),
+        (timedelta(hours=1), "1 hour"),
+        (timedelta(minutes=2), "2 minutes"),
+        (timedelta(seconds=1), "1 second"),
+        (US, "1 microsecond"),
+        (2 * US, "2 microseconds"),
+    ],
+)
+def test_distances_are_said_in_their_largest_whole_unit(after: timedelta, words: str) -> None:
+    judgement = judge_signing_time(_key(SUPERSEDED), signer_claimed=T + after, attested=None)
+    assert judgement.code == "key_superseded"
+    assert judgement.explanation.startswith(
+        f"the key was revoked (superseded) on 2026-10-01, {words} before "
+    )
