@@ -316,8 +316,10 @@ def _refusals(document: dict[str, Any]) -> list[dict[str, str]]:
     return errors
 
 
-def test_a_malformed_owner_did_is_refused_by_the_did_parser() -> None:
-    jwk = {**OLD_KEY.to_jwk(), "kid": "#k"}
+@pytest.mark.parametrize("kid", ["#k", "did:Bad:x#k"])
+def test_a_malformed_owner_did_is_refused_by_the_did_parser(kid: str) -> None:
+    """The owner itself is read first: the refusal names what is wrong with it, whatever its kids."""
+    jwk = {**OLD_KEY.to_jwk(), "kid": kid}
     [problem] = _refusals(
         {"format": "mudrika.trust-root/v1", "merchants": {"did:Bad:x": {"jwks": {"keys": [jwk]}}}}
     )
