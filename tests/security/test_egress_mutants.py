@@ -663,3 +663,11 @@ async def test_async_a_server_that_never_answers_hits_the_deadline() -> None:
     ) as client:
         with pytest.raises(httpx.ReadTimeout, match="deadline"):
             await client.get("https://public.test/")
+
+
+@pytest.mark.parametrize("host", ["fe80::zz", "::1::1", "1:2:3:4:5:6:7:8:9"])
+def test_a_malformed_ipv6_literal_is_denied_as_a_bad_host(host: str) -> None:
+    with pytest.raises(EgressDenied) as denied:
+        EgressPolicy().check_host(host)
+    assert denied.value.code == "egress_denied"
+    assert denied.value.fields == {"reason": "bad_host", "host": host}
