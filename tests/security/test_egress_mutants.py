@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import ssl
 import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -404,7 +405,8 @@ def test_the_socket_layer_refuses_unix_sockets_and_delegates_sleeping() -> None:
 
     inner = Sleeper()
     backend = egress_module._EgressBackend(EgressPolicy(), inner)
-    assert _refused(backend.connect_unix_socket, "/run/docker.sock").fields["reason"] == "unix_socket"
+    refused = _refused(backend.connect_unix_socket, "/run/docker.sock")
+    assert (refused.code, refused.fields["reason"]) == ("egress_denied", "unix_socket")
     backend.sleep(0.25)
     assert inner.slept == [0.25]
 
@@ -423,7 +425,7 @@ async def test_the_async_socket_layer_refuses_unix_sockets_and_delegates_sleepin
     backend = egress_module._AsyncEgressBackend(EgressPolicy(), inner)
     with pytest.raises(EgressDenied) as caught:
         await backend.connect_unix_socket("/run/docker.sock")
-    assert caught.value.fields["reason"] == "unix_socket"
+    assert (caught.value.code, caught.value.fields["reason"]) == ("egress_denied", "unix_socket")
     await backend.sleep(0.25)
     assert inner.slept == [0.25]
 
@@ -671,3 +673,20 @@ def test_a_malformed_ipv6_literal_is_denied_as_a_bad_host(host: str) -> None:
         EgressPolicy().check_host(host)
     assert denied.value.code == "egress_denied"
     assert denied.value.fields == {"reason": "bad_host", "host": host}
+
+
+def test_the_tls_context_is_the_callers_or_a_verifying_default() -> None:
+    """A caller's context (a private CA, a pinned one) is used as given; without one, a default
+    context that verifies the certificate and the host name; turning verification off is refused."""
+    own = ssl.create_default_context()
+    assert egress_module._ssl_context(own) is own
+    default = egress_module._ssl_context(True)
+    assert isinstance(default, ssl.SSLContext)
+    assert (default.verify_mode, default.check_hostname) == (ssl.CERT_REQUIRED, True)
+    with pytest.raises(InvalidInput) as off:
+        egress_module._ssl_context(False)
+    assert off.value.code == "egress_config"
+    # Through the public face: a transport with the caller's context builds, one without verification does not.
+    EgressPolicy().transport(verify=own)
+    with pytest.raises(InvalidInput):
+        EgressPolicy().transport(verify=False)
