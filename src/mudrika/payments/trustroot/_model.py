@@ -428,12 +428,12 @@ def _narrowed(logged: KeyValidity | None, recorded: KeyValidity) -> KeyValidity:
     (a compromise the log cannot know of), the log's bounds stand where the analyst wrote none."""
     if logged is None:
         return recorded
-    valid_from = recorded.valid_from or logged.valid_from
-    valid_until = recorded.valid_until or logged.valid_until
-    if valid_from is not None and valid_until is not None and valid_from >= valid_until:
-        raise InvalidInput("valid_from must be before valid_until", code="bad_window")
+    # KeyValidity refuses a combination whose start is not before its end (bad_window).
     return KeyValidity(
-        valid_from=valid_from, valid_until=valid_until, revoked_at=recorded.revoked_at, reason=recorded.reason
+        valid_from=recorded.valid_from or logged.valid_from,
+        valid_until=recorded.valid_until or logged.valid_until,
+        revoked_at=recorded.revoked_at,
+        reason=recorded.reason,
     )
 
 
