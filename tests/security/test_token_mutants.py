@@ -656,3 +656,22 @@ def test_one_character_roles_and_a_realm_access_without_roles_are_fine(
     ).principal
     assert principal.roles == frozenset({"a/b"})
     assert verifier.verify(realm.token(realm_access={"roles": ["x"]})).principal.roles >= {"x"}
+
+
+def test_a_token_without_scope_or_groups_has_none(realm: LocalRealm, jwks: JwksCache, clock: Clock) -> None:
+    """Both claims are optional: absent, the principal holds no permissions and no groups (an empty
+    scope string likewise), never an error."""
+    verifier = _verifier(realm, jwks, clock)
+    for scope in (None, ""):
+        principal = verifier.verify(realm.token(scope=scope, groups=None)).principal
+        assert (principal.permissions, principal.groups) == (frozenset(), frozenset())
+    principal = verifier.verify(realm.token(scope="read write", groups=["/ops"])).principal
+    assert (principal.permissions, principal.groups) == (frozenset({"read", "write"}), frozenset({"/ops"}))
+
+
+def test_an_empty_azp_allowlist_entry_names_the_option(
+    realm: LocalRealm, jwks: JwksCache, clock: Clock
+) -> None:
+    with pytest.raises(InvalidInput) as refused:
+        _verifier(realm, jwks, clock, audience=None, azp_allowlist=["ok", ""])
+    assert (refused.value.code, refused.value.fields["option"]) == ("bad_config", "azp_allowlist")
