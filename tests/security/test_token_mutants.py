@@ -675,3 +675,42 @@ def test_an_empty_azp_allowlist_entry_names_the_option(
     with pytest.raises(InvalidInput) as refused:
         _verifier(realm, jwks, clock, audience=None, azp_allowlist=["ok", ""])
     assert (refused.value.code, refused.value.fields["option"]) == ("bad_config", "azp_allowlist")
+
+
+def test_a_key_set_refreshed_elsewhere_voids_the_cached_results(
+    realm: LocalRealm, jwks: JwksCache, clock: Clock
+) -> None:
+    """The JWKS cache is shared: when another verifier (or a refresh timer) learns that a key was
+    retired, this verifier's cached results under the old key set must not be served again, even
+    before it stores anything itself."""
+    verifier = _verifier(realm, jwks, clock)
+    old = realm.token()
+    verifier.verify(old)
+    assert verifier.cache_len == 1
+    realm.rotate("k2")
+    realm.retire("k1")
+    jwks.refresh()  # someone else's refresh: a new generation, k1 gone
+    with pytest.raises(InvalidToken) as refused:
+        verifier.verify(old)
+    assert refused.value.code == "unknown_kid"
+    assert verifier.cache_len == 0
+
+
+def test_resource_access_may_name_exactly_the_cap_of_clients(
+    realm: LocalRealm, jwks: JwksCache, clock: Clock
+) -> None:
+    verifier = _verifier(realm, jwks, clock, max_token_bytes=1 << 20)
+    at_cap: dict[str, Any] = {f"client-{n}": {"roles": []} for n in range(MAX_ROLES)}
+    assert verifier.verify(realm.token(resource_access=at_cap)).principal.subject
+    over = {**at_cap, "one-more": {"roles": []}}
+    with pytest.raises(InvalidToken) as refused:
+        verifier.verify(realm.token(resource_access=over))
+    assert (refused.value.code, refused.value.fields["claim"]) == ("malformed_claim", "resource_access")
+
+
+def test_a_cache_of_one_holds_one_result(realm: LocalRealm, jwks: JwksCache, clock: Clock) -> None:
+    verifier = _verifier(realm, jwks, clock, cache_size=1)
+    verifier.verify(realm.token(jti="a"))
+    assert verifier.cache_len == 1
+    verifier.verify(realm.token(jti="b"))
+    assert verifier.cache_len == 1
