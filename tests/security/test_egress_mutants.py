@@ -690,3 +690,19 @@ def test_the_tls_context_is_the_callers_or_a_verifying_default() -> None:
     EgressPolicy().transport(verify=own)
     with pytest.raises(InvalidInput):
         EgressPolicy().transport(verify=False)
+
+
+def test_an_ip_literal_is_never_sent_to_the_resolver() -> None:
+    """A literal is its own answer: asking DNS (or a hosts file) about it could only add a lookup
+    an attacker might observe or answer differently."""
+    asked: list[str] = []
+
+    def resolver(host: str, port: int) -> list[str]:
+        asked.append(host)
+        return [PUBLIC_IP]
+
+    policy = EgressPolicy(resolve=resolver)
+    assert policy.resolve(PUBLIC_IP, 443) == [ipaddress.ip_address(PUBLIC_IP)]
+    assert asked == []
+    assert policy.resolve("shop.example", 443) == [ipaddress.ip_address(PUBLIC_IP)]
+    assert asked == ["shop.example"]
