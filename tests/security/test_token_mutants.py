@@ -714,3 +714,37 @@ def test_a_cache_of_one_holds_one_result(realm: LocalRealm, jwks: JwksCache, clo
     assert verifier.cache_len == 1
     verifier.verify(realm.token(jti="b"))
     assert verifier.cache_len == 1
+
+
+@pytest.mark.parametrize("name", ["jku", "x5u", "jwk", "x5c"])
+def test_a_key_selection_header_is_refused_before_any_key(
+    realm: LocalRealm, jwks: JwksCache, clock: Clock, name: str
+) -> None:
+    value: Any = "https://attacker.example/keys" if name in ("jku", "x5u") else {"kty": "oct"}
+    if name == "x5c":
+        value = ["MIIB"]
+    with pytest.raises(InvalidToken) as refused:
+        _verifier(realm, jwks, clock).verify(realm.token(header={name: value}))
+    assert refused.value.code == "forbidden_header"
+
+
+def test_a_token_with_a_lone_surrogate_is_refused_not_crashed(
+    realm: LocalRealm, jwks: JwksCache, clock: Clock
+) -> None:
+    with pytest.raises(InvalidToken):
+        _verifier(realm, jwks, clock).verify("a.b\ud800.c")
+
+
+@pytest.mark.anyio
+async def test_an_introspection_failure_is_logged_by_its_type_only(
+    realm: LocalRealm, jwks: JwksCache, clock: Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    verifier = _verifier(realm, jwks, clock, introspector=Failing(RuntimeError("secret-detail")))
+    with caplog.at_level(logging.WARNING, logger="mudrika.trust.keycloak.tokens"):
+        with pytest.raises(IdpUnavailable):
+            verifier.verify("opaque-token")
+        with pytest.raises(IdpUnavailable):
+            await verifier.averify("opaque-token-2")
+    failures = [r.getMessage() for r in caplog.records if r.getMessage().startswith("introspection failed")]
+    assert failures == ["introspection failed (RuntimeError)"] * 2
+    assert "secret-detail" not in caplog.text
