@@ -497,15 +497,19 @@ def _day(moment: datetime) -> str:
     return moment.isoformat(sep=" ").replace("+00:00", "Z")
 
 
+#: The units a distance in time is said in, largest first, in microseconds.
+_UNITS: Final = (
+    ("day", 86_400_000_000),
+    ("hour", 3_600_000_000),
+    ("minute", 60_000_000),
+    ("second", 1_000_000),
+)
+
+
 def _span(delta: timedelta) -> str:
     """A positive duration in its largest whole unit ("3 days", "1 microsecond")."""
     total = delta // timedelta(microseconds=1)
-    for unit, size in (
-        ("day", 86_400_000_000),
-        ("hour", 3_600_000_000),
-        ("minute", 60_000_000),
-        ("second", 1_000_000),
-    ):
+    for unit, size in _UNITS:
         if total >= size:
             count = total // size
             return f"{count} {unit}{'s' if count != 1 else ''}"
