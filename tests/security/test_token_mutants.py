@@ -748,3 +748,35 @@ async def test_an_introspection_failure_is_logged_by_its_type_only(
     failures = [r.getMessage() for r in caplog.records if r.getMessage().startswith("introspection failed")]
     assert failures == ["introspection failed (RuntimeError)"] * 2
     assert "secret-detail" not in caplog.text
+
+
+@pytest.mark.parametrize(
+    "header", [{"jku": "https://attacker.example/keys"}, {"alg": "HS256"}], ids=["jku", "alg-not-allowed"]
+)
+def test_a_refused_header_never_costs_a_key_set_fetch(
+    realm: LocalRealm, jwks: JwksCache, clock: Clock, header: dict[str, str]
+) -> None:
+    """The header is judged before the kid is looked up: a token naming an unknown kid cannot make
+    the verifier fetch the key set when its header would be refused anyway."""
+    verifier = _verifier(realm, jwks, clock)
+    verifier.verify(realm.token())  # the key set is loaded once
+    fetched = realm.fetches
+    with pytest.raises(InvalidToken) as refused:
+        verifier.verify(realm.token(kid="k1", header={**header, "kid": "no-such-kid"}))
+    assert refused.value.code == ("forbidden_header" if "jku" in header else "alg_not_allowed")
+    assert realm.fetches == fetched
+
+
+def test_a_result_stored_again_is_the_most_recent(realm: LocalRealm, jwks: JwksCache, clock: Clock) -> None:
+    """LRU order on the store path: a token whose cached result expired and was verified again is
+    the newest entry, so the next eviction takes the one not seen since."""
+    verifier = _verifier(realm, jwks, clock, cache_size=2, cache_ttl=10)
+    a, b, c = (realm.token(jti=name) for name in "abc")
+    verifier.verify(a)
+    clock.advance(1)
+    verifier.verify(b)
+    clock.advance(20)  # both results out of the cache's lifetime, the tokens still valid
+    verifier.verify(a)  # verified again and stored again: now the newest
+    verifier.verify(c)  # evicts the oldest: b
+    held = {hashlib.sha256(token.encode()).digest() for token in (a, c)}
+    assert set(verifier._cache) == held
