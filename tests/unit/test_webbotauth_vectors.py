@@ -253,6 +253,33 @@ def test_bad_signature_agent_members_are_refused(value: str) -> None:
         parse_signature_agent(value, covered)
 
 
+def test_a_remembered_signature_agent_is_the_member_its_key_names_and_refusals_stay_refused() -> None:
+    """The hot path remembers members by (field text, covered key): another key in the same text is
+    another member, and a text refused once is refused again (a refusal is never remembered)."""
+    value = 'a="https://one.test", b="https://two.test";type=jwks_uri, bad="http://three.test"'
+
+    def covering(key: str) -> InnerList:
+        return InnerList((Item("@authority"), Item("signature-agent", (("key", key),))))
+
+    for _ in range(2):
+        first, second = (
+            parse_signature_agent(value, covering("a")),
+            parse_signature_agent(value, covering("b")),
+        )
+        assert (first.key, first.ref.url) == (
+            "a",
+            "https://one.test/.well-known/http-message-signatures-directory",
+        )
+        assert (second.key, second.ref.type, second.ref.url) == ("b", "jwks_uri", "https://two.test/")
+        with pytest.raises(InvalidInput) as refused:
+            parse_signature_agent(value, covering("bad"))
+        assert refused.value.code == "bad_signature_agent"
+    # The covering rule is checked on every call, before anything remembered is used.
+    with pytest.raises(InvalidInput) as uncovered:
+        parse_signature_agent(value, InnerList((Item("@authority"),)))
+    assert uncovered.value.code == "missing_component"
+
+
 # draft "Signed Directory Response" (Ed25519, RFC 9421 B.1.4 key), transcribed with the RFC 8792
 # wrapping undone.
 DIRECTORY_BODY = (

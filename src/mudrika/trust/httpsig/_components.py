@@ -217,6 +217,8 @@ class MessageView:
         lines = self.fields.get(name)
         if lines is None:
             return None
+        if len(lines) == 1:  # the usual case, without a generator and a join
+            return lines[0].strip(" \t")
         return ", ".join(line.strip(" \t") for line in lines)
 
     def component_value(self, component: Item, *, parameters: bool = False) -> str:

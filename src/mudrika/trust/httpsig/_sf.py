@@ -418,8 +418,12 @@ def _fast_params(text: str) -> Params | None:
             return None
         if not raw:
             found[key] = True
-        elif raw[0] == '"':
+            continue
+        first = raw[0]
+        if first == '"':
             found[key] = raw[1:-1]
+        elif "0" <= first <= "9":  # created and expires, on every signature: _fast_bare's own int
+            found[key] = int(raw)
         else:
             converted = _fast_bare(raw)
             if converted is None:

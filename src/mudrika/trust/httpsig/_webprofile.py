@@ -199,6 +199,13 @@ def _cached_agent_ref(url: str, agent_type: str) -> AgentRef:
     return agent_ref(url, agent_type)
 
 
+# One agent sends the same ``Signature-Agent`` field on every request: the member a covered key names
+# is a pure function of the field text and that key, and only a member that passed every check is
+# kept.  Emptied when full (an attacker who fills it costs only the reads it would have saved).
+_AGENTS_READ_SIZE: Final = 1024
+_agents_read: dict[tuple[str, str], SignatureAgent] = {}
+
+
 def parse_signature_agent(
     value: str, covered: InnerList, *, members: Mapping[str, Item | InnerList] | None = None
 ) -> SignatureAgent:
@@ -231,6 +238,9 @@ def parse_signature_agent(
             'a dictionary Signature-Agent is covered as "signature-agent";key="<member>"',
             code="bad_signature_agent",
         )
+    known = _agents_read.get((value, key))
+    if known is not None:
+        return known
     if members is None:
         members = parse_dictionary(value, field="signature-agent")
     member = members.get(key)
@@ -239,7 +249,11 @@ def parse_signature_agent(
             "covered Signature-Agent member missing or not a string", code="bad_signature_agent"
         )
     agent_type = _member_type(member.params)
-    return SignatureAgent(key, _cached_agent_ref(member.value, agent_type))
+    agent = SignatureAgent(key, _cached_agent_ref(member.value, agent_type))
+    if len(_agents_read) >= _AGENTS_READ_SIZE:
+        _agents_read.clear()
+    _agents_read[(value, key)] = agent
+    return agent
 
 
 def _member_type(params: tuple[tuple[str, object], ...]) -> str:
