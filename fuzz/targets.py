@@ -34,6 +34,8 @@ from mudrika.crypto.jcs import canonicalize, loads_strict
 from mudrika.crypto.jose import TrustedKey, open_compact, parse_unverified_header, verify_compact, verify_jwt
 from mudrika.crypto.keys import KeyPair
 from mudrika.errors import InvalidInput, MudrikaError, UntrustedKeyError, VerificationError
+from mudrika.trust.mcp.methods import operation_for_call
+from mudrika.trust.middleware._gate import ids_for_echo, parse_json
 
 __all__ = [
     "EXEMPT_MODULES",
@@ -1133,12 +1135,50 @@ def _directory_seeds() -> list[bytes]:
     return [b"\x00" + body, b"\x01" + body, b"\x02" + fields, b"\x03" + caching]
 
 
+# -- a JSON-RPC request body, as the middleware's protocols read it --------------------------------------
+
+
+def _jsonrpc_body(data: bytes) -> object:
+    """The gate's strict body parser, the ids a refusal would echo, and MCP's operation for each call
+    (a tool or prompt by name, the method, its families): what every protected request's body meets."""
+    _, body = _mode(data, 1)
+    document = parse_json(body)
+    ids_for_echo(body)
+    calls = document if isinstance(document, list) else [document]
+    operations = []
+    for call in calls:
+        if isinstance(call, dict) and isinstance(call.get("method"), str):
+            operations.append(operation_for_call(call["method"], call.get("params")))
+    return operations
+
+
+def _jsonrpc_body_seeds() -> list[bytes]:
+    return [
+        b"\x00" + body
+        for body in (
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"refund","arguments":{"x":1}}}',
+            b'{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}',
+            b'[{"jsonrpc":"2.0","id":"a","method":"SendMessage","params":{"tenant":"acme"}},{"id":2}]',
+            b'{"jsonrpc":"2.0","id":3,"result":{"content":[]}}',
+        )
+    ]
+
+
 # -- the table ------------------------------------------------------------------------------------------------
 
 _INPUT: Final = (InvalidInput,)
 _CHECKED: Final = (InvalidInput, VerificationError)
 
 TARGETS: Final[tuple[Target, ...]] = (
+    Target(
+        "jsonrpc_body",
+        ("mudrika.trust.middleware._gate", "mudrika.trust.mcp.methods"),
+        _jsonrpc_body,
+        _INPUT,
+        1,
+        "json",
+        _jsonrpc_body_seeds,
+    ),
     Target(
         "jcs",
         ("mudrika.crypto.jcs._parse", "mudrika.crypto.jcs._serialize"),

@@ -118,7 +118,7 @@ def test_step3_refuses_before_it_sells_in_the_a2a_error_profile(demo: dict[str, 
         "message": "Authentication required",
         "reason": "AUTHENTICATION_REQUIRED",
         "scheme": None,
-        "www_authenticate": 'Bearer realm="mudrika-demo"',
+        "www_authenticate": 'Bearer realm="mudrika-demo", Signature realm="mudrika-demo"',
     }
     assert refusals["low_trust_level"] == {
         "http_status": 403,

@@ -15,7 +15,7 @@ from starlette.routing import Route
 
 from mudrika.trust.keycloak.jwks import JwksCache
 from mudrika.trust.keycloak.tokens import AccessTokenVerifier
-from mudrika.trust.middleware import A2AAuthMiddleware, BearerAuthenticator
+from mudrika.trust.middleware import A2AAuthMiddleware, BearerAuthenticator, Limits
 from tests._support.tokenfactory import Clock, LocalRealm, demo_policy
 
 pytestmark = pytest.mark.security
@@ -61,7 +61,7 @@ async def client(realm: LocalRealm, recorder: Recorder) -> AsyncIterator[httpx.A
         recorder.app,
         authenticators=[BearerAuthenticator(verifier)],
         policy=demo_policy(),
-        max_body_bytes=8192,
+        limits=Limits(max_body_bytes=8192),
     )
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app), base_url="http://agent.test"

@@ -30,8 +30,7 @@ from mudrika.identity.resolver import DIDResolver
 from mudrika.stores.replay import MemoryReplayStore
 from mudrika.trust.httpsig import REGISTERED_ALGORITHMS, HttpMessageSigner, HttpSignatureVerifier
 from mudrika.trust.httpsig._keys import DIDKeyResolver, ResolverKeyLookup
-from mudrika.trust.middleware import A2AAuthMiddleware, DidSignatureAuthenticator
-from mudrika.trust.middleware._quota import ClaimQuota
+from mudrika.trust.middleware import A2AAuthMiddleware, ClaimQuota, DidSignatureAuthenticator, Limits
 from tests._support.httpsig import did_key, sign_request
 from tests._support.served import serve_asgi
 from tests._support.tokenfactory import demo_policy
@@ -86,8 +85,7 @@ def _server(
         Starlette(routes=[Route("/", _ok, methods=["POST"])]),
         authenticators=[authenticator],
         policy=demo_policy(),
-        claim_quota=quota,
-        **limits,  # type: ignore[arg-type]
+        limits=Limits(claim_quota=quota, **limits),  # type: ignore[arg-type]
     )
     return app, store
 

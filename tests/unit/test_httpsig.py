@@ -53,7 +53,7 @@ from mudrika.trust.httpsig._sf import (
 )
 from mudrika.trust.jsonrpc import AuthenticationRequired, JsonRpcAuthCode, code_for
 from mudrika.trust.levels import TrustLevel
-from mudrika.trust.middleware import A2AAuthMiddleware, AuthRequest
+from mudrika.trust.middleware import A2AAuthMiddleware, A2ARoutes, AuthRequest
 from mudrika.trust.models import KeycloakRole
 from mudrika.trust.policy import OperationRule, Policy
 from tests._support.httpsig import HEADERS, NOW, ORIGIN, did_key, did_key_document, sign_request
@@ -841,7 +841,9 @@ async def test_middleware_accepts_signed_request_and_maps_errors(ed_key: KeyPair
     authenticator = did_auth.DidSignatureAuthenticator(
         verifier, public_origin=ORIGIN, roles_for=lambda d: ["agent"] if d == did else []
     )
-    middleware = A2AAuthMiddleware(app, authenticators=[authenticator], policy=policy, jsonrpc_paths=["/a2a"])
+    middleware = A2AAuthMiddleware(
+        app, authenticators=[authenticator], policy=policy, routes=A2ARoutes(jsonrpc_paths=["/a2a"])
+    )
     headers = signed_headers(signer)
     assert (await _call(middleware, headers, BODY))[0] == 200
     assert reached[0].did == did

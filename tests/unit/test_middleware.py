@@ -20,9 +20,11 @@ from mudrika.trust.keycloak.tokens import AccessTokenVerifier
 from mudrika.trust.middleware import (
     PRINCIPAL_KEY,
     A2AAuthMiddleware,
+    A2ARoutes,
     Authenticated,
     AuthRequest,
     BearerAuthenticator,
+    Limits,
 )
 from mudrika.trust.policy import Principal
 from tests._support.tokenfactory import Clock, LocalRealm, demo_policy
@@ -92,7 +94,7 @@ async def client(
         echo.app,
         authenticators=[BearerAuthenticator(verifier)],
         policy=demo_policy(),
-        max_body_bytes=4096,
+        limits=Limits(max_body_bytes=4096),
         realm="mudrika",
     )
     async with httpx.AsyncClient(
@@ -500,10 +502,15 @@ class _Wrapper:
 @pytest.mark.parametrize("wrap", [lambda app: app, _Wrapper], ids=["direct", "wrapped"])
 def test_the_rest_route_table_is_read_from_the_wrapped_app(v03: bool, prefix: str, wrap: Any) -> None:
     app = wrap(_a2a_rest_app(v03, prefix))
-    gate = A2AAuthMiddleware(app, authenticators=[_NoAuth()], policy=demo_policy(), rest_prefix=prefix)
+    gate = A2AAuthMiddleware(
+        app, authenticators=[_NoAuth()], policy=demo_policy(), routes=A2ARoutes(rest_prefix=prefix)
+    )
     assert gate.enable_v0_3_compat is v03
     same = A2AAuthMiddleware(
-        app, authenticators=[_NoAuth()], policy=demo_policy(), rest_prefix=prefix, enable_v0_3_compat=v03
+        app,
+        authenticators=[_NoAuth()],
+        policy=demo_policy(),
+        routes=A2ARoutes(rest_prefix=prefix, enable_v0_3_compat=v03),
     )
     assert same.enable_v0_3_compat is v03
     with pytest.raises(InvalidInput) as info:
@@ -511,8 +518,7 @@ def test_the_rest_route_table_is_read_from_the_wrapped_app(v03: bool, prefix: st
             app,
             authenticators=[_NoAuth()],
             policy=demo_policy(),
-            rest_prefix=prefix,
-            enable_v0_3_compat=not v03,
+            routes=A2ARoutes(rest_prefix=prefix, enable_v0_3_compat=not v03),
         )
     assert (info.value.code, info.value.fields["option"]) == ("bad_config", "enable_v0_3_compat")
 
@@ -525,6 +531,9 @@ def test_an_app_that_shows_no_routes_gets_the_configured_table_or_the_sdk_defaul
         return None
 
     gate = A2AAuthMiddleware(
-        opaque, authenticators=[_NoAuth()], policy=demo_policy(), enable_v0_3_compat=configured
+        opaque,
+        authenticators=[_NoAuth()],
+        policy=demo_policy(),
+        routes=A2ARoutes(enable_v0_3_compat=configured),
     )
     assert gate.enable_v0_3_compat is bool(configured)

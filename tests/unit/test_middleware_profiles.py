@@ -47,6 +47,7 @@ from mudrika.trust.middleware import (
     KEYCLOAK_JWKS_PATH,
     TENANTS_KEY,
     A2AAuthMiddleware,
+    A2ARoutes,
     Authenticated,
     AuthRequest,
     BearerAuthenticator,
@@ -198,12 +199,24 @@ def echo() -> Echo:
     return Echo()
 
 
-def _app(local: LocalRealm, jwks: JwksCache, clock: Clock, echo: Echo, **options: Any) -> A2AAuthMiddleware:
+def _app(
+    local: LocalRealm,
+    jwks: JwksCache,
+    clock: Clock,
+    echo: Echo,
+    *,
+    realm: str = "a2a",
+    error_profile: str = "auto",
+) -> A2AAuthMiddleware:
     verifier = AccessTokenVerifier(
         issuer=local.issuer, audience="agent-api", azp_allowlist=None, jwks=jwks, clock=clock
     )
     return A2AAuthMiddleware(
-        echo.app, authenticators=[BearerAuthenticator(verifier), FixedDid()], policy=_policy(), **options
+        echo.app,
+        authenticators=[BearerAuthenticator(verifier), FixedDid()],
+        policy=_policy(),
+        routes=A2ARoutes(error_profile=error_profile),
+        realm=realm,
     )
 
 
@@ -259,7 +272,8 @@ async def test_fixed_profile_ignores_the_header(
 async def test_a2a_rest_refusal_is_a_google_rpc_status(client: httpx.AsyncClient, realm: LocalRealm) -> None:
     bad = await client.get("/tasks/1", headers={**V1, "Authorization": "Bearer not.a.token"})
     assert bad.status_code == 401
-    assert bad.headers["www-authenticate"] == 'Bearer realm="m", error="invalid_token"'
+    # The failing scheme's challenge, then the other scheme this server accepts (RFC 9110 §11.6.1).
+    assert bad.headers.get_list("www-authenticate") == ['Bearer realm="m", error="invalid_token"', 'Signature realm="m"']
     error = bad.json()["error"]
     assert (error["code"], error["status"], error["message"]) == (401, "UNAUTHENTICATED", "Invalid token")
     assert error["details"][0]["reason"] == "INVALID_TOKEN"
@@ -362,6 +376,7 @@ def test_protect_builds_the_keycloak_case_without_contacting_it(tmp_path: Any) -
     )
     assert isinstance(protected, ProtectedApp)
     middleware = protected.middleware
+    assert isinstance(middleware, A2AAuthMiddleware)
     assert middleware.realm == "agents"
     assert middleware.error_profile == "auto"
     (bearer,) = middleware.authenticators
@@ -406,7 +421,10 @@ class ExtensionsSeen:
 async def test_extensions_header_is_recorded_and_required_ones_enforced() -> None:
     app = ExtensionsSeen()
     gate = A2AAuthMiddleware(
-        app, authenticators=[FixedDid()], policy=_policy(), required_extensions=[AP2_V02_EXTENSION_URI]
+        app,
+        authenticators=[FixedDid()],
+        policy=_policy(),
+        routes=A2ARoutes(required_extensions=[AP2_V02_EXTENSION_URI]),
     )
     signed = {"Signature": "x"}
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=gate), base_url="http://a.test") as http:

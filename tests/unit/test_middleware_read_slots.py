@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mudrika.trust.middleware import A2AAuthMiddleware, Authenticated, AuthRequest
+from mudrika.trust.middleware import A2AAuthMiddleware, Authenticated, AuthRequest, Limits
 from mudrika.trust.policy import Principal
 from tests._support.tokenfactory import demo_policy
 
@@ -39,7 +39,7 @@ async def _app(scope: Any, receive: Any, send: Any) -> None:
 
 
 def _middleware(**limits: Any) -> A2AAuthMiddleware:
-    return A2AAuthMiddleware(_app, authenticators=[_Agent()], policy=demo_policy(), **limits)
+    return A2AAuthMiddleware(_app, authenticators=[_Agent()], policy=demo_policy(), limits=Limits(**limits))
 
 
 def _scope() -> dict[str, Any]:

@@ -55,7 +55,12 @@ from mudrika.stores.replay import MemoryReplayStore
 from mudrika.trust.httpsig import REGISTERED_ALGORITHMS, HttpSignatureVerifier, ResolverKeyLookup
 from mudrika.trust.keycloak.jwks import StaticKeySet
 from mudrika.trust.keycloak.tokens import AccessTokenVerifier
-from mudrika.trust.middleware import A2AAuthMiddleware, BearerAuthenticator, DidSignatureAuthenticator
+from mudrika.trust.middleware import (
+    A2AAuthMiddleware,
+    A2ARoutes,
+    BearerAuthenticator,
+    DidSignatureAuthenticator,
+)
 from mudrika.trust.policy import Policy
 
 __all__ = [
@@ -364,7 +369,7 @@ def serve_merchant(
         ],
         policy=policy,
         realm="mudrika-demo",
-        error_profile=ERROR_PROFILE,
+        routes=A2ARoutes(error_profile=ERROR_PROFILE),
     )
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")

@@ -35,7 +35,7 @@ from urllib.parse import quote
 
 from mudrika.errors import BindingError, InvalidInput, SignatureError
 from mudrika.trust.httpsig import HttpSignatureVerifier, PreChecked, VerifiedRequest, parse_target_uri
-from mudrika.trust.middleware._asgi import Authenticated, AuthRequest
+from mudrika.trust.middleware._auth import Authenticated, AuthRequest
 from mudrika.trust.policy import Principal
 
 SCHEME: Final = "http-message-signature"

@@ -1,4 +1,4 @@
-"""Two-line wiring: :func:`protect` puts :class:`A2AAuthMiddleware` in front of an A2A app.
+"""Two-line wiring: :func:`protect` puts the gate in front of an A2A or MCP app.
 
 Why: the common case (Keycloak access tokens, a policy file, optionally DID-signed agent requests
 with a shared replay store) otherwise costs a dozen imports and objects, each with a secure setting
@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection, Iterable
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Final, Protocol
 
 from mudrika.errors import InvalidInput
 from mudrika.identity.resolver import DIDResolver
@@ -45,18 +45,26 @@ from mudrika.trust.httpsig import (
 )
 from mudrika.trust.keycloak.jwks import JwksCache
 from mudrika.trust.keycloak.tokens import AccessTokenVerifier
-from mudrika.trust.middleware._asgi import A2AAuthMiddleware, Authenticator, BearerAuthenticator
+from mudrika.trust.middleware._a2a import DEFAULT_PUBLIC_PATHS, A2AAuthMiddleware, A2ARoutes
+from mudrika.trust.middleware._auth import Authenticator
+from mudrika.trust.middleware._bearer import BearerAuthenticator
 from mudrika.trust.middleware._did import DidSignatureAuthenticator
+from mudrika.trust.middleware._gate import AuthGate
 from mudrika.trust.middleware._http import ASGIApp, Message, Receive, Scope, Send
+from mudrika.trust.middleware._limits import Limits
+from mudrika.trust.middleware._mcp import McpAuthMiddleware, McpRoutes
+from mudrika.trust.middleware._resource import ResourceServer
 from mudrika.trust.middleware._webagent import AgentSignatureAuthenticator
 from mudrika.trust.policy import Policy
 
-__all__ = ["KEYCLOAK_JWKS_PATH", "ProtectedApp", "protect"]
+__all__ = ["KEYCLOAK_JWKS_PATH", "PROTOCOLS", "ProtectedApp", "protect"]
 
 _log = logging.getLogger("mudrika.trust.middleware")
 
 #: Where Keycloak publishes a realm's signing keys, relative to the realm URL (its issuer).
 KEYCLOAK_JWKS_PATH: Final = "/protocol/openid-connect/certs"
+#: The protocols :func:`protect` fronts: two route-and-method tables over one gate.
+PROTOCOLS: Final = frozenset({"a2a", "mcp"})
 
 
 class _Closable(Protocol):
@@ -72,7 +80,7 @@ class ProtectedApp:
     (for servers run without lifespan).
     """
 
-    def __init__(self, middleware: A2AAuthMiddleware, resources: Iterable[_Closable]) -> None:
+    def __init__(self, middleware: AuthGate, resources: Iterable[_Closable]) -> None:
         self.middleware = middleware
         self._resources = tuple(resources)
         self._closed = False
@@ -123,46 +131,72 @@ def protect(
     tap_keys: AgentKeys | None = None,
     agent_max_age: float = 60.0,
     egress: EgressPolicy | None = None,
-    error_profile: str = "auto",
-    **options: Any,
+    protocol: str = "a2a",
+    routes: A2ARoutes | McpRoutes | None = None,
+    resource: str | None = None,
+    scopes_supported: Collection[str] = (),
+    limits: Limits | None = None,
+    public_paths: Collection[str] | None = None,
+    token_verifier: AccessTokenVerifier | None = None,
 ) -> ProtectedApp:
-    """Protect ``app`` (an a2a-sdk Starlette app or any ASGI app) with tokens, signatures and policy.
+    """Protect ``app`` (an a2a-sdk or MCP SDK Starlette app, or any ASGI app) with tokens, signatures
+    and policy.
 
-    ``policy`` is a :class:`Policy` or the path of a policy file.  Keycloak bearer tokens are
-    accepted when ``realm`` (the realm URL, which is the tokens' ``iss``) is given, with exactly one
-    of ``audience`` and ``azp_allowlist``.  DID-signed requests (RFC 9421) are accepted when
-    ``public_origin`` (how clients address this server: the signatures' audience) is given, with the
-    ``replay_store`` every replica shares (Redis in a deployment); keys come from ``did_keys``, by
-    default the signer's DID resolved for ``authentication``.  ``signature_tag`` requires that RFC
-    9421 ``tag`` (default: none required).  Open-web agents (docs/webbotauth.md) are accepted beside
-    DID signers when ``web_agents`` (Web Bot Auth keys: a ``DirectoryCache`` with its allow-list, or
-    ``StaticDirectories``) and/or ``tap_registry`` + ``tap_keys`` (Visa TAP) are given, with the same
-    origin, replay store and algorithms, ``agent_max_age`` bounding how long after ``created`` a
-    signature is accepted; their roles come from the policy file's ``agent_roles``.  ``egress`` is
-    the outbound policy for JWKS and did:web fetches.  Further keyword ``options`` go to :class:`A2AAuthMiddleware` (``jsonrpc_paths``,
-    ``rest_prefix``, ``public_paths``, limits; ``realm`` there is the challenge realm, by default the
-    realm's name).
+    ``policy`` is a :class:`Policy` or the path of a policy file.  ``protocol`` is ``"a2a"`` (A2A
+    JSON-RPC and REST, docs/a2a.md) or ``"mcp"`` (an MCP streamable-HTTP endpoint, docs/mcp.md);
+    ``routes`` where that protocol answers (:class:`A2ARoutes` or :class:`McpRoutes`; default: the
+    protocol's defaults), ``limits`` what a request may cost (:class:`Limits`), ``public_paths`` what
+    ``GET``/``HEAD`` may reach without credentials (default: the protocol's own, e.g. the agent card).
+
+    Tokens: Keycloak bearer tokens are accepted when ``realm`` (the realm URL, which is the tokens'
+    ``iss``) is given, with ``audience`` and/or an ``azp_allowlist`` (``token_verifier`` replaces the
+    verifier built from them, e.g. one over a static key set in development).  ``resource`` (the URL
+    clients call) makes the server an RFC 9728 protected resource: its metadata is served publicly
+    (``authorization_servers`` = the realm, ``scopes_supported``), every 401 names it in
+    ``resource_metadata``, and, when no ``audience`` is given, tokens must name ``resource`` as their
+    audience (RFC 8707).  MCP requires ``resource``.
+
+    Signatures: DID-signed requests (RFC 9421) are accepted when ``public_origin`` (how clients
+    address this server: the signatures' audience) is given, with the ``replay_store`` every replica
+    shares (Redis in a deployment); keys come from ``did_keys``, by default the signer's DID resolved
+    for ``authentication``.  ``signature_tag`` requires that RFC 9421 ``tag``.  Open-web agents
+    (docs/webbotauth.md) are accepted beside DID signers when ``web_agents`` and/or ``tap_registry`` +
+    ``tap_keys`` are given, ``agent_max_age`` bounding how long after ``created`` a signature is
+    accepted; their roles come from the policy file's ``agent_roles``.  ``egress`` is the outbound
+    policy for JWKS and did:web fetches.
     """
-    if realm is None and public_origin is None:
+    if protocol not in PROTOCOLS:
+        raise InvalidInput("protocol must be a2a or mcp", code="bad_config", option="protocol")
+    if realm is None and public_origin is None and token_verifier is None:
         raise InvalidInput(
             "protect needs realm (tokens) and/or public_origin (signatures)", code="bad_config"
         )
+    if protocol == "mcp" and resource is None:
+        raise InvalidInput("an MCP server needs resource, the URL clients call", code="bad_config")
     loaded = policy if isinstance(policy, Policy) else Policy.from_file(policy)
     authenticators: list[Authenticator] = []
     resources: list[_Closable] = []
-    challenge_realm = "a2a"
+    challenge_realm = "a2a" if protocol == "a2a" else "mcp"
+    issuer: str | None = None
     if realm is not None:
         issuer = realm.rstrip("/")
         target = parse_target_uri(issuer)
         if target.query is not None or target.path == "/":
             raise InvalidInput("realm is the realm URL, e.g. https://kc/realms/<name>", code="bad_config")
         challenge_realm = issuer.rsplit("/", 1)[-1]
+    if token_verifier is not None:
+        if audience is not None or azp_allowlist is not None:
+            raise InvalidInput("give audience/azp_allowlist to the token_verifier itself", code="bad_config")
+        authenticators.append(BearerAuthenticator(token_verifier))
+    elif issuer is not None:
         jwks = JwksCache(
             jwks_uri=issuer + KEYCLOAK_JWKS_PATH,
             algorithms=frozenset(token_algorithms),
             egress=egress,
         )
         resources.append(jwks)
+        if audience is None and azp_allowlist is None and resource is not None:
+            audience = resource  # RFC 8707: the token must have been issued for this resource
         verifier = AccessTokenVerifier(
             issuer=issuer,
             audience=audience,
@@ -205,8 +239,43 @@ def protect(
         resources.append(replay_store)
     elif replay_store is not None or did_keys is not None or web_agents is not None or tap_keys is not None:
         raise InvalidInput("replay_store, did_keys and agent keys need public_origin", code="bad_config")
-    options.setdefault("realm", challenge_realm)
-    middleware = A2AAuthMiddleware(
-        app, authenticators=authenticators, policy=loaded, error_profile=error_profile, **options
-    )
+    metadata = None
+    if resource is not None:
+        if issuer is None:
+            raise InvalidInput("resource metadata names the realm: give realm", code="bad_config")
+        metadata = ResourceServer.of(
+            resource,
+            [issuer],
+            scopes_supported=scopes_supported,
+            token_algorithms=token_algorithms,
+            signatures=public_origin is not None,
+        )
+    middleware: AuthGate
+    if protocol == "mcp":
+        if routes is not None and not isinstance(routes, McpRoutes):
+            raise InvalidInput("an MCP server takes McpRoutes", code="bad_config", option="routes")
+        assert metadata is not None  # checked above: MCP needs resource, resource needs realm
+        middleware = McpAuthMiddleware(
+            app,
+            authenticators=authenticators,
+            policy=loaded,
+            resource=metadata,
+            routes=routes,
+            limits=limits,
+            public_paths=() if public_paths is None else public_paths,
+            realm=challenge_realm,
+        )
+    else:
+        if routes is not None and not isinstance(routes, A2ARoutes):
+            raise InvalidInput("an A2A server takes A2ARoutes", code="bad_config", option="routes")
+        middleware = A2AAuthMiddleware(
+            app,
+            authenticators=authenticators,
+            policy=loaded,
+            routes=routes,
+            limits=limits,
+            public_paths=DEFAULT_PUBLIC_PATHS if public_paths is None else public_paths,
+            realm=challenge_realm,
+            resource=metadata,
+        )
     return ProtectedApp(middleware, resources)

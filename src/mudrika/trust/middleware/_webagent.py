@@ -32,7 +32,7 @@ from mudrika.trust.httpsig import (
     parse_target_uri,
     web_profile_of,
 )
-from mudrika.trust.middleware._asgi import Authenticated, AuthRequest
+from mudrika.trust.middleware._auth import Authenticated, AuthRequest
 from mudrika.trust.middleware._did import _PATH_SAFE, SCHEME, DidSignatureAuthenticator, has_signature
 from mudrika.trust.policy import DidGrant, Principal
 
