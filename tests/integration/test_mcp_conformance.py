@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,9 +25,9 @@ import jwt
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import TextContent
 
+from tests._support import mcp_conformance
 from tests._support.mcp_conformance import (
     ASGIApp,
     McpRealm,
@@ -36,6 +37,7 @@ from tests._support.mcp_conformance import (
     Scope,
     Send,
     launch_mcp_realm,
+    parse_results,
     run_conformance,
     server_scenarios,
     with_bearer,
@@ -153,6 +155,54 @@ def test_conformance_scenario(scenario: str, conformance_results: dict[str, Scen
     else:
         assert result.warnings == ()
         assert result.passed
+
+
+# --- the harness itself -------------------------------------------------------------------------------
+
+
+def test_results_are_read_per_scenario_with_failures_and_warnings(tmp_path: Path) -> None:
+    checks = [
+        {"id": "a", "status": "SUCCESS", "description": "fine"},
+        {
+            "id": "b",
+            "status": "FAILURE",
+            "description": "tools",
+            "errorMessage": "Tool 0: missing description",
+        },
+        {"id": "c", "status": "WARNING", "description": "priming event should be sent"},
+        {"id": "d", "status": "INFO", "description": "request seen"},
+    ]
+    folder = tmp_path / "server-tools-list-2026-11-27T05-30-13-779Z"
+    folder.mkdir()
+    (folder / "checks.json").write_text(json.dumps(checks), encoding="utf-8")
+    clean = tmp_path / "server-ping-2026-11-27T05-30-13-800Z"
+    clean.mkdir()
+    (clean / "checks.json").write_text(json.dumps(checks[:1]), encoding="utf-8")
+
+    results = parse_results(tmp_path)
+
+    assert results["tools-list"] == ScenarioResult(
+        name="tools-list",
+        checks=4,
+        failures=("b: Tool 0: missing description",),
+        warnings=("c: priming event should be sent",),
+    )
+    assert not results["tools-list"].passed
+    assert results["ping"].passed
+
+
+def test_a_result_folder_of_another_shape_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "client-initialize").mkdir()
+    (tmp_path / "client-initialize" / "checks.json").write_text("[]", encoding="utf-8")
+    with pytest.raises(ValueError, match="unexpected result folder name"):
+        parse_results(tmp_path)
+
+
+def test_missing_node22_skips_with_the_fix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setattr(mcp_conformance, "NODE22", tmp_path / "node")
+    with pytest.raises(pytest.skip.Exception, match=r"Node 22.*scripts/setup.sh --with-node"):
+        mcp_conformance.conformance_command()
 
 
 # --- the resumption server-sse-polling cannot reach ---------------------------------------------------
@@ -320,8 +370,7 @@ async def test_with_bearer_in_front_of_the_bare_app_reaches_the_tool() -> None:
     session manager; the bare app verifies nothing, so the SDK sees no access token."""
     with serve_asgi(with_bearer(everything_app(), "t0k3n"), lifespan="on") as base_url:
         async with (
-            create_mcp_http_client() as http,
-            streamable_http_client(base_url + MCP_PATH, http_client=http) as (read, write),
+            streamable_http_client(base_url + MCP_PATH) as (read, write),
             ClientSession(read, write) as session,
         ):
             await session.initialize()
