@@ -318,11 +318,15 @@ class KeycloakIdp {
           enabled: true,
           defaultResource: (_ctx, client) => resourceIndicator(client.clientId),
           useGrantedResource: () => true,
-          getResourceServerInfo: (_ctx, indicator, client) => {
+          // Stock Keycloak ignores an RFC 8707 `resource` parameter: the token's audience comes
+          // from the client's audience mappers whatever resource was asked for (its MCP guide
+          // puts the MCP server's URL in `aud` with such a mapper). So a requested indicator
+          // (oidc-provider has already refused one that is not an absolute URI or has a fragment)
+          // yields the same token as none; `aud` is set from the client's configured audience in
+          // the JWT customizer and by introspection.
+          getResourceServerInfo: (_ctx, _indicator, client) => {
             const c = clients.get(client.clientId);
-            if (!c || indicator !== resourceIndicator(c.clientId)) {
-              throw new oidcErrors.InvalidTarget('resource indicators are not supported by this realm');
-            }
+            if (!c) throw new oidcErrors.InvalidTarget('unknown client');
             const info = {
               scope: ['openid', ...c.defaultScopes, ...c.optionalScopes].join(' '),
               audience: c.audience[0],
