@@ -1,9 +1,9 @@
 """The official MCP conformance suite (``@modelcontextprotocol/conformance`` 0.1.16, every server
 scenario) against the MCP app under test, served by uvicorn on 127.0.0.1.
 
-The app under test comes from one hook, :func:`protected_mcp_app`.  Today it is the bare fixture
-server (``tests/_support/mcp_everything.py``); with ``protect(..., protocol="mcp")`` in place it is
-the same server behind the middleware, reached through :func:`with_bearer` because the suite's runner
+The app under test comes from one hook, :func:`protected_mcp_app`: the fixture server
+(``tests/_support/mcp_everything.py``) behind ``protect(..., protocol="mcp")``, with a real token of
+the Keycloak-shaped OpenID provider, reached through :func:`with_bearer` because the suite's runner
 cannot send a token.  Every scenario must pass by the suite's own baseline rule (no FAILURE and no
 WARNING check), except the few in :data:`NOT_APPLICABLE`, each with the reason measured for it; an
 entry that starts passing fails the test, so the table cannot go stale.
@@ -27,6 +27,8 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextContent
 
+from mudrika.trust.middleware import protect
+from mudrika.trust.policy import Policy
 from tests._support import mcp_conformance
 from tests._support.mcp_conformance import (
     ASGIApp,
@@ -96,22 +98,44 @@ NOT_APPLICABLE: dict[str, str] = {
 }
 
 
-def protected_mcp_app(base_url: str, realm: McpRealm) -> ASGIApp:
-    """THE HOOK: the MCP app the whole module tests, to be served at ``base_url`` (MCP endpoint
-    ``base_url + "/mcp"``, the ``aud`` of ``realm.token()``).
-
-    Today: the bare fixture server.  With the MCP middleware in place the body becomes::
-
-        return with_bearer(
-            protect(everything_app(), policy=..., realm=realm.issuer, protocol="mcp",
-                    resource=base_url + MCP_PATH),
-            realm.token(),
+#: The policy the conformance run is decided by: the realm role ``agent`` (what ``mcp-agent`` holds)
+#: may use every MCP method the scenarios call, by family (``tools/*`` …) as an operator would write it.
+CONFORMANCE_POLICY = {
+    "version": 1,
+    "roles": [
+        {"role_id": "r-agent", "role_name": "agent", "realm_name": "mudrika", "trust_level": "operator"}
+    ],
+    "operations": {
+        name: {"min_level": "operator"}
+        for name in (
+            "initialize",
+            "ping",
+            "tools/*",
+            "resources/*",
+            "prompts/*",
+            "notifications/*",
+            "logging/setLevel",
+            "completion/complete",
         )
+    },
+}
 
-    (``with_bearer`` because the conformance runner connects with no headers at all.)
-    """
+
+def protected_mcp_app(base_url: str, realm: McpRealm) -> ASGIApp:
+    """The MCP app the whole module tests, served at ``base_url`` (MCP endpoint ``base_url + "/mcp"``,
+    the ``aud`` of ``realm.token()``): the fixture server behind ``protect(..., protocol="mcp")``,
+    its tokens checked against the realm's JWKS and the resource audience, every call decided by
+    :data:`CONFORMANCE_POLICY`.  ``with_bearer`` stands in for a client holding a token, because the
+    conformance runner connects with no headers at all."""
     assert realm.base_url == base_url
-    return everything_app()
+    protected = protect(
+        everything_app(),
+        policy=Policy.from_document(CONFORMANCE_POLICY),
+        realm=realm.issuer,
+        protocol="mcp",
+        resource=base_url + MCP_PATH,
+    )
+    return with_bearer(protected, realm.token())
 
 
 @pytest.fixture(scope="module")
