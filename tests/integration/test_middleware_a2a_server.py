@@ -44,6 +44,7 @@ from a2a.utils.errors import JSON_RPC_ERROR_CODE_MAP, TaskNotFoundError, Version
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
+from mudrika.trust.a2a.client import refusal_of
 from mudrika.trust.keycloak.jwks import JwksCache
 from mudrika.trust.keycloak.tokens import AccessTokenVerifier
 from mudrika.trust.levels import TrustLevel
@@ -198,6 +199,13 @@ def _denial(exc: BaseException) -> tuple[int, httpx.Headers, dict[str, Any]]:
     cause = exc.__cause__
     assert isinstance(cause, httpx.HTTPStatusError)
     body: dict[str, Any] = cause.response.json()
+    # What a client developer reads instead of walking the cause: the same status, reason and scheme.
+    seen = refusal_of(exc)
+    assert seen is not None
+    assert seen.status == cause.response.status_code
+    details = body["error"].get("data") or body["error"].get("details")
+    assert (seen.reason, seen.scheme) == (details[0]["reason"], details[0]["metadata"].get("scheme"))
+    assert seen.challenges == tuple(cause.response.headers.get_list("www-authenticate"))
     return cause.response.status_code, cause.response.headers, body
 
 

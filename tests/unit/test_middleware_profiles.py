@@ -273,7 +273,10 @@ async def test_a2a_rest_refusal_is_a_google_rpc_status(client: httpx.AsyncClient
     bad = await client.get("/tasks/1", headers={**V1, "Authorization": "Bearer not.a.token"})
     assert bad.status_code == 401
     # The failing scheme's challenge, then the other scheme this server accepts (RFC 9110 §11.6.1).
-    assert bad.headers.get_list("www-authenticate") == ['Bearer realm="m", error="invalid_token"', 'Signature realm="m"']
+    assert bad.headers.get_list("www-authenticate") == [
+        'Bearer realm="m", error="invalid_token"',
+        'Signature realm="m"',
+    ]
     error = bad.json()["error"]
     assert (error["code"], error["status"], error["message"]) == (401, "UNAUTHENTICATED", "Invalid token")
     assert error["details"][0]["reason"] == "INVALID_TOKEN"
