@@ -90,7 +90,9 @@ async def test_the_sdk_resource_server_runs_on_mudrikas_verifier(
         version="1.0",
         token_verifier=adapter,
         auth=AuthSettings(
-            issuer_url=realm.issuer, resource_server_url=RESOURCE, validate_token_resource=True
+            issuer_url=AnyHttpUrl(realm.issuer),
+            resource_server_url=AnyHttpUrl(RESOURCE),
+            validate_token_resource=True,
         ),
     )
 
