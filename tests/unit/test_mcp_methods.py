@@ -9,10 +9,10 @@ from typing import Any
 
 import httpx
 import pytest
-from pydantic import AnyHttpUrl
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
+from pydantic import AnyHttpUrl
 
 from mudrika.errors import InvalidInput
 from mudrika.trust.a2a.client import refusal_of
