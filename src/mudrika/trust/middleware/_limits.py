@@ -34,7 +34,7 @@ DEFAULT_RETRY_AFTER: Final = 5
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Caps on every request, before and after authentication (docs/a2a.md, "Limits").
+    """Caps on every request, before and after authentication (docs/trust.md, "Pre-authentication limits").
 
     ``max_body_bytes``: the body cap (413 past it, counted while streaming); ``max_batch``: calls in
     one JSON-RPC batch; ``body_timeout``: seconds to receive the whole body (408 past it);
