@@ -141,3 +141,18 @@ async def test_every_refusal_leads_back_to_the_metadata(
         assert len(challenges) == len(bearer) + len(signature_lines)
     assert metadata.status_code == 200
     assert metadata.json()["resource"] == RESOURCES[protocol]
+
+
+@pytest.mark.anyio
+async def test_a_signature_only_server_challenges_with_signature_alone() -> None:
+    app = protect(
+        _app,
+        policy=Policy.from_document(POLICY),
+        public_origin=ORIGIN,
+        replay_store=MemoryReplayStore(),
+    )
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=ORIGIN) as http:
+        answer = await http.post("/", content=RPC_A2A, headers=JSON)
+    assert answer.status_code == 401
+    # No token scheme is configured, so a Bearer challenge would send the client the wrong way.
+    assert answer.headers.get_list("www-authenticate") == ['Signature realm="a2a"']

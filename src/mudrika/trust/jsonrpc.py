@@ -73,6 +73,7 @@ __all__ = [
     "Reason",
     "Refusal",
     "TokenExpired",
+    "bare_challenge",
     "code_for",
     "echo_id",
     "error_response",
@@ -222,6 +223,12 @@ def _quote(value: str) -> str:
     # RFC 7235 quoted-string: escape backslash and quote; drop control characters outright.
     cleaned = "".join(ch for ch in value if ch >= " " and ch != "\x7f")
     return cleaned.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def bare_challenge(scheme: str, *, realm: str) -> str:
+    """A challenge with only its realm (``Signature realm="…"``): how a 401 names a further scheme
+    the server accepts beside the one that failed."""
+    return f'{scheme} realm="{_quote(realm)}"'
 
 
 def www_authenticate(value: BaseException | JsonRpcAuthCode | int, *, realm: str) -> str:

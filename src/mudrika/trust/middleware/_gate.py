@@ -49,6 +49,7 @@ from mudrika.trust.jsonrpc import (
     A2AAuthError,
     AuthenticationRequired,
     Refusal,
+    bare_challenge,
     echo_id,
     refusal_for,
     refusal_for_denial,
@@ -415,14 +416,13 @@ class AuthGate:
         if name != _SIGNATURE_CHALLENGE and not self._offers_tokens and self._offers_signatures:
             # No token scheme is configured: the challenge a client can answer is a signature.
             primary, name = _SIGNATURE_CHALLENGE + primary[len(name) :], _SIGNATURE_CHALLENGE
-        realm = primary.split(",", 1)[0][len(name) + 1 :]
         token_params = "" if self.resource is None else self.resource.parameters(refusal.status, scopes)
         lines = [primary + token_params if name != _SIGNATURE_CHALLENGE else primary]
         if refusal.status == 401:
             if name != _SIGNATURE_CHALLENGE and self._offers_signatures:
-                lines.append(f"{_SIGNATURE_CHALLENGE} {realm}")
+                lines.append(bare_challenge(_SIGNATURE_CHALLENGE, realm=self.realm))
             elif name == _SIGNATURE_CHALLENGE and self._offers_tokens:
-                lines.append(f"Bearer {realm}{token_params}")
+                lines.append(bare_challenge("Bearer", realm=self.realm) + token_params)
         return lines
 
     async def _send_refusal(
