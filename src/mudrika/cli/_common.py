@@ -10,13 +10,15 @@ nothing heavy: it is loaded for every ``mudrika`` invocation, ``--help`` include
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
@@ -446,7 +448,22 @@ def adopt_error_contract(command: click.Command) -> click.Command:
                 param.is_eager = True
         if not any("--verbose" in param.opts for param in each.params):
             verbose_option(each)
+        if each is not command and each.short_help is None and each.help:
+            # A group lists its commands by their first sentence, whole: click would cut it at the
+            # terminal's width with "...", and a cut sentence says less than none.
+            each.short_help = first_sentence(each.help)
     return command
+
+
+_SENTENCE_END: Final = re.compile(r"(?<!\.)\.\s")
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a docstring's first paragraph, on one line (the paragraph if it has no
+    sentence end)."""
+    paragraph = " ".join(inspect.cleandoc(text).split("\n\n", 1)[0].split())
+    end = _SENTENCE_END.search(paragraph)  # a full stop, not the last dot of "FILE..."
+    return paragraph if end is None else paragraph[: end.start() + 1]
 
 
 def _walk(command: click.Command) -> Iterator[click.Command]:
