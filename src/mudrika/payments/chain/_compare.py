@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from mudrika.payments._values import format_money
 from mudrika.payments.models import (
     CartMandate,
     IntentMandate,
@@ -31,7 +32,7 @@ _MAX_ITEMS: Final = 8
 
 
 def _money(amount: Any) -> str:
-    return f"{amount.currency} {amount.value}"
+    return format_money(amount.currency, amount.value)
 
 
 def chain_facts(
