@@ -20,8 +20,9 @@ from mudrika.crypto.b64url import b64url_decode
 from mudrika.payments import _values
 from mudrika.payments.chain import inspect_chain, render_html
 from mudrika.payments.report import ANCHORED_SENTENCE, VerificationReport, render_text
+from mudrika.payments.v02 import HopExpectation
 from mudrika.stores.replay import MemoryReplayStore
-from tests._support.ap2_v02 import build
+from tests._support.ap2_v02 import MERCHANT_DID, build
 from tests._support.ap2_v02 import inspect as inspect_v02
 from tests._support.evidence import evidence_builder
 
@@ -199,7 +200,9 @@ def test_a_mistyped_kb_nonce_reads_as_a_mismatch_with_what_the_analyst_supplied(
 
 
 def test_a_v02_nonce_mismatch_is_worded_neutrally() -> None:
-    report = inspect_v02(build(), checkout_nonce="typed-wrong")
+    transaction = build()
+    typed_wrong = (HopExpectation(MERCHANT_DID, "typed-wrong"),)
+    report = inspect_v02(transaction, checkout_hops=typed_wrong)
     failed = [check for check in report.failures if check.id.endswith(".nonce")]
     assert failed, [check.id for check in report.failures]
     meaning = report.meanings.meaning(failed[0])

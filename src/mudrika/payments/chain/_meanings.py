@@ -75,7 +75,10 @@ _SENTENCES: Final[Mapping[str, str]] = {
     "user.kb.typ": "the user's key-binding signature is not a key-binding token (a token made for another purpose)",
     "user.kb.iat": "the user's authorisation is too old (replayed) or dated in the future",
     "user.kb.aud": "the user authorised the payment for another verifier",
-    "user.kb.nonce": "the user's authorisation answers another challenge (replayed from another session)",
+    "user.kb.nonce": (
+        "the key-binding nonce differs from the one you supplied (--kb-nonce), or from the bundle's own "
+        "when you supplied none: a nonce typed wrong, or an authorisation made for another session"
+    ),
     "user.kb.sd_hash": "the credential claims presented are not the ones the user signed over",
     "user.kb.transaction_data": "what the user signed is not this cart and these payment contents",
     "user.kb.intent_binding": "the user's signature does not cover this intent (swapped, or a legacy chain)",

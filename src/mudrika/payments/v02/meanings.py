@@ -72,8 +72,9 @@ _HOP_SENTENCES: Final[Mapping[str, str]] = {
         "than the one you expect"
     ),
     "nonce": (
-        "the agent's key-binding token at hop {hop} of the {chain} chain answers another challenge than the "
-        "one you expect (replayed from another session)"
+        "the nonce of the agent's key-binding token at hop {hop} of the {chain} chain differs from the one "
+        "you supplied (--{chain}-nonce), or from the bundle's own when you supplied none: a nonce typed "
+        "wrong, or a token made for another session"
     ),
     "iat": (
         "the agent's key-binding token at hop {hop} of the {chain} chain has no issue time, is dated in the "
