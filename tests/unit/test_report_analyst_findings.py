@@ -35,7 +35,9 @@ def _chain() -> Any:
 
 def _inspect(chain: Any, payment: Any = None, **overrides: Any) -> VerificationReport:
     kwargs = {**chain.expectations(), "replay_store": MemoryReplayStore(), **overrides}
-    return inspect_chain(chain.intent, chain.cart, payment if payment is not None else chain.payment, **kwargs)
+    return inspect_chain(
+        chain.intent, chain.cart, payment if payment is not None else chain.payment, **kwargs
+    )
 
 
 def _payment_with(chain: Any, **contents: Any) -> str:
@@ -146,7 +148,9 @@ def test_an_ok_verdict_still_states_who_paid_whom() -> None:
 
 
 def _timeline(page: str) -> str:
-    return page[page.index('<ol class="timeline">') : page.index("</ol>", page.index('<ol class="timeline">'))]
+    return page[
+        page.index('<ol class="timeline">') : page.index("</ol>", page.index('<ol class="timeline">'))
+    ]
 
 
 def test_the_timeline_shows_a_payment_changed_after_signing_as_changed_not_green() -> None:
