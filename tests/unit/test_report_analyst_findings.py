@@ -113,10 +113,11 @@ def test_the_user_signed_time_is_not_shown_when_the_users_signature_did_not_veri
 
 
 def test_the_verdict_paragraph_never_states_a_forged_date_as_fact() -> None:
-    chain, report = _date_forged()
+    _, report = _date_forged()
     summary = report.summary()
-    assert f"at {FORGED_DATE}." not in summary
-    assert "paid" not in summary.split("claimed, not verified")[0].split("Verdict FAILED")[1]
+    stated = summary[: summary.index("claimed, not verified")]
+    assert FORGED_DATE not in stated
+    assert " paid " not in stated
     claimed = summary[summary.index("claimed, not verified") :]
     assert FORGED_DATE in claimed
     # What did verify (the merchant's signed cart) is still stated.
@@ -255,7 +256,8 @@ def test_the_cart_total_check_writes_money() -> None:
     report = inspect_chain(chain.intent, json.dumps(raw), chain.payment, **kwargs)
     total = report.by_id("cart.total")
     assert total.expected == "USD 1,384.90"
-    assert total.got is not None and total.got.startswith("USD 138.49 ")
+    assert total.got is not None
+    assert total.got.startswith("USD 138.49 ")
 
 
 def test_a_v02_report_writes_its_amount_as_money() -> None:
