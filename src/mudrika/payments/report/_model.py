@@ -73,6 +73,7 @@ __all__ = [
     "ErrorKind",
     "KeyEvidence",
     "MeaningTable",
+    "TimelineStage",
     "Verdict",
     "VerificationReport",
     "anchoring_of",
@@ -165,6 +166,25 @@ def error_kind_of(exc: BaseException) -> ErrorKind:
 GENERIC_MEANING: Final = "check {id} did not hold"
 
 
+class TimelineStage(NamedTuple):
+    """One signed step of a profile's timeline: who signed what, and which checks vouch for it.
+
+    Why content checks beside the signature: a signature verifies over what the party signed, and
+    a hash check says whether the bytes presented are still those.  A payment changed after the user
+    signed it has a verified signature and a failed hash; the timeline must not show that green.
+    """
+
+    name: str
+    signer: str
+    signatures: tuple[str, ...]
+    """The checks that the party's signature verified (all present must pass)."""
+    content: tuple[str, ...]
+    """The checks that the presented content is what was signed (hashes, disclosures, bindings)."""
+    what: str
+    absent: str = "not checked"
+    """What the step says when none of its signature checks was recorded."""
+
+
 @dataclass(frozen=True, slots=True)
 class MeaningTable:
     """What each check id of one profile means, in words a person deciding the dispute can quote.
@@ -189,6 +209,9 @@ class MeaningTable:
     """Checks that compare a hash a party signed with the one recomputed from the bytes received."""
     signatures: Mapping[str, str] = field(default_factory=dict)
     """How a check's ``party`` reads as the signature a fact rests on (``user`` → "the user's signature")."""
+    timeline: tuple[TimelineStage, ...] = ()
+    """The profile's signed steps in order, as the HTML timeline draws them (v0.1: intent, cart,
+    payment; v0.2: the open mandates, the merchant's checkout, the agent's closing hops)."""
 
     def sentence_for(self, check_id: str, detail: str | None = None) -> str | None:
         """The table's sentence for ``check_id`` (given its ``detail``), ``None`` when it has none."""
