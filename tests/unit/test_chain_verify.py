@@ -440,12 +440,12 @@ def test_after_a_failed_hash_the_differing_values_are_shown_as_unsigned_evidence
     assert report.by_id("user.kb.transaction_data").detail == "differs: H(PaymentMandateContents)"
     compared = {comparison.name: comparison for comparison in report.comparisons}
     assert set(compared) == {"total", "merchant"}
-    assert (compared["total"].left_value, compared["total"].right_value) == ("USD 138.49", "USD 1384.9")
+    assert (compared["total"].left_value, compared["total"].right_value) == ("USD 138.49", "USD 1,384.90")
     assert compared["merchant"].right_value == "Another Shop"
     data = report.to_dict(verbose=False)
     assert data["failures"][0]["meaning"] == "the payment contents changed after the user signed them"
     assert data["failures"][0]["signed_value"] != data["failures"][0]["recomputed_value"]
-    assert data["facts"]["paid_total"] == "USD 1384.9"
+    assert data["facts"]["paid_total"] == "USD 1,384.90"
     assert data["facts"]["cart_total"] == "USD 138.49"
     assert "evidence from unsigned data" in report.summary()
     assert [check["status"] for check in data["checks"]].count("passed") == 0

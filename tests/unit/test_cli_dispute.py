@@ -211,7 +211,7 @@ def test_a_changed_amount_is_explained_with_both_values(
     recomputed = next(line for line in lines if line.startswith("     recomputed value:"))
     assert signed != recomputed
     assert "     cart (merchant):          USD 138.49" in lines
-    assert "     payment (user):           USD 1384.9" in lines
+    assert "     payment (user):           USD 1,384.90" in lines
     assert any(line.startswith("PASSED: ") and "checks (--verbose lists them)" in line for line in lines)
 
 
@@ -230,7 +230,7 @@ def test_json_puts_the_same_structure_and_nothing_else_on_stdout(
     assert failure["rests_on"] == "the user's signature"
     assert failure["signed_value"] != failure["recomputed_value"]
     (comparison,) = report["comparisons"]
-    assert comparison["values"] == {"cart (merchant)": "USD 138.49", "payment (user)": "USD 1384.9"}
+    assert comparison["values"] == {"cart (merchant)": "USD 138.49", "payment (user)": "USD 1,384.90"}
     assert comparison["evidence"].startswith("unsigned data")
     assert report["passed"] == {"count": report["counts"]["passed"], "listed": False}
     assert all(check["status"] != "passed" for check in report["checks"])
@@ -449,7 +449,7 @@ def test_the_html_page_puts_what_decides_first(capsys: pytest.CaptureFixture[str
     assert "<dt>recomputed value</dt>" in page
     assert "break-all" not in page
     assert "<script" not in page
-    assert "payment (user): <code>USD 1384.9</code>" in page
+    assert "payment (user): <code>USD 1,384.90</code>" in page
 
 
 @pytest.mark.usefixtures("no_network")

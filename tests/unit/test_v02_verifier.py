@@ -53,7 +53,7 @@ def test_a_valid_transaction_is_ok_and_says_what_it_rests_on() -> None:
         "open_payment",
         "closed_payment",
     }
-    assert any("20900 minor units of USD" in statement for statement in report.statements)
+    assert any("USD 209.00" in statement for statement in report.statements)
     document = json.loads(report.to_json())
     assert document["verdict"] == "OK"
     assert document["counts"]["failed"] == 0

@@ -28,10 +28,10 @@ import decimal
 import functools
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from decimal import Decimal
-from typing import Annotated
+from typing import Annotated, Final
 
 from pydantic import AfterValidator, BeforeValidator, PlainSerializer
 from pydantic_core import PydanticCustomError
@@ -40,6 +40,7 @@ from mudrika.crypto.jcs import MAX_SAFE_INTEGER
 from mudrika.errors import InvalidInput
 
 __all__ = [
+    "ISO_4217_EXPONENTS",
     "MAX_AMOUNT_DIGITS",
     "MAX_FRACTION_DIGITS",
     "CurrencyCode",
@@ -49,6 +50,8 @@ __all__ = [
     "amount_from_json",
     "amount_to_json",
     "exact_sum",
+    "format_minor_units",
+    "format_money",
     "parse_timestamp",
 ]
 
@@ -124,6 +127,88 @@ def _representable(amount: Decimal) -> bool:
     if amount == amount.to_integral_value() and abs(amount) <= MAX_SAFE_INTEGER:
         return True
     return Decimal(repr(float(amount))) == amount
+
+
+#: ISO 4217 minor-unit exponents of the currencies a budget may be stated in (AP2 v0.2
+#: ``payment.budget``: a currency missing here fails ``unknown_currency`` rather than guess an
+#: exponent) and that :func:`format_money` pads to.
+ISO_4217_EXPONENTS: Final[Mapping[str, int]] = {
+    **dict.fromkeys(
+        [
+            "AED",
+            "AUD",
+            "BRL",
+            "CAD",
+            "CHF",
+            "CNY",
+            "CZK",
+            "DKK",
+            "EGP",
+            "EUR",
+            "GBP",
+            "HKD",
+            "HUF",
+            "IDR",
+            "ILS",
+            "INR",
+            "MXN",
+            "MYR",
+            "NOK",
+            "NZD",
+            "PHP",
+            "PLN",
+            "QAR",
+            "RON",
+            "RUB",
+            "SAR",
+            "SEK",
+            "SGD",
+            "THB",
+            "TRY",
+            "TWD",
+            "USD",
+            "ZAR",
+            "NGN",
+            "KES",
+            "PKR",
+            "COP",
+            "ARS",
+            "PEN",
+        ],
+        2,
+    ),
+    **dict.fromkeys(["JPY", "KRW", "VND", "CLP", "ISK", "UGX", "XAF", "XOF"], 0),
+    **dict.fromkeys(["BHD", "JOD", "KWD", "OMR", "TND"], 3),
+}
+
+_DEFAULT_EXPONENT: Final = 2
+"""The minor-unit digits shown for a code not in :data:`ISO_4217_EXPONENTS` (most ISO 4217 currencies)."""
+
+
+def format_money(currency: str, value: Decimal) -> str:
+    """An amount as a person reads money: ``USD 1,384.90``; the one form every report rendering uses.
+
+    Why one form: ``USD 1384.9`` (the Decimal as parsed) reads as a typo beside ``USD 138.49``, and an
+    analyst comparing two amounts must see them written alike.  The code comes first (ISO 4217, as
+    the mandate spells it), thousands are grouped with commas, and the fraction is padded to the
+    currency's minor unit (two digits for USD, none for JPY, three for BHD).  Never rounded: a value
+    finer than the minor unit keeps every digit it has (``USD 0.001``), since the report quotes what
+    was signed, not what a ledger would book.
+    """
+    exponent = ISO_4217_EXPONENTS.get(currency, _DEFAULT_EXPONENT)
+    sign, _digits, power = value.as_tuple()
+    fraction_digits = max(-power, exponent) if isinstance(power, int) else exponent
+    text = f"{abs(value):,.{fraction_digits}f}"
+    return f"{currency} {'-' if sign and value != 0 else ''}{text}"
+
+
+def format_minor_units(currency: str, minor: int) -> str:
+    """An amount in integer minor units (AP2 v0.2) as :func:`format_money` writes it; a currency with
+    no known exponent is written as what it is, ``N minor units of XXX``, rather than guessed."""
+    exponent = ISO_4217_EXPONENTS.get(currency)
+    if exponent is None:
+        return f"{minor} minor units of {currency}"
+    return format_money(currency, Decimal(minor).scaleb(-exponent))
 
 
 def amount_to_json(amount: Decimal) -> int | float:

@@ -33,6 +33,7 @@ from pydantic.alias_generators import to_camel
 from mudrika.crypto.jose import header_kid
 from mudrika.errors import IncompleteVerification, InvalidInput
 from mudrika.identity.did import parse_did_url
+from mudrika.payments._values import format_money
 from mudrika.payments.chain._common import (
     MAX_CART_LIFETIME,
     Time,
@@ -321,8 +322,10 @@ def _lifetime_texts(lifetime: float | None) -> Texts:
 
 def _total_texts(currency: str, total: Decimal, items_sum: Decimal | None, count: int) -> Texts:
     if items_sum is None:
-        return f"{currency} {total}", "display items in another currency than the total"
-    return f"{currency} {total}", f"{currency} {items_sum} (sum of {count} display items)"
+        return format_money(currency, total), "display items in another currency than the total"
+    return format_money(
+        currency, total
+    ), f"{format_money(currency, items_sum)} (sum of {count} display items)"
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,12 @@ gives the differing values.  Both only read models that already passed the stric
 
 from __future__ import annotations
 
+import json
 from typing import Any, Final
 
+from mudrika.crypto.b64url import b64url_decode
+from mudrika.payments._time import iso
+from mudrika.payments._values import format_money, parse_timestamp
 from mudrika.payments.models import (
     CartMandate,
     IntentMandate,
@@ -25,13 +29,42 @@ from mudrika.payments.models import (
 )
 from mudrika.payments.report import Comparison
 
-__all__ = ["chain_facts", "compare_values"]
+__all__ = ["chain_facts", "compare_values", "user_signed_at"]
 
 _MAX_ITEMS: Final = 8
+_SAME_MOMENT: Final = 60.0
+"""Seconds within which the payment's ``timestamp`` and the user's ``iat`` are the same moment: a
+wallet stamps the payment contents and signs them at once, so only a date moved by more than the
+clocks' skew is shown as differing (sub-second fractions and a slow device are not a change)."""
+_MAX_KB_BYTES: Final = 16 * 1024
+
+
+def user_signed_at(payment: Received[PaymentMandate]) -> float | None:
+    """The ``iat`` of the user's key-binding JWT, read from the presentation without verifying it.
+
+    The caller passes it on only when the report's ``user.kb.signature`` and ``user.kb.iat`` passed:
+    then it is the one time in a changed payment that the user's verified signature still vouches
+    for, and the analyst reads the payment's date beside it.  ``None`` when it cannot be read.
+    """
+    token = payment.raw.get("user_authorization")
+    if not isinstance(token, str) or len(token) > _MAX_KB_BYTES * 8:
+        return None
+    kb_jwt = token.rsplit("~", 1)[-1]
+    segments = kb_jwt.split(".")
+    if len(segments) != 3 or len(segments[1]) > _MAX_KB_BYTES:
+        return None
+    try:
+        claims = json.loads(b64url_decode(segments[1]))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    iat = claims.get("iat") if isinstance(claims, dict) else None
+    if isinstance(iat, bool) or not isinstance(iat, int | float):
+        return None
+    return float(iat)
 
 
 def _money(amount: Any) -> str:
-    return f"{amount.currency} {amount.value}"
+    return format_money(amount.currency, amount.value)
 
 
 def chain_facts(
@@ -79,18 +112,37 @@ def compare_values(
     intent: Received[IntentMandate] | None,
     cart: Received[CartMandate] | None,
     payment: Received[PaymentMandate] | None,
+    *,
+    signed_at: float | None = None,
 ) -> tuple[Comparison, ...]:
     """Every value the chain links compare, compared again straight from the parsed mandates.
 
     Only pairs that *differ* are returned (equal values tell the analyst nothing a passed check
     does not).  Money is compared as exact decimals with the currency, like ``chain.total``.
+
+    ``signed_at`` is the ``iat`` of the user's *verified* key-binding signature (``None`` when it
+    did not verify).  The payment's date comes first when it is not that moment: a changed purchase
+    date is otherwise a bare hash failure, and the date is what a dispute over *when* turns on.
     """
+    found: list[Comparison] = []
+    if payment is not None and signed_at is not None:
+        stamped = payment.model.payment_mandate_contents.timestamp
+        if abs(parse_timestamp(stamped).timestamp() - signed_at) > _SAME_MOMENT:
+            found.append(
+                Comparison(
+                    "payment date",
+                    "the payment's date is not the time the user signed it",
+                    "payment timestamp (presented)",
+                    stamped,
+                    "user signed at (iat, user's verified signature)",
+                    iso(signed_at),
+                )
+            )
     if cart is None or payment is None:
-        return ()
+        return tuple(found)
     contents = cart.model.contents
     details = contents.payment_request.details
     paid = payment.model.payment_mandate_contents
-    found: list[Comparison] = []
 
     def differ(name: str, meaning: str, left: tuple[str, str], right: tuple[str, str], same: bool) -> None:
         if not same:

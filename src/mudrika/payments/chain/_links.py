@@ -21,6 +21,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Final
 
+from mudrika.payments._values import format_money
 from mudrika.payments.chain._cart import CartFacts
 from mudrika.payments.chain._intent import IntentFacts
 from mudrika.payments.chain._payment import PaymentFacts
@@ -253,7 +254,7 @@ def check_links(
 
 # The texts of the link checks, formatted only when a report is drawn (or the check failed).
 def _amounts_texts(currency: str, value: Decimal, paid_currency: str, paid_value: Decimal) -> Texts:
-    return f"{currency} {value}", f"{paid_currency} {paid_value}"
+    return format_money(currency, value), format_money(paid_currency, paid_value)
 
 
 def _one_of_texts(accepted: tuple[str, ...], got: str) -> Texts:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from mudrika.payments.report import MeaningTable
+from mudrika.payments.report import MeaningTable, TimelineStage
 
 __all__ = ["MEANINGS"]
 
@@ -75,7 +75,10 @@ _SENTENCES: Final[Mapping[str, str]] = {
     "user.kb.typ": "the user's key-binding signature is not a key-binding token (a token made for another purpose)",
     "user.kb.iat": "the user's authorisation is too old (replayed) or dated in the future",
     "user.kb.aud": "the user authorised the payment for another verifier",
-    "user.kb.nonce": "the user's authorisation answers another challenge (replayed from another session)",
+    "user.kb.nonce": (
+        "the key-binding nonce differs from the one you supplied (--kb-nonce), or from the bundle's own "
+        "when you supplied none: a nonce typed wrong, or an authorisation made for another session"
+    ),
     "user.kb.sd_hash": "the credential claims presented are not the ones the user signed over",
     "user.kb.transaction_data": "what the user signed is not this cart and these payment contents",
     "user.kb.intent_binding": "the user's signature does not cover this intent (swapped, or a legacy chain)",
@@ -119,6 +122,32 @@ _PARTY_SIGNATURE: Final[Mapping[str, str]] = {
     "issuer": "the credential issuer's signature",
 }
 
+#: Who signed what, in order; each step green only when its signature and its content checks passed.
+_TIMELINE: Final = (
+    TimelineStage(
+        "intent",
+        "the user",
+        ("intent.jws.signature",),
+        ("intent.jws.intent_hash", "user.kb.intent_binding"),
+        "IntentMandate: what the user asked for",
+        absent="not signed (the user confirmed the cart in the payment instead)",
+    ),
+    TimelineStage(
+        "cart",
+        "the merchant",
+        ("merchant.jws.signature",),
+        ("merchant.jwt.cart_hash", "cart.unsigned_members"),
+        "CartMandate: what the merchant offered, at what price",
+    ),
+    TimelineStage(
+        "payment",
+        "the user",
+        ("user.kb.signature",),
+        ("user.kb.transaction_data", "payment.unsigned_members"),
+        "PaymentMandate: what the user authorised paying",
+    ),
+)
+
 MEANINGS: Final = MeaningTable(
     sentences=_SENTENCES,
     by_detail={"user.kb.transaction_data": _TRANSACTION_DATA_MEANINGS},
@@ -130,5 +159,6 @@ MEANINGS: Final = MeaningTable(
     ),
     signed_hash_checks=_HASH_CHECKS,
     signatures=_PARTY_SIGNATURE,
+    timeline=_TIMELINE,
 )
 """The v0.1 chain's table: every report :func:`~mudrika.payments.chain.inspect_chain` draws carries it."""

@@ -46,7 +46,7 @@ from mudrika.crypto.keys import PublicKey
 from mudrika.errors import IncompleteVerification, InvalidInput, MudrikaError, UntrustedKeyError
 from mudrika.payments.chain._cart import MERCHANT_CLAIM_CHECKS, CartFacts, check_cart, merchant_jti_key
 from mudrika.payments.chain._common import DEFAULT_ALGORITHMS, Time, epoch, iso, numeric_date
-from mudrika.payments.chain._compare import chain_facts, compare_values
+from mudrika.payments.chain._compare import chain_facts, compare_values, user_signed_at
 from mudrika.payments.chain._hashes import chain_hashes
 from mudrika.payments.chain._intent import INTENT_JWS_CHECKS, IntentFacts, check_intent
 from mudrika.payments.chain._jws import JWS_PHASES
@@ -72,6 +72,7 @@ from mudrika.payments.chain._trust import Trust
 from mudrika.payments.credential_status import RecordedStatusList, StatusJudgement, judge_credential_status
 from mudrika.payments.models import Ap2Model, CartMandate, IntentMandate, PaymentMandate, Received, receive
 from mudrika.payments.report import (
+    Comparison,
     KeyEvidence,
     Recorder,
     VerificationReport,
@@ -617,6 +618,16 @@ class _TrustedChain:
             because.append(self.status_unproven)
         return because
 
+    def comparisons(self) -> tuple[Comparison, ...]:
+        """The values that differ, after a failure; the user's signing time only when their key-binding
+        signature and its ``iat`` verified (otherwise nothing vouches for it)."""
+        signed_at = None
+        if self.payment is not None and all(
+            _passed(self.rec, check_id) for check_id in ("user.kb.signature", "user.kb.iat")
+        ):
+            signed_at = user_signed_at(self.payment)
+        return compare_values(self.intent, self.cart, self.payment, signed_at=signed_at)
+
     def report(self) -> VerificationReport:
         p = self.policy
         mode: Literal["online", "offline"] = "offline" if p.rules.keys.offline else "online"
@@ -637,7 +648,7 @@ class _TrustedChain:
             trust_root=p.trust.root.fingerprint if p.trust.root is not None else None,
             facts=chain_facts(self.intent, self.cart, self.payment),
             # Only after a failure: the link checks that compare these values may have been skipped.
-            comparisons=() if self.linked else compare_values(self.intent, self.cart, self.payment),
+            comparisons=() if self.linked else self.comparisons(),
             meanings=MEANINGS,
         )
 
@@ -796,3 +807,8 @@ def verify_chain(
         kb_claims=payment_facts.kb_claims,
         draw_report=chain.report,
     )
+
+
+def _passed(rec: Recorder, check_id: str) -> bool:
+    """``check_id`` was recorded and passed (a check never recorded did not pass)."""
+    return any(check.id == check_id and check.passed for check in rec.checks)

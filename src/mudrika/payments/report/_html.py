@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any, Final
 
-from mudrika.payments.report._model import Check, MeaningTable, VerificationReport
+from mudrika.payments.report._model import Check, MeaningTable, TimelineStage, VerificationReport
 
 __all__ = ["render_html"]
 
@@ -58,17 +58,6 @@ details{margin:.4rem 0}summary{cursor:pointer;font-weight:600}
 #: How the keys table shows each key record's anchoring.
 _KEY_ANCHORING: Final = {"anchored": "yes", "unanchored": "NO", "not evaluated": "not evaluated"}
 
-_STAGES: Final = (
-    ("intent", "the user", "intent.jws.signature", "IntentMandate: what the user asked for"),
-    (
-        "cart",
-        "the merchant",
-        "merchant.jws.signature",
-        "CartMandate: what the merchant offered, at what price",
-    ),
-    ("payment", "the user", "user.kb.signature", "PaymentMandate: what the user authorised paying"),
-)
-
 
 def _text(value: str | None, limit: int = _MAX_TEXT) -> str:
     if value is None:
@@ -101,23 +90,32 @@ def _failure(check: Check, meanings: MeaningTable) -> str:
     )
 
 
+def _stage_state(report: VerificationReport, stage: TimelineStage) -> tuple[str, str]:
+    """``(css class, words)`` of one timeline step: green only when its signature verified *and* the
+    content presented is what was signed (a payment changed after signing is never green)."""
+    signatures = [_status_of(report, check_id) for check_id in stage.signatures]
+    content = [_status_of(report, check_id) for check_id in stage.content]
+    recorded = [status for status in signatures if status != "absent"]
+    if not recorded:
+        return "skipped", stage.absent
+    if "failed" in recorded:
+        return "failed", "signature FAILED"
+    if "failed" in content:
+        return "failed", "signed content changed after it was signed (the signature holds over other content)"
+    if "skipped" in recorded:
+        return "skipped", "not checked (an earlier link failed)"
+    if "skipped" in content:
+        return "skipped", "signature verified; whether the content is what was signed was not checked"
+    return "passed", "signature verified, content as signed"
+
+
 def _timeline(report: VerificationReport) -> str:
     items = []
-    for name, signer, check_id, what in _STAGES:
-        status = _status_of(report, check_id)
-        if name == "intent" and status == "absent":
-            said = "not signed (the user confirmed the cart in the payment instead)"
-        else:
-            said = {
-                "passed": "signature verified",
-                "failed": "signature FAILED",
-                "skipped": "not checked (an earlier link failed)",
-                "absent": "not checked",
-            }[status]
-        css = status if status in ("passed", "failed", "skipped") else "skipped"
+    for stage in report.meanings.timeline:
+        css, said = _stage_state(report, stage)
         items.append(
-            f"<li><strong>{escape(name)}</strong> — signed by {escape(signer)}<br>"
-            f'<span class="{css}">{escape(said)}</span><br><span class="note">{escape(what)}</span></li>'
+            f"<li><strong>{escape(stage.name)}</strong> — signed by {escape(stage.signer)}<br>"
+            f'<span class="{css}">{escape(said)}</span><br><span class="note">{escape(stage.what)}</span></li>'
         )
     return '<ol class="timeline">' + "".join(items) + "</ol>"
 
@@ -177,7 +175,8 @@ def render_html(
             "check failed, not covered by a verified signature.</p><table><tr><th>value</th><th>meaning</th>"
             f"<th>one side</th><th>other side</th></tr>{rows}</table>"
         )
-    parts.append("<h2>Timeline</h2>" + _timeline(report))
+    if report.meanings.timeline:
+        parts.append("<h2>Timeline</h2>" + _timeline(report))
     if verdict == "UNANCHORED":
         reasons = "".join(f"<li>{_text(reason)}</li>" for reason in report.not_anchored_because())
         parts.append(

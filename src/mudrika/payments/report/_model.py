@@ -73,6 +73,7 @@ __all__ = [
     "ErrorKind",
     "KeyEvidence",
     "MeaningTable",
+    "TimelineStage",
     "Verdict",
     "VerificationReport",
     "anchoring_of",
@@ -165,6 +166,25 @@ def error_kind_of(exc: BaseException) -> ErrorKind:
 GENERIC_MEANING: Final = "check {id} did not hold"
 
 
+class TimelineStage(NamedTuple):
+    """One signed step of a profile's timeline: who signed what, and which checks vouch for it.
+
+    Why content checks beside the signature: a signature verifies over what the party signed, and
+    a hash check says whether the bytes presented are still those.  A payment changed after the user
+    signed it has a verified signature and a failed hash; the timeline must not show that green.
+    """
+
+    name: str
+    signer: str
+    signatures: tuple[str, ...]
+    """The checks that the party's signature verified (all present must pass)."""
+    content: tuple[str, ...]
+    """The checks that the presented content is what was signed (hashes, disclosures, bindings)."""
+    what: str
+    absent: str = "not checked"
+    """What the step says when none of its signature checks was recorded."""
+
+
 @dataclass(frozen=True, slots=True)
 class MeaningTable:
     """What each check id of one profile means, in words a person deciding the dispute can quote.
@@ -189,6 +209,9 @@ class MeaningTable:
     """Checks that compare a hash a party signed with the one recomputed from the bytes received."""
     signatures: Mapping[str, str] = field(default_factory=dict)
     """How a check's ``party`` reads as the signature a fact rests on (``user`` → "the user's signature")."""
+    timeline: tuple[TimelineStage, ...] = ()
+    """The profile's signed steps in order, as the HTML timeline draws them (v0.1: intent, cart,
+    payment; v0.2: the open mandates, the merchant's checkout, the agent's closing hops)."""
 
     def sentence_for(self, check_id: str, detail: str | None = None) -> str | None:
         """The table's sentence for ``check_id`` (given its ``detail``), ``None`` when it has none."""
@@ -513,9 +536,32 @@ class VerificationReport:
                 return key.owner
         return None
 
+    def _part_verified(self, *check_ids: str) -> bool:
+        """Every check that vouches for one part's content passed (its signature and its hash)."""
+        return all(self._signature_held(check_id) for check_id in check_ids)
+
+    def _failed_anchoring_sentence(self) -> str:
+        """The anchoring sentence of a FAILED report, short when keys were never looked at.
+
+        Why not the full reasons: after a failure the later stages never ran, and a paragraph that
+        ends on "the payment stage did not admit a key" reads as a second finding about a stage
+        nobody evaluated.  The per-key reasons stay in the report's anchoring section."""
+        if self.anchoring == "not evaluated":
+            return (
+                f"{ANCHORED_SENTENCE} {_ANSWER['not evaluated']} (verification stopped before every key "
+                "the verdict would rest on was looked at)."
+            )
+        return self.anchoring_sentence()
+
     def summary(self) -> str:
         """The verdict paragraph: who paid whom, what, how much, when; whose signature each fact rests
-        on; anchored or not.  Values are quoted from the mandates and say so when a signature failed."""
+        on; anchored or not.
+
+        Only facts whose part verified are stated as facts.  After a failure, a part whose signature
+        or hash did not pass (the payment contents changed after the user signed them) is quoted as
+        *claimed, not verified*: its date or amount may be exactly what was forged.  A FAILED
+        paragraph gives its anchoring answer right after the verdict and ends on what the mandates
+        say, never on a stage that did not run."""
         facts = self.facts
         sentences: list[str] = []
         failures = self.failures
@@ -532,40 +578,12 @@ class VerificationReport:
                 f"Verdict FAILED: {len(failures)} check{'s' if len(failures) != 1 else ''} failed"
                 + (f"; first {first.id}: {self.meanings.meaning(first)}." if first is not None else ".")
             )
+            sentences.append(self._failed_anchoring_sentence())
         if facts.get("merchant_name") or facts.get("paid_total"):
-            payer = self._owner("user (intent)") or (
-                "the holder of a credential from " + issuer
-                if (issuer := self._owner("issuer")) is not None
-                else "the user"
-            )
-            merchant = facts.get("merchant_name", facts.get("paid_to", "an unknown merchant"))
-            merchant_did = self._owner("merchant")
-            payee = f"{merchant} ({merchant_did})" if merchant_did else merchant
-            verb = "paid" if self.verdict == "OK" else "say that"
-            amount = facts.get("paid_total", facts.get("cart_total", "an unknown amount"))
-            what = facts.get("items", "the cart")
-            when = facts.get("paid_at", "an unrecorded time")
-            order = facts.get("order_id", "?")
-            if self.verdict == "OK":
-                sentences.append(f"{payer} paid {payee} {amount} for {what} (order {order}) at {when}.")
+            if self.verdict == "FAILED":
+                sentences.extend(self._failed_facts())
             else:
-                sentences.append(
-                    f"The mandates {verb} {payer} paid {payee} {amount} for {what} (order {order}) at {when}."
-                )
-            merchant_ok = self._signature_held("merchant.jws.signature")
-            user_ok = self._signature_held("user.kb.signature")
-            issuer_ok = self._signature_held("issuer.jwt.signature")
-            sentences.append(
-                "The items and the cart total ("
-                + facts.get("cart_total", "?")
-                + ") rest on the merchant's signature"
-                + ("" if merchant_ok else " (not verified)")
-                + "; the amount paid and the order rest on the user's signature"
-                + ("" if user_ok else " (not verified)")
-                + ", and the user's key on the credential issuer's signature"
-                + ("" if issuer_ok else " (not verified)")
-                + "."
-            )
+                sentences.extend(self._passed_facts())
         if self.comparisons:
             sentences.append(
                 "Values that differ (read from the mandates, evidence from unsigned data): "
@@ -574,8 +592,71 @@ class VerificationReport:
                 )
                 + "."
             )
-        sentences.append(self.anchoring_sentence())
+        if self.verdict != "FAILED":
+            sentences.append(self.anchoring_sentence())
         return " ".join(sentences)
+
+    def _payer(self) -> str:
+        return self._owner("user (intent)") or (
+            "the holder of a credential from " + issuer
+            if (issuer := self._owner("issuer")) is not None
+            else "the user"
+        )
+
+    def _payee(self) -> str:
+        facts = self.facts
+        merchant = facts.get("merchant_name", facts.get("paid_to", "an unknown merchant"))
+        merchant_did = self._owner("merchant")
+        return f"{merchant} ({merchant_did})" if merchant_did else merchant
+
+    def _passed_facts(self) -> list[str]:
+        """Every check passed: the whole purchase is stated, and whose signature each part rests on."""
+        facts = self.facts
+        amount = facts.get("paid_total", facts.get("cart_total", "an unknown amount"))
+        what = facts.get("items", "the cart")
+        when = facts.get("paid_at", "an unrecorded time")
+        order = facts.get("order_id", "?")
+        purchase = f"{self._payer()} paid {self._payee()} {amount} for {what} (order {order}) at {when}."
+        return [
+            purchase if self.verdict == "OK" else "The mandates say that " + purchase,
+            "The items and the cart total ("
+            + facts.get("cart_total", "?")
+            + ") rest on the merchant's signature; the amount paid and the order rest on the user's "
+            "signature, and the user's key on the credential issuer's signature.",
+        ]
+
+    def _failed_facts(self) -> list[str]:
+        """A check failed: each part is stated as verified only when its signature and hash passed."""
+        facts = self.facts
+        cart_verified = self._part_verified("merchant.jws.signature", "merchant.jwt.cart_hash")
+        payment_verified = self._part_verified("user.kb.signature", "user.kb.transaction_data")
+        what = facts.get("items", "the cart")
+        order = facts.get("order_id", "?")
+        cart = f"a cart from {self._payee()} for {what}, total {facts.get('cart_total', '?')} (order {order})"
+        payment = (
+            f"{self._payer()} paid {facts.get('paid_total', 'an unknown amount')} to "
+            f"{facts.get('paid_to', 'an unknown merchant')} for order {order} at "
+            f"{facts.get('paid_at', 'an unrecorded time')}"
+        )
+        verified: list[str] = []
+        claimed: list[str] = []
+        if facts.get("merchant_name"):
+            (verified if cart_verified else claimed).append(
+                ("the merchant signed " if cart_verified else "the cart names ") + cart
+            )
+        if facts.get("paid_total"):
+            (verified if payment_verified else claimed).append(
+                ("the user signed that " if payment_verified else "the payment says ") + payment
+            )
+        said = []
+        if verified:
+            said.append("Verified: " + "; ".join(verified) + ".")
+        if claimed:
+            said.append(
+                "What the mandates say that a failed or unrun check does not vouch for (claimed, not "
+                "verified): " + "; ".join(claimed) + "."
+            )
+        return said
 
     def failure_dicts(self) -> list[dict[str, Any]]:
         """Each failed check with its plain meaning and its values under names a person reads right."""

@@ -24,7 +24,7 @@ from mudrika.crypto.b64url import b64url_decode
 from mudrika.crypto.jcs import canonicalize, loads_strict
 from mudrika.crypto.jose import header_kid, parse_unverified_header, verify_compact
 from mudrika.errors import BindingError, InvalidInput, UntrustedKeyError, VerificationError
-from mudrika.payments._values import parse_timestamp
+from mudrika.payments._values import format_minor_units, parse_timestamp
 from mudrika.payments.trustroot import AnchoredKey, TrustRoot
 from mudrika.payments.v02.hops import VerifiedToken
 from mudrika.payments.v02.models import Checkout, CheckoutMandate, PaymentMandate, parse_model
@@ -256,8 +256,8 @@ def check_payment_amount(payment: PaymentMandate, checkout: Checkout) -> None:
         raise BindingError(
             "the payment amount is not the checkout total",
             code="amount_mismatch",
-            expected=f"{total.amount} {checkout.currency}",
-            got=f"{paid.amount} {paid.currency}",
+            expected=format_minor_units(checkout.currency, total.amount),
+            got=format_minor_units(paid.currency, paid.amount),
         )
 
 

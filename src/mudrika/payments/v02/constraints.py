@@ -32,7 +32,7 @@ from pydantic import Field
 
 from mudrika.crypto.jcs import MAX_SAFE_INTEGER
 from mudrika.errors import BindingError, InvalidInput, PolicyDenied
-from mudrika.payments._values import parse_timestamp
+from mudrika.payments._values import ISO_4217_EXPONENTS, parse_timestamp
 from mudrika.payments.v02.models import (
     Amount,
     Checkout,
@@ -61,57 +61,6 @@ __all__ = [
     "major_to_minor",
     "usage_from_value",
 ]
-
-#: ISO 4217 minor-unit exponents of the currencies a budget may be stated in.  A currency missing
-#: here makes ``payment.budget`` fail (``unknown_currency``) rather than guess an exponent.
-ISO_4217_EXPONENTS: Final[Mapping[str, int]] = {
-    **dict.fromkeys(
-        [
-            "AED",
-            "AUD",
-            "BRL",
-            "CAD",
-            "CHF",
-            "CNY",
-            "CZK",
-            "DKK",
-            "EGP",
-            "EUR",
-            "GBP",
-            "HKD",
-            "HUF",
-            "IDR",
-            "ILS",
-            "INR",
-            "MXN",
-            "MYR",
-            "NOK",
-            "NZD",
-            "PHP",
-            "PLN",
-            "QAR",
-            "RON",
-            "RUB",
-            "SAR",
-            "SEK",
-            "SGD",
-            "THB",
-            "TRY",
-            "TWD",
-            "USD",
-            "ZAR",
-            "NGN",
-            "KES",
-            "PKR",
-            "COP",
-            "ARS",
-            "PEN",
-        ],
-        2,
-    ),
-    **dict.fromkeys(["JPY", "KRW", "VND", "CLP", "ISK", "UGX", "XAF", "XOF"], 0),
-    **dict.fromkeys(["BHD", "JOD", "KWD", "OMR", "TND"], 3),
-}
 
 _MAX_LIST: Final = 256
 

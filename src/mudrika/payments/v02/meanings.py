@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
-from mudrika.payments.report import MeaningTable
+from mudrika.payments.report import MeaningTable, TimelineStage
 from mudrika.payments.v02.profile import MAX_HOPS
 
 __all__ = ["MEANINGS"]
@@ -72,8 +72,9 @@ _HOP_SENTENCES: Final[Mapping[str, str]] = {
         "than the one you expect"
     ),
     "nonce": (
-        "the agent's key-binding token at hop {hop} of the {chain} chain answers another challenge than the "
-        "one you expect (replayed from another session)"
+        "the nonce of the agent's key-binding token at hop {hop} of the {chain} chain differs from the one "
+        "you supplied (--{chain}-nonce), or from the bundle's own when you supplied none: a nonce typed "
+        "wrong, or a token made for another session"
     ),
     "iat": (
         "the agent's key-binding token at hop {hop} of the {chain} chain has no issue time, is dated in the "
@@ -194,6 +195,51 @@ _SIGNED_HASH_CHECKS: Final = frozenset(
     }
 )
 
+
+def _closing_hops(chain: str, *steps: str) -> tuple[str, ...]:
+    """The ids of ``steps`` at every key-binding hop a chain may have (only those recorded count)."""
+    return tuple(f"v02.{chain}.hop{hop}.{step}" for hop in range(1, MAX_HOPS + 1) for step in steps)
+
+
+#: Who signed what in a v0.2 transaction, in order (the timeline of the HTML report).
+_TIMELINE: Final = (
+    TimelineStage(
+        "open checkout mandate",
+        "its issuer (the agent provider)",
+        ("v02.checkout.hop0.signature",),
+        ("v02.checkout.hop0.disclosures",),
+        "what checkouts the shopping agent may accept",
+    ),
+    TimelineStage(
+        "checkout",
+        "the merchant",
+        ("v02.checkout.merchant_signature",),
+        ("v02.checkout.checkout_hash",),
+        "the merchant's checkout: items and total",
+    ),
+    TimelineStage(
+        "closed checkout mandate",
+        "the shopping agent",
+        _closing_hops("checkout", "signature"),
+        _closing_hops("checkout", "binding", "disclosures"),
+        "the checkout the agent accepted",
+    ),
+    TimelineStage(
+        "open payment mandate",
+        "its issuer (the agent provider)",
+        ("v02.payment.hop0.signature",),
+        ("v02.payment.hop0.disclosures",),
+        "what payments the shopping agent may make",
+    ),
+    TimelineStage(
+        "closed payment mandate",
+        "the shopping agent",
+        _closing_hops("payment", "signature"),
+        _closing_hops("payment", "binding", "disclosures"),
+        "what the agent paid, to whom, for which checkout",
+    ),
+)
+
 MEANINGS: Final = MeaningTable(
     sentences=_SENTENCES,
     patterns=(
@@ -202,5 +248,6 @@ MEANINGS: Final = MeaningTable(
         *_CONSTRAINT_SENTENCES,
     ),
     signed_hash_checks=_SIGNED_HASH_CHECKS,
+    timeline=_TIMELINE,
 )
 """The v0.2 verifier's table: every report :func:`~mudrika.payments.v02.inspect_v02` draws carries it."""

@@ -33,6 +33,7 @@ from mudrika.crypto.jose import TrustedKey, header_kid
 from mudrika.errors import IncompleteVerification, InvalidInput, MudrikaError
 from mudrika.identity.anchoring import AnchoredKey
 from mudrika.payments._time import Time, epoch, iso
+from mudrika.payments._values import format_minor_units
 from mudrika.payments.credential_status import RecordedStatusList, StatusJudgement, judge_credential_status
 from mudrika.payments.report import (
     KeyEvidence,
@@ -957,7 +958,9 @@ def _statements(state: _State, *, consumed: bool) -> tuple[str, ...]:
     checkout = state.checkout_seen
     total = _total_or_none(checkout) if checkout is not None else None
     if checkout is not None and total is not None:
-        described = f"for {total} minor units of {checkout.currency} ({len(checkout.line_items)} line items)"
+        described = (
+            f"for {format_minor_units(checkout.currency, total)} ({len(checkout.line_items)} line items)"
+        )
         said.append(
             f"Merchant {_shown(checkout.merchant.id)} signed checkout {_shown(checkout.id)} {described}."
             if state.checkout_jwt is not None
@@ -968,8 +971,9 @@ def _statements(state: _State, *, consumed: bool) -> tuple[str, ...]:
         payment = state.payment_tokens[-1].mandate
         if isinstance(payment, PaymentMandate):
             said.append(
-                f"The closed payment mandate pays {payment.payment_amount.amount} minor units of "
-                f"{payment.payment_amount.currency} to {_shown(payment.payee.id)} with instrument "
+                "The closed payment mandate pays "
+                f"{format_minor_units(payment.payment_amount.currency, payment.payment_amount.amount)} "
+                f"to {_shown(payment.payee.id)} with instrument "
                 f"{_shown(payment.payment_instrument.type)}, bound to the checkout by transaction_id."
             )
     for tokens, kind in ((state.checkout_tokens, "checkout"), (state.payment_tokens, "payment")):
