@@ -9,7 +9,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from mudrika.crypto.b64url import b64url_decode, b64url_encode
 from mudrika.crypto.keys import ALGORITHMS_BY_KEY_TYPE, KeyPair, KeyType, PublicKey
-from mudrika.errors import InvalidInput, SignatureError
+from mudrika.errors import InvalidInput, KeyStoreError, SignatureError
 
 ALL_TYPES = list(KeyType)
 
@@ -68,8 +68,9 @@ def test_pem_round_trips(pair: KeyPair) -> None:
     pem = pair.private_pem(b"correct horse")
     assert b"ENCRYPTED PRIVATE KEY" in pem
     assert KeyPair.from_pem(pem, b"correct horse") == pair
-    with pytest.raises(InvalidInput):
+    with pytest.raises(KeyStoreError) as wrong:  # a well-formed key: the password is what failed
         KeyPair.from_pem(pem, b"wrong password")
+    assert wrong.value.code == "wrong_password"
     with pytest.raises(InvalidInput) as info:
         KeyPair.from_pem(pem, None)
     assert info.value.code == "password_mismatch"

@@ -164,6 +164,16 @@ def algorithm_for(pair: KeyPair, requested: str | None, *, allowed: Collection[s
 def _require_document(did: str, method: str, documents: Mapping[str, Mapping[str, Any]]) -> None:
     """Refuse early, naming the option to use, when ``did`` cannot be resolved offline without its document."""
     if method not in _SELF_CERTIFYING and did not in documents:
+        if documents:
+            # Documents were given, none of them this DID's: say whose they are, not "give one".
+            raise InvalidInput(
+                f"the DID document given with --did-document is for {', '.join(sorted(documents))}, "
+                f"not for {did}: give {did}'s own document",
+                code="did_document_mismatch",
+                did=did,
+                given=sorted(documents),
+                option="--did-document",
+            )
         raise InvalidInput(
             f"cannot check that the key belongs to {did} offline: give its DID document with "
             "--did-document FILE",

@@ -41,7 +41,11 @@ __all__ = ["provision_command"]
 )
 @click.option("--author", help="did:bindu: the author, e.g. an e-mail address.")
 @did_web_options(
-    host="did:web: the domain that will serve did.json.", path="did:web: optional path under the domain."
+    host="did:web: the domain that will serve did.json.",
+    path=(
+        "did:web: optional path under the domain, e.g. --host shop.example --path agents/alice gives "
+        "did:web:shop.example:agents:alice, served at https://shop.example/agents/alice/did.json."
+    ),
 )
 @click.option("--endpoint", help="The agent's A2A endpoint (https://…), listed as a DID document service.")
 @click.option("--agentdns-url", help="The agent's AgentDNS URL (https://…), recorded in the AgentIdentity.")

@@ -19,14 +19,15 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
 from cryptography.hazmat.primitives.padding import PKCS7
 
-__all__ = ["PBKDF2_ITERATIONS", "encrypt_pkcs8_pem"]
+__all__ = ["PBES2_OID", "PBKDF2_ITERATIONS", "encrypt_pkcs8_pem"]
 
 PBKDF2_ITERATIONS: Final = 600_000
 _SALT_BYTES: Final = 16
 _AES_KEY_BYTES: Final = 32
 
 # DER of the object identifiers involved (tag 06, length, value).
-_OID_PBES2: Final = bytes.fromhex("06092a864886f70d01050d")  # 1.2.840.113549.1.5.13
+#: The DER of the PBES2 object identifier (1.2.840.113549.1.5.13) that every key we encrypt names.
+PBES2_OID: Final = bytes.fromhex("06092a864886f70d01050d")
 _OID_PBKDF2: Final = bytes.fromhex("06092a864886f70d01050c")  # 1.2.840.113549.1.5.12
 _OID_HMAC_SHA256: Final = bytes.fromhex("06082a864886f70d0209")  # 1.2.840.113549.2.9
 _OID_AES256_CBC: Final = bytes.fromhex("060960864801650304012a")  # 2.16.840.1.101.3.4.1.42
@@ -72,7 +73,7 @@ def encrypt_pkcs8_pem(pkcs8_der: bytes, password: bytes, *, iterations: int = PB
         ),
     )
     # RFC 8018 A.4: PBES2-params ::= SEQUENCE { keyDerivationFunc, encryptionScheme }
-    pbes2 = _sequence(_OID_PBES2, _sequence(pbkdf2, _sequence(_OID_AES256_CBC, _tlv(0x04, iv))))
+    pbes2 = _sequence(PBES2_OID, _sequence(pbkdf2, _sequence(_OID_AES256_CBC, _tlv(0x04, iv))))
     # RFC 5958 §3: EncryptedPrivateKeyInfo ::= SEQUENCE { encryptionAlgorithm, encryptedData }
     der = _sequence(pbes2, _tlv(0x04, ciphertext))
     body = base64.encodebytes(der).replace(b"\n", b"")

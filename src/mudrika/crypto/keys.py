@@ -10,8 +10,10 @@ repr, str, pickle or error message.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+import re
 from collections.abc import Callable, Mapping
 from enum import StrEnum
 from typing import Any, Final, Literal, cast
@@ -21,10 +23,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 
-from mudrika.crypto._pkcs8 import encrypt_pkcs8_pem
+from mudrika.crypto._pkcs8 import PBES2_OID, encrypt_pkcs8_pem
 from mudrika.crypto.b64url import b64url_decode, b64url_encode
 from mudrika.crypto.multibase import PUBLIC_KEY_CODECS, multikey_decode, multikey_encode
-from mudrika.errors import InvalidInput, SignatureError
+from mudrika.errors import InvalidInput, KeyStoreError, SignatureError
 
 __all__ = [
     "ALGORITHMS_BY_KEY_TYPE",
@@ -544,10 +546,14 @@ class KeyPair:
                 code="password_mismatch",
             ) from None
         except (ValueError, UnsupportedAlgorithm):
-            raise InvalidInput(
-                "could not decrypt or parse the private key (wrong password or not a supported PEM key)",
-                code="bad_private_key",
-            ) from None
+            if password is not None and _is_encrypted_pkcs8(data):
+                # The file is a well-formed encrypted key: what failed is the password (or the
+                # ciphertext was altered, which no password check can tell apart).
+                raise KeyStoreError(
+                    "the password does not open this encrypted key (wrong password, or the file was altered)",
+                    code="wrong_password",
+                ) from None
+            raise InvalidInput("not a supported PEM private key", code="bad_private_key") from None
         if not isinstance(key, ed25519.Ed25519PrivateKey | ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey):
             raise InvalidInput("unsupported private key type", code="unsupported_key")
         return cls(key)
@@ -633,3 +639,21 @@ class KeyPair:
 
 
 KeyTypeName = Literal["ed25519", "p256", "secp256k1", "rsa"]
+
+
+_ENCRYPTED_PEM_RE: Final = re.compile(
+    rb"-----BEGIN ENCRYPTED PRIVATE KEY-----\s*([A-Za-z0-9+/=\s]+?)\s*-----END ENCRYPTED PRIVATE KEY-----"
+)
+
+
+def _is_encrypted_pkcs8(data: bytes) -> bool:
+    """Whether ``data`` is one PEM ``ENCRYPTED PRIVATE KEY`` whose DER is a PKCS#8
+    ``EncryptedPrivateKeyInfo`` (a SEQUENCE naming PBES2): then a failed load means the password."""
+    match = _ENCRYPTED_PEM_RE.search(data)
+    if match is None:
+        return False
+    try:
+        der = base64.b64decode(b"".join(match.group(1).split()), validate=True)
+    except ValueError:
+        return False
+    return der[:1] == b"\x30" and PBES2_OID in der[:64]
