@@ -215,6 +215,21 @@ def _unsigned_directory(ws: Workspace) -> str:
     return str(path)
 
 
+def _garbled_issuer_dir(ws: Workspace) -> str:
+    """An issuer directory whose ``issuer.json`` is not JSON (``dev token`` must refuse it, 2)."""
+    directory = ws.dir / "garbled-issuer"
+    write_file_atomic(directory / "issuer.json", b"garbage {", force=False)
+    return str(directory)
+
+
+def _shared_issuer_dir(ws: Workspace) -> str:
+    """An issuer directory others can read (``dev issuer`` must refuse to keep its key there, 1)."""
+    directory = ws.dir / "shared-issuer"
+    directory.mkdir(mode=0o755)
+    directory.chmod(0o755)
+    return str(directory)
+
+
 _WBA = ("--profile", "web-bot-auth", "--signature-agent", "https://agent.example")
 
 _SIGN_CART = ("--merchant-did", "did:web:shop.example", "--kid", "did:web:shop.example#k1", "--aud", "a")
@@ -227,6 +242,8 @@ MALFORMED: tuple[Case, ...] = (
     Case(("card", "verify"), lambda w: [w.garbage, "--trust-did", w.did, "--json"], 2, "malformed_json"),
     Case(("keys", "generate"), lambda w: ["--out", str(w.dir / "k"), "--password-env", "MUDRIKA_UNSET_PW", "--json"], 2, "no_password"),
     Case(("demo",), lambda w: ["--out", w.existing_file, "--json"], 2, "not_a_directory"),
+    Case(("dev", "issuer"), lambda w: ["--issuer-dir", str(w.dir / "issuer"), "--host", "0.0.0.0", "--json"], 2, "not_loopback"),
+    Case(("dev", "token"), lambda w: ["--issuer-dir", _garbled_issuer_dir(w), "--role", "agent", "--json"], 2, "malformed_json"),
     Case(("did", "create"), lambda w: ["--key", w.garbage, "--json"], 2, "bad_pem"),
     Case(("did", "resolve"), lambda w: ["did:KEY:abc", "--json"], 2, "invalidDid"),
     Case(("csr", "create"), lambda w: ["--key", w.key, "--did", "not-a-did", *PW, "--json"], 2, "not_a_did"),
@@ -273,6 +290,8 @@ FAILED: tuple[Case, ...] = (
     Case(("card", "verify"), lambda w: [w.card, "--trust-did", w.did, "--json"], 1, None),
     Case(("keys", "generate"), lambda w: ["--out", w.existing_keys, *PW, "--json"], 1, "exists"),
     Case(("demo",), lambda w: ["--out", w.existing_keys, "--json"], 1, "exists"),
+    Case(("dev", "issuer"), lambda w: ["--issuer-dir", _shared_issuer_dir(w), "--port", "0", "--json"], 1, "insecure_permissions"),
+    Case(("dev", "token"), lambda w: ["--issuer-dir", str(w.dir / "never-started"), "--json"], 1, "no_issuer"),
     Case(("did", "create"), lambda w: ["--key", w.key, "--out", w.existing_document_dir, *PW, "--json"], 1, "exists"),
     Case(("did", "resolve"), lambda w: ["did:web:shop.example", "--snapshot", w.empty_object, "--json"], 1, "notFound"),
     Case(("csr", "create"), lambda w: ["--key", w.key, "--did", w.did, "--cn", "a", "--out", w.existing_file, *PW, "--json"], 1, "exists"),

@@ -60,6 +60,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "mudrika.cli.demo:demo_command",
         "Run an agent purchase end to end on 127.0.0.1: protected, signed, verified offline.",
     ),
+    "dev": LazyCommand(
+        "mudrika.cli.dev:dev_group",
+        "Develop without Keycloak: a local OpenID issuer on 127.0.0.1 and tokens with chosen roles.",
+    ),
     "did": LazyCommand(
         "mudrika.cli.did:did_group",
         "Create and resolve DIDs (did:key, did:jwk, did:web, did:bindu; methods you name through didkit).",

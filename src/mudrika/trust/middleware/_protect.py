@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection, Iterable
 from pathlib import Path
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 from mudrika.errors import InvalidInput
 from mudrika.identity.resolver import DIDResolver
@@ -48,6 +48,7 @@ from mudrika.trust.keycloak.tokens import AccessTokenVerifier
 from mudrika.trust.middleware._a2a import DEFAULT_PUBLIC_PATHS, A2AAuthMiddleware, A2ARoutes
 from mudrika.trust.middleware._auth import Authenticator
 from mudrika.trust.middleware._bearer import BearerAuthenticator
+from mudrika.trust.middleware._card import CardSecurity
 from mudrika.trust.middleware._did import DidSignatureAuthenticator
 from mudrika.trust.middleware._gate import AuthGate
 from mudrika.trust.middleware._http import ASGIApp, Message, Receive, Scope, Send
@@ -77,13 +78,30 @@ class ProtectedApp:
     Every HTTP request goes through :attr:`middleware`; the ``lifespan`` scope reaches the app
     unchanged, and when the app has completed its shutdown the resources this wiring holds (JWKS
     cache, replay store) are closed, then the server is told.  :meth:`aclose` closes them directly
-    (for servers run without lifespan).
+    (for servers run without lifespan).  :meth:`security_schemes` gives the Agent Card entries that
+    declare what this gate accepts.
     """
 
-    def __init__(self, middleware: AuthGate, resources: Iterable[_Closable]) -> None:
+    def __init__(
+        self,
+        middleware: AuthGate,
+        resources: Iterable[_Closable],
+        security: CardSecurity | None = None,
+    ) -> None:
         self.middleware = middleware
         self._resources = tuple(resources)
+        self._security = security if security is not None else CardSecurity(issuer=None)
         self._closed = False
+
+    def security_schemes(self) -> dict[str, Any]:
+        """The A2A 1.0 Agent Card's ``securitySchemes`` and ``securityRequirements`` for this gate.
+
+        An ``openIdConnectSecurityScheme`` (named ``oidc``) pointing at the realm's OpenID discovery
+        document when bearer tokens are accepted, and an ``httpAuthSecurityScheme`` with scheme
+        ``Signature`` (named ``httpSignature``) when signed requests are; each is one alternative
+        requirement.  Merge the result into the card (``{**card, **app.security_schemes()}``).
+        """
+        return self._security.card_fields()
 
     def __repr__(self) -> str:
         return f"ProtectedApp(authenticators={len(self.middleware.authenticators)}, resources={len(self._resources)})"
@@ -278,4 +296,10 @@ def protect(
             realm=challenge_realm,
             resource=metadata,
         )
-    return ProtectedApp(middleware, resources)
+    security = CardSecurity(
+        issuer=token_verifier.issuer.rstrip("/") if token_verifier is not None else issuer,
+        scopes=tuple(scopes_supported),
+        signatures=public_origin is not None,
+        web_agents=web_agents is not None or tap_keys is not None,
+    )
+    return ProtectedApp(middleware, resources, security)
