@@ -74,6 +74,16 @@ def _sections(text: str) -> dict[str, str]:
 _VERDICT = re.compile(r"^(met( \(.*\))?|\*\*not met\*\*)$")
 
 
+def _measured_column(header: list[str]) -> int:
+    """The column a table's ``target …`` heading is about: a speed-up target (``≥ 1.8×``) speaks of
+    the speed-up column, never of the seconds beside it; any other target of the first measurement."""
+    if header[-1].rstrip().endswith("×"):
+        for index, name in enumerate(header[:-1]):
+            if "speed-up" in name or "×" in name:
+                return index
+    return 1
+
+
 def _summary(sections: list[str]) -> str:
     """One line per table row that carries a verdict -- its section, label, measurement, target and
     verdict -- copied from the tables below, so the summary cannot disagree with them.  Tables of this
@@ -102,7 +112,7 @@ def _summary(sections: list[str]) -> str:
                 measured = next((cell for cell in reversed(cells[1:-2]) if cell), "")
                 target = cells[-2]
             else:
-                measured, target = cells[1], header[-1]
+                measured, target = cells[_measured_column(header)], header[-1]
             lines.append(f"| {title} | {cells[0]} | {measured} | {target} | {cells[-1]} |")
     return "\n".join(lines) + "\n"
 
