@@ -257,6 +257,15 @@ def force_option(what: str) -> Callable[[_F], _F]:
     return click.option("--force", is_flag=True, help=f"Replace {what}.")
 
 
+def emit_document(document: Any, out_path: Path | None, *, force: bool) -> None:
+    """Print ``document`` on stdout, or write it to ``out_path`` (see :func:`output_file_options`)."""
+    if out_path is None:
+        emit_json(document)
+        return
+    text = json.dumps(document, indent=2, sort_keys=False, ensure_ascii=False, default=str) + "\n"
+    write_output(out_path, text.encode(), force=force)
+
+
 def out_file_option(help_text: str) -> Callable[[_F], _F]:
     """``--out FILE``: write the command's output to this file (written with :func:`write_output`)."""
     return click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), help=help_text)

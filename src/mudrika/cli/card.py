@@ -21,10 +21,12 @@ import click
 from mudrika.cli._common import (
     EXIT_FAILED,
     EXIT_OK,
+    emit_document,
     emit_json,
     err,
     json_option,
     load_signing_key,
+    output_file_options,
     password_options,
     private_key_option,
     read_json_file,
@@ -51,7 +53,7 @@ def card_group() -> None:
 
 @card_group.command(name="sign")
 @click.argument("source", metavar="CARD|-")
-@private_key_option("The agent's private key file (PEM, encrypted).")
+@private_key_option("The agent's private key: a path, file:PATH or env:VAR.")
 @click.option(
     "--kid",
     required=True,
@@ -66,6 +68,8 @@ def card_group() -> None:
     help="Canonical form: the A2A specification's, or a2a-sdk 1.3's (for its verifiers).",
 )
 @password_options
+@output_file_options("the signed card")
+@json_option(help_text="The signed card is one JSON document already; --json also reports failures as JSON.")
 def sign_command(
     source: str,
     key_uri: str,
@@ -74,6 +78,9 @@ def sign_command(
     form: str,
     password_env: str | None,
     password_file: Path | None,
+    out_path: Path | None,
+    force: bool,
+    as_json: bool,
 ) -> int:
     """Append a signature to an Agent Card and print the signed card on stdout."""
     from mudrika.trust.a2a.cards import sign_card
@@ -81,7 +88,7 @@ def sign_command(
     card = _card(source)
     pair = load_signing_key(key_uri, password_env, password_file)
     signed = sign_card(card, pair, kid=kid, alg=alg, form="a2a-sdk-1.3" if form == "a2a-sdk-1.3" else "a2a")
-    emit_json(signed)
+    emit_document(signed, out_path, force=force)
     err(f"signed with {kid} ({len(signed['signatures'])} signature(s) on the card)")
     return EXIT_OK
 

@@ -39,6 +39,7 @@ def _prepare(out: Path | None) -> Path:
     "--out",
     "out_dir",
     type=click.Path(path_type=Path),
+    metavar="DIRECTORY",
     help="Write keys and files here (a new or empty directory). Default: a new temporary directory.",
 )
 @json_option(help_text="Print one JSON document with each step's outcome.")

@@ -34,11 +34,15 @@ _MAX_KEY_FILE = 64 * 1024
 _MAX_SNAPSHOT = 10 * 1024 * 1024
 
 
-def _public_key(path: Path, password_env: str | None, password_file: Path | None) -> PublicKey:
-    """A public PEM is used as is; a private key file is unlocked only to derive its public half."""
+def _public_key(key: str, password_env: str | None, password_file: Path | None) -> PublicKey:
+    """A public PEM is used as is; a private key (a path, file:PATH or env:VAR, as every --key) is
+    unlocked only to derive its public half."""
     from mudrika.crypto.keys import PublicKey
     from mudrika.crypto.keystore import load_private_key
 
+    if key.startswith(("env:", "file:")):
+        return load_private_key(key, read_password(password_env, password_file)).public_key
+    path = Path(key)
     try:
         with path.open("rb") as handle:
             data = handle.read(_MAX_KEY_FILE + 1)  # never more than the cap, whatever the file holds
@@ -58,10 +62,9 @@ def did_group() -> None:
 @did_method_option()
 @click.option(
     "--key",
-    "key_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    "key_uri",
     required=True,
-    help="public.pem, or the private key (then a password source is needed).",
+    help="public.pem, or the private key: a path, file:PATH or env:VAR (then a password source is needed).",
 )
 @click.option("--author", help="did:bindu: the author (e.g. an e-mail address; sanitised the Bindu way).")
 @click.option("--name", "agent_name", help="did:bindu: the agent name.")
@@ -79,7 +82,7 @@ def did_group() -> None:
 @password_options
 def create(
     method: str,
-    key_path: Path,
+    key_uri: str,
     author: str | None,
     agent_name: str | None,
     host: str | None,
@@ -97,7 +100,7 @@ def create(
     from mudrika.identity.methods import web
     from mudrika.identity.provision import DidMethod, agent_document, create_did
 
-    public = _public_key(key_path, password_env, password_file)
+    public = _public_key(key_uri, password_env, password_file)
     did = create_did(
         public,
         cast(DidMethod, method),

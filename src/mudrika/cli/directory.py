@@ -51,7 +51,11 @@ def directory_group() -> None:
 
 @directory_group.command(name="serve")
 @click.option(
-    "--key", "key_uris", multiple=True, required=True, help="An agent private key file (repeatable)."
+    "--key",
+    "key_uris",
+    multiple=True,
+    required=True,
+    help="An agent's private key: a path, file:PATH or env:VAR (repeatable).",
 )
 @click.option(
     "--authority", "authorities", multiple=True, required=True, help="HOST[:PORT] clients use (repeatable)."

@@ -101,7 +101,9 @@ def httpsig_group() -> None:
 @httpsig_group.command(name="sign")
 @_request_options
 @click.option("--profile", type=click.Choice(_PROFILES), required=True, help="The profile to sign under.")
-@click.option("--key", "key_uri", required=True, help="The agent's private key file (PEM, encrypted).")
+@click.option(
+    "--key", "key_uri", required=True, help="The agent's private key: a path, file:PATH or env:VAR."
+)
 @click.option("--signature-agent", help="web-bot-auth: the agent's directory origin (or JWKS URL).")
 @click.option("--keyid", help="agent-*-auth: the registry's key id; mudrika-did: the DID URL.")
 @click.option("--expires-in", type=int, default=60, show_default=True, help="Seconds the signature is valid.")

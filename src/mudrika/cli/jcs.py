@@ -49,8 +49,9 @@ def _load(source: str, max_bytes: int, max_depth: int) -> object:
 
 
 @click.command("jcs")
+@json_option(help_text='Print {"canonical": <the canonical form as text>, "bytes": N} as one JSON document.')
 @_limits
-def jcs_command(source: str, max_bytes: int, max_depth: int) -> None:
+def jcs_command(source: str, max_bytes: int, max_depth: int, as_json: bool) -> None:
     """Print the RFC 8785 canonical form of a JSON document.
 
     The document is parsed strictly (duplicate keys, lone surrogates, NaN/Infinity, integers beyond
@@ -61,6 +62,9 @@ def jcs_command(source: str, max_bytes: int, max_depth: int) -> None:
     FILE is a JSON document; '-' or nothing reads standard input.
     """
     canonical = canonicalize(_load(source, max_bytes, max_depth))
+    if as_json:
+        emit_json({"canonical": canonical.decode("utf-8"), "bytes": len(canonical)})
+        return
     sys.stdout.flush()  # anything already written through the text layer goes first
     sys.stdout.buffer.write(canonical)
     sys.stdout.buffer.flush()

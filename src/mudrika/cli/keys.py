@@ -6,6 +6,7 @@ The key classes (and cryptography behind them) are imported inside the command, 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -66,3 +67,48 @@ def generate(
     err(f"wrote {private_path} (encrypted, 0600) and {public_path}")
     if as_json:
         emit_json(result)
+
+
+@keys_group.command("inspect")
+@click.argument("source", metavar="KEY")
+@json_option("the key's public facts")
+@password_options
+def inspect_command(source: str, as_json: bool, password_env: str | None, password_file: Path | None) -> None:
+    """Show a key's type, RFC 7638 thumbprint, did:key and public JWK (never its private part).
+
+    KEY is a public key (PEM, or a JWK file) or a private key named the way every --key is (a path,
+    file:PATH or env:VAR; encrypted, so its password comes from --password-env/--password-file).
+    """
+    from mudrika.cli._common import read_json_file
+    from mudrika.crypto.keys import PublicKey
+    from mudrika.crypto.keystore import read_key_uri
+    from mudrika.identity.provision import create_did
+
+    public: PublicKey
+    kind = "public"
+    candidate = Path(source)
+    text = candidate.read_bytes() if candidate.is_file() and candidate.stat().st_size <= 64 * 1024 else b""
+    if b"PUBLIC KEY" in text:
+        public = PublicKey.from_pem(text)
+    elif text.lstrip().startswith(b"{"):
+        public = PublicKey.from_jwk(read_json_file(source, max_bytes=64 * 1024))
+    else:
+        from mudrika.crypto.keys import KeyPair
+
+        data = read_key_uri(source)  # the private file's permissions are checked here
+        public = KeyPair.from_pem(data, read_password(password_env, password_file)).public_key
+        kind = "private"
+    result = {
+        "kind": kind,
+        "key_type": public.key_type.value,
+        "thumbprint": public.thumbprint(),
+        "did_key": create_did(public, "key"),
+        "public_key_multibase": public.to_multikey(),
+        "public_jwk": public.to_jwk(),
+    }
+    if as_json:
+        emit_json(result)
+        return
+    for name in ("kind", "key_type", "thumbprint", "did_key", "public_key_multibase"):
+        click.echo(f"{name}: {result[name]}")
+    click.echo("public_jwk: " + json.dumps(result["public_jwk"], sort_keys=True))

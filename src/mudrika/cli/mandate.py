@@ -19,10 +19,12 @@ from mudrika.cli._common import (
     at_option,
     audience_options,
     did_documents_option,
-    emit_json,
+    emit_document,
+    json_option,
     kb_nonce_option,
     load_signing_key,
     now_option,
+    output_file_options,
     password_options,
     report_verbose_option,
     split_pairs,
@@ -68,7 +70,14 @@ def _contents(source: str, what: str) -> dict[str, Any]:
     return contents
 
 
+#: --json on a command whose result is a JSON document anyway: accepted so every command takes it,
+#: and it switches failures to a JSON error document too.
+_JSON_ALREADY = "The result is one JSON document already; --json also reports failures as JSON."
+
+
 def _signing_options(func: _F) -> _F:
+    func = output_file_options("the signed mandate")(func)
+    func = json_option(help_text=_JSON_ALREADY)(func)
     func = password_options(func)
     func = now_option("Signing time (ISO 8601 with offset). Default: the current time.")(func)
     func = signer_key_option(func)
@@ -140,6 +149,9 @@ def sign_intent_command(
     did_document_files: tuple[str, ...],
     password_env: str | None,
     password_file: Path | None,
+    out_path: Path | None,
+    force: bool,
+    as_json: bool,
 ) -> None:
     """Sign the IntentMandate in FILE ('-': stdin) as the user; print it with user_authorization.
 
@@ -158,7 +170,7 @@ def sign_intent_command(
     signed = sign_intent(
         intent, pair, kid=kid, now=now, alg=algorithm_for(pair, None, allowed=MERCHANT_ALGORITHMS)
     )
-    emit_json(signed.plain())
+    emit_document(signed.plain(), out_path, force=force)
 
 
 @mandate_group.command("sign-cart")
@@ -191,6 +203,9 @@ def sign_cart_command(
     did_document_files: tuple[str, ...],
     password_env: str | None,
     password_file: Path | None,
+    out_path: Path | None,
+    force: bool,
+    as_json: bool,
 ) -> None:
     """Sign the CartContents in FILE ('-': stdin) as the merchant; print the CartMandate.
 
@@ -216,7 +231,7 @@ def sign_cart_command(
         jti=jti,
         alg=algorithm_for(pair, alg, allowed=MERCHANT_ALGORITHMS),
     )
-    emit_json(cart.plain())
+    emit_document(cart.plain(), out_path, force=force)
 
 
 @mandate_group.command("sign-payment")
@@ -253,6 +268,9 @@ def sign_payment_command(
     disclose: tuple[str, ...],
     password_env: str | None,
     password_file: Path | None,
+    out_path: Path | None,
+    force: bool,
+    as_json: bool,
 ) -> None:
     """Authorise the PaymentMandateContents in FILE ('-': stdin) as the user; print the PaymentMandate.
 
@@ -284,7 +302,7 @@ def sign_payment_command(
         now=now,
         disclose=disclose,
     )
-    emit_json(payment.plain())
+    emit_document(payment.plain(), out_path, force=force)
 
 
 def _jwks_option(values: tuple[str, ...]) -> dict[str, Any]:

@@ -21,9 +21,11 @@ import click
 
 from mudrika.cli._common import (
     at_option,
-    emit_json,
+    emit_document,
+    json_option,
     load_signing_key,
     now_option,
+    output_file_options,
     password_options,
     split_pairs,
     status_options,
@@ -68,7 +70,10 @@ def _token(source: str) -> str:
 
 
 def _key_options(func: Any) -> Any:
-    return signer_key_option(password_options(func))
+    func = json_option(
+        help_text="The result is one JSON document already; --json also reports failures as JSON."
+    )(func)
+    return signer_key_option(password_options(output_file_options("the result")(func)))
 
 
 @click.group("v02")
@@ -98,6 +103,9 @@ def issue_open_command(
     key_uri: str,
     password_env: str | None,
     password_file: Path | None,
+    out_path: Path | None,
+    force: bool,
+    as_json: bool,
     issuer: str,
     kid: str,
     now_text: str | None,
@@ -119,7 +127,11 @@ def issue_open_command(
         now=signing_time(now_text),
         status=status_reference(status_uri, status_index),
     )
-    emit_json({"sd_jwt": issued.compact(), "disclosable_paths": list(issued.disclosable_paths)})
+    emit_document(
+        {"sd_jwt": issued.compact(), "disclosable_paths": list(issued.disclosable_paths)},
+        out_path,
+        force=force,
+    )
 
 
 @v02_group.command("present")
@@ -148,6 +160,9 @@ def present_command(
     key_uri: str,
     password_env: str | None,
     password_file: Path | None,
+    out_path: Path | None,
+    force: bool,
+    as_json: bool,
     aud: str,
     nonce: str,
     reveal: tuple[str, ...],
@@ -177,7 +192,7 @@ def present_command(
         now=signing_time(now_text),
         binding="issuer_jwt_hash" if binding == "issuer_jwt_hash" else "sd_hash",
     )
-    emit_json({"chain": chain})
+    emit_document({"chain": chain}, out_path, force=force)
 
 
 @v02_group.command("sign-checkout")
@@ -185,7 +200,14 @@ def present_command(
 @_key_options
 @click.option("--kid", required=True, help="The merchant key's id (a DID URL of the merchant).")
 def sign_checkout_command(
-    source: str, key_uri: str, password_env: str | None, password_file: Path | None, kid: str
+    source: str,
+    key_uri: str,
+    password_env: str | None,
+    password_file: Path | None,
+    out_path: Path | None,
+    force: bool,
+    as_json: bool,
+    kid: str,
 ) -> None:
     """Sign the UCP Checkout in FILE as the merchant; print {"checkout_jwt", "checkout_hash"}."""
     from mudrika.payments.v02 import sd_digest, sign_checkout_jwt
@@ -193,7 +215,7 @@ def sign_checkout_command(
     token = sign_checkout_jwt(
         _json(source), merchant_key=load_signing_key(key_uri, password_env, password_file), kid=kid
     )
-    emit_json({"checkout_jwt": token, "checkout_hash": sd_digest(token)})
+    emit_document({"checkout_jwt": token, "checkout_hash": sd_digest(token)}, out_path, force=force)
 
 
 @v02_group.command("sign-receipt")
@@ -202,7 +224,15 @@ def sign_checkout_command(
 @click.option("--kind", type=click.Choice(["checkout", "payment"]), required=True, help="Which receipt.")
 @click.option("--kid", required=True, help="The signer's key id.")
 def sign_receipt_command(
-    source: str, key_uri: str, password_env: str | None, password_file: Path | None, kind: str, kid: str
+    source: str,
+    key_uri: str,
+    password_env: str | None,
+    password_file: Path | None,
+    out_path: Path | None,
+    force: bool,
+    as_json: bool,
+    kind: str,
+    kid: str,
 ) -> None:
     """Sign the receipt claims in FILE; print {"receipt": <JWT>}."""
     from mudrika.payments.v02 import sign_receipt
@@ -211,7 +241,7 @@ def sign_receipt_command(
     token = sign_receipt(
         _json(source), kind=receipt_kind, key=load_signing_key(key_uri, password_env, password_file), kid=kid
     )
-    emit_json({"receipt": token})
+    emit_document({"receipt": token}, out_path, force=force)
 
 
 def _hops(audiences: tuple[str, ...], nonces: tuple[str, ...], option: str) -> list[HopExpectation]:

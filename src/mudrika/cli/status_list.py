@@ -168,6 +168,7 @@ def show_command(path: Path, as_json: bool) -> None:
 )
 @now_option("Issuance time 'iat' (ISO 8601 or UNIX seconds). Default: now.")
 @output_file_options("the status list token")
+@json_option(help_text='Print {"token", "uri", "written"} as one JSON document.')
 @password_options
 def sign_command(
     path: Path,
@@ -179,6 +180,7 @@ def sign_command(
     now_text: str | None,
     out_path: Path | None,
     force: bool,
+    as_json: bool,
     password_env: str | None,
     password_file: Path | None,
 ) -> None:
@@ -192,9 +194,12 @@ def sign_command(
     token = sign_status_list_token(
         status_list, key=pair, uri=uri, iat=iat, exp=iat + lifetime, ttl=ttl, kid=kid, issuer=issuer
     )
+    written = None
     if out_path is not None:
-        write_output(out_path, (token + "\n").encode("ascii"), force=force)
-    else:
+        written = str(write_output(out_path, (token + "\n").encode("ascii"), force=force))
+    if as_json:
+        emit_json({"token": token, "uri": uri, "written": written})
+    elif out_path is None:
         click.echo(token)
 
 
