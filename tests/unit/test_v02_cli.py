@@ -133,7 +133,7 @@ def test_a_v02_bundle_is_verified_by_both_commands(capsys: pytest.CaptureFixture
         capsys, "dispute", "verify", bundle, "--trust-root", trust_root, "--json"
     )
     assert code == 1  # the nonces came from the bundle: UNANCHORED
-    assert report["verdict"] == "UNANCHORED"
+    assert report["results"][0]["report"]["verdict"] == "UNANCHORED"
     assert "UNANCHORED" in err
     code, report, _ = run_cli_json(
         capsys, "mandate", "v02", "verify", bundle, "--trust-root", trust_root, "--json",

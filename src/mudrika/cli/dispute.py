@@ -64,6 +64,8 @@ from mudrika.cli._common import (
 from mudrika.errors import InvalidInput, MudrikaError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from mudrika.payments.batch import BundleResult, Case
     from mudrika.payments.chain import VerificationReport
 
@@ -402,7 +404,15 @@ def _exit_code(results: list[BundleResult]) -> int:
     help="A status list token (statuslist+jwt) fetched after the purchase, e.g. today's: shown as a "
     "note ('revoked after the purchase'), never part of the verdict. One bundle only; repeatable.",
 )
-@json_option(help_text="Print one JSON document on stdout (no human tables).")
+@json_option(
+    help_text='Print one JSON document on stdout (no human tables): {"results": [{"path", "verdict", '
+    '"report" or "error"}, ...], "summary": {...}}, for one bundle or many.'
+)
+@click.option(
+    "--summary-only",
+    is_flag=True,
+    help='Print only the summary: no line or report per bundle (with --json: {"summary": {...}}).',
+)
 @click.option(
     "--json-out",
     "json_out",
@@ -430,6 +440,7 @@ def verify_command(
     kb_nonce: str | None,
     later_status_files: tuple[str, ...],
     as_json: bool,
+    summary_only: bool,
     json_out: Path | None,
     html_path: Path | None,
     jobs: int,
@@ -476,11 +487,15 @@ def verify_command(
         "at": at.timestamp() if at is not None else None,
         "verbose": verbose,
     }
-    if len(items) == 1:
+    if summary_only and (verbose or html_path is not None):
+        raise click.UsageError("--summary-only prints no report: give it or --verbose/--html, not both")
+    if len(items) == 1 and not summary_only:
         return _verify_single(items[0], options, as_json=as_json, json_out=json_out, html_path=html_path)
     workers = (os.cpu_count() or 1) if jobs == 0 else jobs
-    options["render"] = "always" if verbose else "failures"
-    return _verify_batch(items, options, workers=workers, as_json=as_json, json_out=json_out)
+    options["render"] = "never" if summary_only else "always" if verbose else "failures"
+    return _verify_batch(
+        items, options, workers=workers, as_json=as_json, json_out=json_out, summary_only=summary_only
+    )
 
 
 def _verify_single(
@@ -519,7 +534,7 @@ def _verify_single(
             verbose=verbose,
         )
     if as_json:
-        emit_json(result.report)
+        emit_json(_json_document([result], _summary([result])[1]))
     return _exit_code([result])
 
 
@@ -531,8 +546,29 @@ def _write_lines(path: Path, results: list[BundleResult]) -> None:
             handle.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
 
 
+def _json_document(results: list[BundleResult], summary: dict[str, Any]) -> dict[str, Any]:
+    """The one ``--json`` document, whatever the number of inputs: a row per bundle (its report, or
+    the error that kept it from being checked) and the summary.  Scripts read one shape for one
+    bundle and for ten thousand."""
+    return {
+        "results": [
+            {"path": result.name, "verdict": result.outcome}
+            | ({"report": dict(result.report)} if result.report is not None else {})
+            | ({"error": dict(result.error)} if result.error is not None else {})
+            for result in results
+        ],
+        "summary": summary,
+    }
+
+
 def _verify_batch(
-    items: list[_Item], options: dict[str, Any], *, workers: int, as_json: bool, json_out: Path | None
+    items: list[_Item],
+    options: dict[str, Any],
+    *,
+    workers: int,
+    as_json: bool,
+    json_out: Path | None,
+    summary_only: bool = False,
 ) -> int:
     import json
 
@@ -545,8 +581,8 @@ def _verify_batch(
             if sink is not None:
                 sink.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
                 sink.flush()
-            lines = [_line(result)]
-            if result.text is not None:
+            lines = [] if summary_only else [_line(result)]
+            if result.text is not None and not summary_only:
                 lines.append(result.text)
             if progress is not None:
                 progress.advance(lines)
@@ -565,29 +601,19 @@ def _verify_batch(
     if json_out is not None:
         err(f"wrote {json_out}")
     if as_json:
-        emit_json(
-            {
-                "results": [
-                    {"path": result.name, "verdict": result.outcome}
-                    | ({"report": dict(result.report)} if result.report is not None else {})
-                    | ({"error": dict(result.error)} if result.error is not None else {})
-                    for result in results
-                ],
-                "summary": summary,
-            }
-        )
+        emit_json({"summary": summary} if summary_only else _json_document(results, summary))
     return _exit_code(results)
 
 
 class _Progress:
     """A progress bar on a terminal (stderr); lines printed above it as bundles finish."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, *, console: Console | None = None) -> None:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
         # No markup, emoji codes or highlighting: 'did:key:' must never become an emoji.
-        self._console = Console(stderr=True, highlight=False, markup=False, emoji=False)
+        self._console = console or Console(stderr=True, highlight=False, markup=False, emoji=False)
         self._bar = Progress(
             BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=self._console, transient=True
         )
@@ -595,9 +621,12 @@ class _Progress:
         self._bar.start()
 
     def advance(self, lines: list[str]) -> None:
+        """Count the result, then print its lines: the bar redrawn below them counts them too (it
+        used to be counted after printing, so the bar under result N said N-1)."""
+        self._bar.advance(self._task)
         for line in lines:
             self._console.print(line, soft_wrap=True, markup=False, highlight=False, emoji=False)
-        self._bar.advance(self._task)
+        self._bar.refresh()
 
     def stop(self) -> None:
         self._bar.stop()
