@@ -59,6 +59,8 @@ from mudrika.cli._common import (
     split_pairs,
     status_token_text,
     trust_root_option,
+    v02_anchor_options,
+    v02_anchors,
     write_output,
 )
 from mudrika.errors import InvalidInput, MudrikaError
@@ -396,6 +398,7 @@ def _exit_code(results: list[BundleResult]) -> int:
     "The nonce the payment processor issued for this payment (one bundle only; for a batch, "
     "give each bundle's nonce in --cases). Without it the bundle's own nonce is used: UNANCHORED."
 )
+@v02_anchor_options
 @click.option(
     "--later-status",
     "later_status_files",
@@ -438,6 +441,11 @@ def verify_command(
     merchant_aud: str | None,
     kb_aud: str | None,
     kb_nonce: str | None,
+    checkout_aud: tuple[str, ...],
+    checkout_nonce: tuple[str, ...],
+    payment_aud: tuple[str, ...],
+    payment_nonce: tuple[str, ...],
+    usage_path: str | None,
     later_status_files: tuple[str, ...],
     as_json: bool,
     summary_only: bool,
@@ -474,6 +482,25 @@ def verify_command(
         raise click.UsageError("no bundles found")
     if kb_nonce is not None and len(items) != 1:
         raise click.UsageError("--kb-nonce is the nonce of one payment; give each bundle's nonce in --cases")
+    checkout_hops, payment_hops, usage = v02_anchors(
+        checkout_aud=checkout_aud,
+        checkout_nonce=checkout_nonce,
+        payment_aud=payment_aud,
+        payment_nonce=payment_nonce,
+        usage_path=usage_path,
+    )
+    if checkout_hops or payment_hops or usage is not None:
+        if len(items) != 1:
+            raise click.UsageError(
+                "--checkout-*/--payment-* hops and --usage are the records of one payment; give each "
+                "bundle's checkout_hops, payment_hops and usage in --cases"
+            )
+        items[0].case = dataclasses.replace(
+            items[0].case,
+            checkout_hops=tuple(checkout_hops) or None,
+            payment_hops=tuple(payment_hops) or None,
+            usage=usage,
+        )
     if later:
         if len(items) != 1:
             raise click.UsageError(
