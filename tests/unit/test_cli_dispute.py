@@ -14,6 +14,7 @@ import pytest
 
 from tests._support.cli import run_cli
 from tests._support.evidence import BUNDLE, NONCE, TRUST_ROOT
+from tests._support.paths import FIXTURES
 
 #: The analyst's side of the fixture case: the trust root and the processor's nonce.
 CASE = ("--trust-root", str(TRUST_ROOT), "--kb-nonce", NONCE)
@@ -537,3 +538,73 @@ def test_progress_counts_every_result_it_printed() -> None:
             assert shown[-1] == str(done), screen.getvalue()  # the bar drawn below line N says N
     finally:
         progress.stop()
+
+
+@pytest.mark.usefixtures("no_network")
+def test_inspect_lists_what_a_bundle_claims_marked_unverified(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "dispute", "inspect", str(BUNDLE))
+    assert code == 0
+    assert out == ""
+    lines = err.splitlines()
+    assert lines[1].startswith("claims: what the bundle asserts, unverified.")
+    assert all(
+        heading in lines
+        for heading in ("parties (claimed):", "audiences (claimed):", "nonces (claimed):", "keys (claimed):")
+    )
+    # The signed audience and nonce an analyst must confirm, and where each sits in the bundle.
+    assert any(
+        "https://payments.processor.example" in line and "mandates.cart.merchant_authorization aud" in line
+        for line in lines
+    )
+    assert any(NONCE in line and "(key-binding JWT) nonce" in line for line in lines)
+    merchant_key = next(
+        line for line in lines if "thumbprint=W1COp5sh4XJjdJJhehqepuwWoGMjOeyWIwof0QHuZV4" in line
+    )
+    assert "did:web:stride-athletics.example#cart-signing-1" in merchant_key
+    assert "keys.did_documents[did:web:stride-athletics.example]" in merchant_key
+    assert "via https GET https://stride-athletics.example/.well-known/did.json" in merchant_key
+    assert "VERDICT" not in err  # nothing is verified
+    assert "OK" not in lines
+    code, out, _ = run_cli(capsys, "dispute", "inspect", str(BUNDLE), "--json")
+    assert code == 0
+    claims = json.loads(out)["claims"]
+    assert claims["verified"] is False
+    assert claims["note"].startswith("claims: what the bundle asserts, unverified.")
+    assert {"role": "merchant (cart signer)", "value": "did:web:stride-athletics.example",
+            "where": "mandates.cart.merchant_authorization iss"} in claims["parties"]  # fmt: skip
+    assert {(key["kid"], key["thumbprint"]) for key in claims["keys"] if key["thumbprint"]} == {
+        (None, "51SJ_xYAeimw4Hm8zpJ81jgRtCxwwbSmu_5-scaOMv8"),  # the user's key, from the credential's cnf
+        ("did:web:stride-athletics.example#cart-signing-1", "W1COp5sh4XJjdJJhehqepuwWoGMjOeyWIwof0QHuZV4"),
+        ("wallet-issuer-2025-1", "ij40EeFkDAwv1WZlfp1kSw2umINfw6ap3QkrNPcUkyM"),
+    }
+    assert claims["problems"] == []
+
+
+@pytest.mark.usefixtures("no_network")
+def test_inspect_reads_a_v02_bundle_and_survives_a_damaged_token(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    document = json.loads((FIXTURES / "ap2-v02" / "bundle.json").read_text())
+    document["checkout_receipt"] = "not.a\x1b[31m.jwt"
+    path = tmp_path / "damaged.json"
+    path.write_text(json.dumps(document))
+    code, out, err = run_cli(capsys, "dispute", "inspect", str(path), "--json")
+    assert code == 0
+    claims = json.loads(out)["claims"]
+    assert {"role": "checkout hop 1 nonce (signed)", "value": "checkout-nonce-7f3a",
+            "where": "checkout_chain hop 1 nonce"} in claims["nonces"]  # fmt: skip
+    assert [problem["where"] for problem in claims["problems"]] == ["checkout_receipt"]
+    code, _, err = run_cli(capsys, "dispute", "inspect", str(path))
+    assert code == 0
+    assert "\x1b" not in err
+    assert "payment hop 1 aud (signed)" in err
+
+
+def test_inspect_refuses_a_malformed_bundle_like_verify(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text('{"format": "mudrika.evidence/v1"}')
+    code, out, _ = run_cli(capsys, "dispute", "inspect", str(path), "--json")
+    assert code == 2
+    assert json.loads(out)["error"]["code"] == "bad_bundle"

@@ -659,6 +659,75 @@ class _Progress:
         self._bar.stop()
 
 
+# -- what a bundle claims ---------------------------------------------------------------------------------
+
+
+@dispute_group.command("inspect")
+@click.argument("bundle", metavar="BUNDLE|-")
+@json_option(help_text='Print {"claims": {...}} on stdout (every value with "where" it was found).')
+def inspect_command(bundle: str, as_json: bool) -> None:
+    """List the audiences, nonces, keys and parties BUNDLE claims: unverified, for you to confirm.
+
+    Nothing is verified or trusted: each value is what the bundle (or a token inside it) asserts,
+    with where it was found, so you can decide what to confirm out of band and then pin in your
+    trust root (keys: trust-root add-merchant / add-issuer) or give as your own records (audiences
+    and nonces: --merchant-aud, --kb-aud, --kb-nonce; v0.2: --checkout-aud/-nonce,
+    --payment-aud/-nonce).  Reads the bundle with the parsers dispute verify uses; a token that
+    cannot be read is listed under problems.  Exit 0 when listed, 2 for a malformed bundle.
+
+    \b
+    Example:
+      mudrika dispute inspect fixtures/evidence/bundle.json
+    """
+    from mudrika.payments.bundle import MAX_BUNDLE_BYTES
+    from mudrika.payments.claims import bundle_claims
+
+    data = read_input(bundle, max_bytes=MAX_BUNDLE_BYTES)
+    claims = bundle_claims(data)
+    if as_json:
+        emit_json({"claims": claims.to_dict()})
+        return
+    for line in _claims_lines(claims, name=bundle):
+        err(line)
+
+
+def _claims_lines(claims: Any, *, name: str) -> Iterator[str]:
+    """The claims as plain, never-wrapped lines; every bundle value escaped."""
+    from mudrika.payments.chain import printable
+    from mudrika.payments.claims import CLAIMS_NOTE
+
+    yield f"CLAIMS of {printable(name, limit=400)} ({claims.format}, evidence time {printable(claims.evidence_time)})"
+    yield CLAIMS_NOTE
+    for heading, rows in (
+        ("parties", claims.parties),
+        ("audiences", claims.audiences),
+        ("nonces", claims.nonces),
+    ):
+        yield f"{heading} (claimed):"
+        for row in rows:
+            yield f"  {printable(row.role)}: {printable(row.value)}  [{printable(row.where)}]"
+    yield "keys (claimed):"
+    for key in claims.keys:
+        parts = [printable(key.owner) if key.owner else "(owner not named)"]
+        if key.kid:
+            parts.append(f"kid={printable(key.kid)}")
+        parts.append(f"thumbprint={key.thumbprint}" if key.thumbprint else "(key named, not carried)")
+        parts.append(f"[{printable(key.where)}]")
+        if key.fetched:
+            parts.append(
+                f"fetched {printable(key.fetched.get('at'))} via {printable(key.fetched.get('via'))}"
+            )
+        yield "  " + " ".join(parts)
+    if claims.problems:
+        yield "problems (not readable):"
+        for problem in claims.problems:
+            yield f"  {printable(problem.where)}: {printable(problem.value)} ({printable(problem.role)})"
+    yield (
+        "next: confirm a key with its owner, then `mudrika trust-root add-merchant|add-issuer`; give the "
+        "audiences and nonce of your own records to `mudrika dispute verify`."
+    )
+
+
 # -- building bundles -------------------------------------------------------------------------------------
 
 
