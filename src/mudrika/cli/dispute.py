@@ -70,6 +70,7 @@ if TYPE_CHECKING:
 
     from mudrika.payments.batch import BundleResult, Case
     from mudrika.payments.chain import VerificationReport
+    from mudrika.payments.claims import BundleClaims
 
 # The payments modules (pydantic, cryptography) and rich are imported inside the functions that use
 # them, so that `mudrika dispute --help` starts without them.
@@ -691,7 +692,7 @@ def inspect_command(bundle: str, as_json: bool) -> None:
         err(line)
 
 
-def _claims_lines(claims: Any, *, name: str) -> Iterator[str]:
+def _claims_lines(claims: BundleClaims, *, name: str) -> Iterator[str]:
     """The claims as plain, never-wrapped lines; every bundle value escaped."""
     from mudrika.payments.chain import printable
     from mudrika.payments.claims import CLAIMS_NOTE

@@ -282,8 +282,13 @@ def _v01(bundle: EvidenceBundle) -> BundleClaims:
                 jwk, owner, kid if isinstance(kid, str) else None, f"keys.jwks[{owner}]", fetched.get(owner)
             )
     for kid, entry in keys.pinned.items():
-        owner = entry.get("owner")
-        read.key(entry.get("jwk"), owner if isinstance(owner, str) else None, kid, f"keys.pinned[{kid}]")
+        pinned_owner = entry.get("owner")
+        read.key(
+            entry.get("jwk"),
+            pinned_owner if isinstance(pinned_owner, str) else None,
+            kid,
+            f"keys.pinned[{kid}]",
+        )
     return claims
 
 
