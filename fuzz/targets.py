@@ -511,6 +511,18 @@ def _bundle_seeds(path: str) -> Callable[[], list[bytes]]:
     return seeds
 
 
+def _bundle_claims(data: bytes) -> object:
+    """``mudrika dispute inspect``: a bundle of either format read for its claims (nothing verified),
+    every token inside it decoded without a signature check, then the listing rendered as JSON."""
+    from mudrika.payments.claims import bundle_claims
+
+    return json.dumps(bundle_claims(data).to_dict())
+
+
+def _bundle_claims_seeds() -> list[bytes]:
+    return [_read("evidence/bundle.json"), _read("ap2-v02/bundle.json")]
+
+
 def _cases(data: bytes) -> object:
     """The ``--cases`` reader's parsing: each JSON Lines line strictly parsed, then read as a case
     (``mudrika.cli.dispute`` reads the named bundle files after this; the fuzzer never opens files)."""
@@ -1289,6 +1301,9 @@ TARGETS: Final[tuple[Target, ...]] = (
         3,
         "json",
         _bundle_seeds("ap2-v02/bundle.json"),
+    ),
+    Target(
+        "bundle_claims", ("mudrika.payments.claims",), _bundle_claims, _INPUT, 1, "json", _bundle_claims_seeds
     ),
     Target("cases", ("mudrika.payments.batch",), _cases, _INPUT, 1, "lines", _cases_seeds),
     Target("agent_card", ("mudrika.trust.a2a.cards",), _card, _CHECKED, 2, "json", _card_seeds),

@@ -124,4 +124,4 @@ def test_the_forged_bundle_passes_only_under_a_trust_root_pinning_the_attackers_
     assert main(["dispute", "verify", str(bundle), "--trust-root", str(root), "--kb-nonce", NONCE]) == 0
     assert main(["dispute", "verify", str(bundle), "--json"]) == 1
     out = capsys.readouterr().out
-    assert json.loads(out)["verdict"] == "UNANCHORED"
+    assert json.loads(out)["results"][0]["report"]["verdict"] == "UNANCHORED"

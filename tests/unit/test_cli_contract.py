@@ -262,6 +262,7 @@ MALFORMED: tuple[Case, ...] = (
     Case(("mandate", "v02", "sign-receipt"), lambda w: [w.empty_object, "--kind", "checkout", "--key", w.key, "--kid", "k", *PW, "--json"], 2, "malformed_mandate"),
     Case(("mandate", "v02", "verify"), lambda w: [w.bad_bundle, "--trust-root", str(V02 / "trust-root.json"), "--json"], 2, "not_a_bundle"),
     Case(("dispute", "verify"), lambda w: [w.bad_bundle, "--json"], 2, "bad_bundle"),
+    Case(("dispute", "inspect"), lambda w: [w.bad_bundle, "--json"], 2, "bad_bundle"),
     Case(("dispute", "bundle"), lambda w: ["--intent", w.garbage, "--cart", w.cart, "--payment", w.garbage, "--merchant-aud", "a", "--kb-aud", "a", "--kb-nonce", "n"], 2, "malformed_json"),
     Case(("credential", "issue"), lambda w: ["--key", w.key, "--issuer", w.did, "--kid", f"{w.did}#k", *_ISSUE, "--claims", w.array, *PW, "--json"], 2, "not_an_object"),
     Case(("policy", "check"), lambda w: ["--config", w.bad_policy, "--operation", "message/send", "--json"], 2, "invalid_policy"),
@@ -334,6 +335,7 @@ NEVER_FAIL_WITH_1 = {
     ("trust-root", "rotate-key"): "adds the new key and supersedes the old one, or refuses malformed input",
     ("trust-root", "add-merchant"): "edits the file (always replacing it) or refuses malformed input",
     ("trust-root", "show"): "prints the file or refuses it as malformed",
+    ("dispute", "inspect"): "lists what the bundle claims (verifying nothing) or refuses it as malformed",
     ("status-list", "set"): "edits the file (always replacing it) or refuses malformed input",
     ("status-list", "show"): "prints the file's summary or refuses it as malformed",
 }
@@ -401,6 +403,9 @@ def test_outcome_follows_the_exit_code_table(
     assert code == case.exit_code, err
     if case.code is None:
         report = json.loads(out)  # a verdict: the report itself, with the failure inside it
+        if case.path == ("dispute", "verify"):  # one shape for one bundle or a batch: a row per bundle
+            (row,) = report["results"]
+            report = row["report"]
         assert report.get("ok", report.get("allowed")) is False
         return
     assert f"({case.code}" in err  # the human line names the code

@@ -14,10 +14,17 @@ import pytest
 
 from tests._support.cli import run_cli
 from tests._support.evidence import BUNDLE, NONCE, TRUST_ROOT
+from tests._support.paths import FIXTURES
 
 #: The analyst's side of the fixture case: the trust root and the processor's nonce.
 CASE = ("--trust-root", str(TRUST_ROOT), "--kb-nonce", NONCE)
 AUDIENCE = "https://payments.processor.example"
+
+
+def _report(out: str) -> Any:
+    """The report of the one bundle in a ``--json`` document (the same shape as a batch's)."""
+    (row,) = json.loads(out)["results"]
+    return row["report"]
 
 
 @pytest.mark.usefixtures("no_network")
@@ -46,7 +53,7 @@ def test_valid_at_evidence_time(capsys: pytest.CaptureFixture[str]) -> None:
 def test_without_the_analysts_trust_the_verdict_is_unanchored(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(capsys, "dispute", "verify", str(BUNDLE), "--json")
     assert code == 1
-    report = json.loads(out)
+    report = _report(out)
     assert report["verdict"] == "UNANCHORED"
     assert report["counts"]["failed"] == 0
     assert report["trust_root"] is None
@@ -56,7 +63,7 @@ def test_without_the_analysts_trust_the_verdict_is_unanchored(capsys: pytest.Cap
         capsys, "dispute", "verify", str(BUNDLE), "--trust-root", str(TRUST_ROOT), "--json"
     )
     assert code == 1
-    assert json.loads(out)["unanchored_because"] == [
+    assert _report(out)["unanchored_because"] == [
         "kb_nonce was asserted by the evidence, not by the analyst or the trust root"
     ]
 
@@ -78,12 +85,12 @@ def test_expired_now_passes_with_at_and_fails_later(capsys: pytest.CaptureFixtur
         capsys, "dispute", "verify", str(BUNDLE), *CASE, "--at", "2025-10-01T12:21:10Z", "--json"
     )
     assert code == 0
-    assert json.loads(out)["ok"] is True
+    assert _report(out)["ok"] is True
     code, out, err = run_cli(
         capsys, "dispute", "verify", str(BUNDLE), *CASE, "--at", "2026-06-01T00:00:00Z", "--json"
     )
     assert code == 1
-    report = json.loads(out)
+    report = _report(out)
     assert [c["id"] for c in report["checks"] if c["status"] == "failed"] == ["intent.expiry"]
     assert [f["meaning"] for f in report["failures"]] == [
         "the intent had expired when the payment was evaluated"
@@ -221,7 +228,7 @@ def test_json_puts_the_same_structure_and_nothing_else_on_stdout(
 ) -> None:
     code, out, _ = run_cli(capsys, "dispute", "verify", str(_tampered(tmp_path)), *CASE, "--json")
     assert code == 1
-    report = json.loads(out)  # one JSON document, no human tables
+    report = _report(out)  # one JSON document, no human tables
     assert report["verdict"] == "FAILED"
     assert report["summary"].startswith("Verdict FAILED: 1 check failed")
     (failure,) = report["failures"]
@@ -235,9 +242,7 @@ def test_json_puts_the_same_structure_and_nothing_else_on_stdout(
     assert report["passed"] == {"count": report["counts"]["passed"], "listed": False}
     assert all(check["status"] != "passed" for check in report["checks"])
     code, out, _ = run_cli(capsys, "dispute", "verify", str(_tampered(tmp_path)), *CASE, "--json", "-v")
-    assert (
-        sum(check["status"] == "passed" for check in json.loads(out)["checks"]) == report["counts"]["passed"]
-    )
+    assert sum(check["status"] == "passed" for check in _report(out)["checks"]) == report["counts"]["passed"]
 
 
 def _cases(tmp_path: Path, entries: list[dict[str, Any]]) -> Path:
@@ -304,7 +309,7 @@ def test_stdin_takes_one_bundle_or_json_lines_of_cases(
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(BUNDLE.read_bytes())))
     code, out, _ = run_cli(capsys, "dispute", "verify", "-", *CASE, "--json")
     assert code == 0
-    assert json.loads(out)["verdict"] == "OK"
+    assert _report(out)["verdict"] == "OK"
     lines = b"".join(
         json.dumps({"id": name, "bundle": str(BUNDLE), "kb_nonce": NONCE}).encode() + b"\n" for name in "ab"
     )
@@ -392,7 +397,7 @@ def test_dispute_bundle_records_where_each_key_came_from(
     # The bundle is evidence; the analyst's trust root and nonce make the verdict.
     code, out_text, err = run_cli(capsys, "dispute", "verify", str(out), *CASE, "--json")
     assert code == 0, err
-    assert json.loads(out_text)["verdict"] == "OK"
+    assert _report(out_text)["verdict"] == "OK"
     code, _, err = run_cli(capsys, "dispute", "verify", str(out), "--trust-root", str(TRUST_ROOT))
     assert code == 1
     assert "kb_nonce was asserted by the evidence" in err
@@ -471,3 +476,135 @@ def test_a_case_without_audiences_takes_them_from_the_command_line(
     results = {r["path"]: r for r in json.loads(out)["results"]}
     assert results["wrong-aud"]["report"]["failures"][0]["id"] == "user.kb.aud"
     assert results["own-aud"]["verdict"] == "OK"
+
+
+@pytest.mark.usefixtures("no_network")
+def test_one_json_shape_whatever_the_number_of_inputs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    shutil.copy(BUNDLE, tmp_path / "b1.json")
+    code, out, _ = run_cli(capsys, "dispute", "verify", str(BUNDLE), *CASE, "--json")
+    assert code == 0
+    one = json.loads(out)
+    code, out, _ = run_cli(capsys, "dispute", "verify", str(BUNDLE), str(tmp_path / "b1.json"), "--json")
+    assert code == 1
+    two = json.loads(out)
+    assert set(one) == set(two) == {"results", "summary"}
+    assert [set(row) for row in one["results"]] == [{"path", "verdict", "report"}]
+    assert [set(row) for row in two["results"]] == [{"path", "verdict", "report"}] * 2
+    row = one["results"][0]
+    assert (row["path"], row["verdict"], row["report"]["verdict"]) == (str(BUNDLE), "OK", "OK")
+    assert one["summary"]["bundles"] == 1
+    assert one["summary"]["verdicts"] == {"OK": 1, "UNANCHORED": 0, "FAILED": 0, "ERROR": 0}
+    assert set(one["summary"]) == set(two["summary"])
+
+
+@pytest.mark.usefixtures("no_network")
+def test_summary_only_prints_the_summary_and_no_bundle_lines(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    for index in range(2):
+        shutil.copy(BUNDLE, tmp_path / f"b{index}.json")
+    _tampered(tmp_path, "b2.json")
+    cases = _cases(tmp_path, [{"bundle": f"b{i}.json", "kb_nonce": NONCE} for i in range(3)])
+    argv = ("dispute", "verify", "--cases", str(cases), "--trust-root", str(TRUST_ROOT), "--summary-only")
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 1
+    assert out == ""
+    lines = err.splitlines()
+    assert lines[0] == "SUMMARY: 3 bundles"
+    assert "  OK                 2" in lines
+    assert "  FAILED             1" in lines
+    assert not [line for line in lines if line.startswith(("OK ", "FAILED ", "VERDICT"))]
+    code, out, _ = run_cli(capsys, *argv, "--json")
+    assert code == 1
+    document = json.loads(out)
+    assert set(document) == {"summary"}
+    assert document["summary"]["verdicts"]["FAILED"] == 1
+
+
+def test_progress_counts_every_result_it_printed() -> None:
+    from rich.console import Console
+
+    from mudrika.cli.dispute import _Progress
+
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=100, highlight=False, markup=False, emoji=False)
+    progress = _Progress(3, console=console)
+    try:
+        for done in range(1, 4):
+            progress.advance([f"OK         bundle-{done}"])
+            shown = re.findall(r"(\d)/3", screen.getvalue())
+            assert shown[-1] == str(done), screen.getvalue()  # the bar drawn below line N says N
+    finally:
+        progress.stop()
+
+
+@pytest.mark.usefixtures("no_network")
+def test_inspect_lists_what_a_bundle_claims_marked_unverified(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "dispute", "inspect", str(BUNDLE))
+    assert code == 0
+    assert out == ""
+    lines = err.splitlines()
+    assert lines[1].startswith("claims: what the bundle asserts, unverified.")
+    assert all(
+        heading in lines
+        for heading in ("parties (claimed):", "audiences (claimed):", "nonces (claimed):", "keys (claimed):")
+    )
+    # The signed audience and nonce an analyst must confirm, and where each sits in the bundle.
+    assert any(
+        "https://payments.processor.example" in line and "mandates.cart.merchant_authorization aud" in line
+        for line in lines
+    )
+    assert any(NONCE in line and "(key-binding JWT) nonce" in line for line in lines)
+    merchant_key = next(
+        line for line in lines if "thumbprint=W1COp5sh4XJjdJJhehqepuwWoGMjOeyWIwof0QHuZV4" in line
+    )
+    assert "did:web:stride-athletics.example#cart-signing-1" in merchant_key
+    assert "keys.did_documents[did:web:stride-athletics.example]" in merchant_key
+    assert "via https GET https://stride-athletics.example/.well-known/did.json" in merchant_key
+    assert "VERDICT" not in err  # nothing is verified
+    assert "OK" not in lines
+    code, out, _ = run_cli(capsys, "dispute", "inspect", str(BUNDLE), "--json")
+    assert code == 0
+    claims = json.loads(out)["claims"]
+    assert claims["verified"] is False
+    assert claims["note"].startswith("claims: what the bundle asserts, unverified.")
+    assert {"role": "merchant (cart signer)", "value": "did:web:stride-athletics.example",
+            "where": "mandates.cart.merchant_authorization iss"} in claims["parties"]  # fmt: skip
+    assert {(key["kid"], key["thumbprint"]) for key in claims["keys"] if key["thumbprint"]} == {
+        (None, "51SJ_xYAeimw4Hm8zpJ81jgRtCxwwbSmu_5-scaOMv8"),  # the user's key, from the credential's cnf
+        ("did:web:stride-athletics.example#cart-signing-1", "W1COp5sh4XJjdJJhehqepuwWoGMjOeyWIwof0QHuZV4"),
+        ("wallet-issuer-2025-1", "ij40EeFkDAwv1WZlfp1kSw2umINfw6ap3QkrNPcUkyM"),
+    }
+    assert claims["problems"] == []
+
+
+@pytest.mark.usefixtures("no_network")
+def test_inspect_reads_a_v02_bundle_and_survives_a_damaged_token(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    document = json.loads((FIXTURES / "ap2-v02" / "bundle.json").read_text())
+    document["checkout_receipt"] = "not.a\x1b[31m.jwt"
+    path = tmp_path / "damaged.json"
+    path.write_text(json.dumps(document))
+    code, out, err = run_cli(capsys, "dispute", "inspect", str(path), "--json")
+    assert code == 0
+    claims = json.loads(out)["claims"]
+    assert {"role": "checkout hop 1 nonce (signed)", "value": "checkout-nonce-7f3a",
+            "where": "checkout_chain hop 1 nonce"} in claims["nonces"]  # fmt: skip
+    assert [problem["where"] for problem in claims["problems"]] == ["checkout_receipt"]
+    code, _, err = run_cli(capsys, "dispute", "inspect", str(path))
+    assert code == 0
+    assert "\x1b" not in err
+    assert "payment hop 1 aud (signed)" in err
+
+
+def test_inspect_refuses_a_malformed_bundle_like_verify(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text('{"format": "mudrika.evidence/v1"}')
+    code, out, _ = run_cli(capsys, "dispute", "inspect", str(path), "--json")
+    assert code == 2
+    assert json.loads(out)["error"]["code"] == "bad_bundle"

@@ -132,3 +132,65 @@ def test_init_policy_options(capsys: pytest.CaptureFixture[str], tmp_path: Path)
     assert loaded.max_age_seconds.intent == 86400
     assert loaded.accept_legacy_unbound_intent
     assert loaded.description == "analyst A, case 42"
+
+
+@pytest.mark.parametrize(
+    ("command", "owner", "hint"),
+    [
+        (
+            "add-merchant",
+            "did:web:shop.example",
+            "give the merchant's keys: --did-document FILE or --jwks FILE",
+        ),
+        (
+            "add-issuer",
+            "https://issuer.example",
+            "give the issuer's keys: --jwks FILE or --did-document FILE",
+        ),
+    ],
+)
+def test_pinning_without_keys_says_which_option_to_give(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str, owner: str, hint: str
+) -> None:
+    root = tmp_path / "root.json"
+    assert run_cli(capsys, "trust-root", "init", str(root))[0] == 0
+    before = root.read_bytes()
+    code, _, err = run_cli(capsys, "trust-root", command, str(root), owner)
+    assert code == 2
+    assert hint in err
+    assert "malformed trust root" not in err  # the file is fine: the command line lacks the keys
+    assert root.read_bytes() == before
+
+
+def test_a_self_certifying_owner_needs_no_key_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    root = tmp_path / "root.json"
+    assert run_cli(capsys, "trust-root", "init", str(root))[0] == 0
+    did = "did:key:z6MkkH2Tx3GPMHffHM2Au2nKZGLfUTVQAfbhMo2gycbbTjhF"
+    code, _, err = run_cli(capsys, "trust-root", "add-merchant", str(root), did)
+    assert code == 0, err
+    assert did in load_trust_root(root).merchants
+
+
+def test_show_prints_readable_values_not_python_reprs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    root = tmp_path / "root.json"
+    code, _, _ = run_cli(
+        capsys, "trust-root", "init", str(root), "--algorithm", "ES256", "--algorithm", "EdDSA",
+        "--merchant-aud", "https://shop.example", "--kb-max-age", "120", "--intent-max-age", "86400",
+    )  # fmt: skip
+    assert code == 0
+    code, out, err = run_cli(capsys, "trust-root", "show", str(root))
+    assert code == 0
+    assert out == ""
+    lines = err.splitlines()
+    assert "algorithms: ES256, EdDSA" in lines
+    assert "accepted_vct: urn:mudrika:ap2:payment-user:1" in lines
+    assert "leeway_seconds: 0" in lines
+    assert "max_age_seconds: key_binding=120, intent=86400" in lines
+    assert "verifier: merchant_audience=https://shop.example" in lines
+    assert "accept_legacy_unbound_intent: no" in lines
+    for repr_mark in ("[", "{", "'", "True", "False", "None", ".0"):
+        assert repr_mark not in err.replace(str(root), "")

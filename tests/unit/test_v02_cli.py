@@ -27,6 +27,7 @@ from tests._support.ap2_v02 import (
 )
 from tests._support.ap2_v02 import Keys as V02Keys
 from tests._support.cli import run_cli_json
+from tests._support.evidence import BUNDLE as BUNDLE_V01
 from tests._support.paths import FIXTURES as PATHS_FIXTURES
 
 PASSWORD = "correct horse battery staple"
@@ -133,7 +134,7 @@ def test_a_v02_bundle_is_verified_by_both_commands(capsys: pytest.CaptureFixture
         capsys, "dispute", "verify", bundle, "--trust-root", trust_root, "--json"
     )
     assert code == 1  # the nonces came from the bundle: UNANCHORED
-    assert report["verdict"] == "UNANCHORED"
+    assert report["results"][0]["report"]["verdict"] == "UNANCHORED"
     assert "UNANCHORED" in err
     code, report, _ = run_cli_json(
         capsys, "mandate", "v02", "verify", bundle, "--trust-root", trust_root, "--json",
@@ -261,3 +262,71 @@ def test_v02_case_members_on_a_v01_bundle_are_refused(
     code, results = batch(capsys, tmp_path, v01 / "trust-root.json", {**case, "id": "a"}, {**case, "id": "b"})
     assert code == 2
     assert results["a"]["error"]["code"] == "v02_case_for_v01_bundle"
+
+
+#: The analyst's own records of the fixture payment, as ``dispute verify`` flags (hop order).
+ANCHORS = (
+    "--checkout-aud", MERCHANT_DID, "--checkout-nonce", CHECKOUT_NONCE,
+    "--payment-aud", CP_AUDIENCE, "--payment-nonce", PAYMENT_NONCE,
+)  # fmt: skip
+
+
+def test_dispute_verify_anchors_one_v02_bundle_with_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    bundle, trust_root = str(FIXTURES / "bundle.json"), str(FIXTURES / "trust-root.json")
+    code, document, err = run_cli_json(
+        capsys, "dispute", "verify", bundle, "--trust-root", trust_root, *ANCHORS, "--json"
+    )
+    assert code == 0, err
+    (row,) = document["results"]
+    assert (row["verdict"], row["report"]["anchored"]) == ("OK", True)
+    wrong = [*ANCHORS[:-1], "a-nonce-we-never-issued"]
+    code, document, _ = run_cli_json(
+        capsys, "dispute", "verify", bundle, "--trust-root", trust_root, *wrong, "--json"
+    )
+    assert code == 1
+    assert failed_checks(document["results"][0]) == {"v02.payment.hop1.nonce": "wrong_nonce"}
+
+
+def test_dispute_verify_takes_the_usage_record_of_one_v02_bundle(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    budget = {"type": "payment.budget", "max": 500.00, "currency": "USD"}
+    transaction = build(
+        now=FIXTURE_TIME, open_payment_hook=lambda mandate: mandate["constraints"].append(budget)
+    )
+    bundle = tmp_path / "bundle.json"
+    bundle.write_text(json.dumps(bundle_document(transaction)), encoding="utf-8")
+    trust_root = tmp_path / "trust-root.json"
+    trust_root.write_text(transaction.trust_root.to_json(), encoding="utf-8")
+    usage = tmp_path / "usage.json"
+    usage.write_text(
+        json.dumps({"occurrences": 9, "spent_minor": 49_999, "currency": "USD", "last_used_at": None})
+    )
+    argv = ("dispute", "verify", str(bundle), "--trust-root", str(trust_root), *ANCHORS, "--json")
+    code, document, _ = run_cli_json(capsys, *argv, "--usage", str(usage))
+    assert code == 1
+    assert list(failed_checks(document["results"][0]).values()) == ["budget_exceeded"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--checkout-aud", MERCHANT_DID), "give one --checkout-nonce for each --checkout-aud"),
+        (("--payment-nonce", PAYMENT_NONCE), "give one --payment-nonce for each --payment-aud"),
+        ((*ANCHORS, str(FIXTURES / "bundle.json")), "one payment"),
+    ],
+    ids=["checkout-aud-alone", "payment-nonce-alone", "two-bundles"],
+)
+def test_dispute_verify_v02_flags_are_checked(
+    capsys: pytest.CaptureFixture[str], extra: tuple[str, ...], message: str
+) -> None:
+    bundle, trust_root = str(FIXTURES / "bundle.json"), str(FIXTURES / "trust-root.json")
+    code, _, err = run_cli_json(capsys, "dispute", "verify", bundle, "--trust-root", trust_root, *extra)
+    assert code == 2
+    assert message in err
+
+
+def test_v02_flags_on_a_v01_bundle_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli_json(capsys, "dispute", "verify", str(BUNDLE_V01), *ANCHORS)
+    assert code == 2
+    assert "v02_case_for_v01_bundle" in err

@@ -27,6 +27,7 @@ from mudrika.errors import InvalidInput, MudrikaError, VerificationError
 if TYPE_CHECKING:
     from mudrika.crypto.keys import KeyPair
     from mudrika.crypto.statuslist import StatusReference
+    from mudrika.payments.v02 import HopExpectation, MandateUsage
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -397,6 +398,70 @@ def audience_options(*, merchant: str, kb: str, required: bool = False) -> Calla
 def kb_nonce_option(help_text: str, *, required: bool = False) -> Callable[[_F], _F]:
     """``--kb-nonce``: the nonce the verifier issued for one payment (its key-binding JWT must carry it)."""
     return click.option("--kb-nonce", required=required, help=help_text)
+
+
+def v02_anchor_options(func: _F) -> _F:
+    """The analyst's records that anchor one AP2 v0.2 transaction: each hop's ``aud`` and ``nonce``, in
+    hop order, and the usage record of the open payment mandate.
+
+    Why shared: ``mandate v02 verify`` and ``dispute verify`` anchor a v0.2 bundle with the same
+    flags, so an analyst who learned one can use the other (see :func:`v02_anchors`).
+    """
+    options = (
+        click.option("--checkout-aud", multiple=True, help="Expected 'aud' of each checkout hop, in order."),
+        click.option(
+            "--checkout-nonce", multiple=True, help="Expected 'nonce' of each checkout hop, in order."
+        ),
+        click.option("--payment-aud", multiple=True, help="Expected 'aud' of each payment hop, in order."),
+        click.option(
+            "--payment-nonce", multiple=True, help="Expected 'nonce' of each payment hop, in order."
+        ),
+        click.option(
+            "--usage",
+            "usage_path",
+            metavar="FILE",
+            help='Your record of earlier payments under the open payment mandate: {"occurrences": N, '
+            '"spent_minor": N, "currency": "USD", "last_used_at": UNIX|null} (payment.budget / '
+            "agent_recurrence).",
+        ),
+    )
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def v02_anchors(
+    *,
+    checkout_aud: tuple[str, ...],
+    checkout_nonce: tuple[str, ...],
+    payment_aud: tuple[str, ...],
+    payment_nonce: tuple[str, ...],
+    usage_path: str | None,
+) -> tuple[list[HopExpectation], list[HopExpectation], MandateUsage | None]:
+    """The :func:`v02_anchor_options` as the verifier takes them: (checkout hops, payment hops, usage).
+
+    An ``aud`` without its ``nonce`` (or the reverse) is a usage error: a hop half given would leave
+    the other half to the bundle's word.
+    """
+    from mudrika.payments.v02 import HopExpectation, usage_from_value
+
+    def hops(audiences: tuple[str, ...], nonces: tuple[str, ...], option: str) -> list[HopExpectation]:
+        if len(audiences) != len(nonces):
+            raise click.UsageError(f"give one {option}-nonce for each {option}-aud, in hop order")
+        return [
+            HopExpectation(aud, nonce, source="analyst") for aud, nonce in zip(audiences, nonces, strict=True)
+        ]
+
+    usage = None
+    if usage_path is not None:
+        from mudrika.crypto.jcs import DEFAULT_MAX_BYTES, loads_strict
+
+        usage = usage_from_value(loads_strict(read_input(usage_path, max_bytes=DEFAULT_MAX_BYTES)))
+    return (
+        hops(checkout_aud, checkout_nonce, "--checkout"),
+        hops(payment_aud, payment_nonce, "--payment"),
+        usage,
+    )
 
 
 def report_verbose_option(help_text: str) -> Callable[[_F], _F]:

@@ -59,13 +59,18 @@ from mudrika.cli._common import (
     split_pairs,
     status_token_text,
     trust_root_option,
+    v02_anchor_options,
+    v02_anchors,
     write_output,
 )
 from mudrika.errors import InvalidInput, MudrikaError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from mudrika.payments.batch import BundleResult, Case
     from mudrika.payments.chain import VerificationReport
+    from mudrika.payments.claims import BundleClaims
 
 # The payments modules (pydantic, cryptography) and rich are imported inside the functions that use
 # them, so that `mudrika dispute --help` starts without them.
@@ -394,6 +399,7 @@ def _exit_code(results: list[BundleResult]) -> int:
     "The nonce the payment processor issued for this payment (one bundle only; for a batch, "
     "give each bundle's nonce in --cases). Without it the bundle's own nonce is used: UNANCHORED."
 )
+@v02_anchor_options
 @click.option(
     "--later-status",
     "later_status_files",
@@ -402,7 +408,15 @@ def _exit_code(results: list[BundleResult]) -> int:
     help="A status list token (statuslist+jwt) fetched after the purchase, e.g. today's: shown as a "
     "note ('revoked after the purchase'), never part of the verdict. One bundle only; repeatable.",
 )
-@json_option(help_text="Print one JSON document on stdout (no human tables).")
+@json_option(
+    help_text='Print one JSON document on stdout (no human tables): {"results": [{"path", "verdict", '
+    '"report" or "error"}, ...], "summary": {...}}, for one bundle or many.'
+)
+@click.option(
+    "--summary-only",
+    is_flag=True,
+    help='Print only the summary: no line or report per bundle (with --json: {"summary": {...}}).',
+)
 @click.option(
     "--json-out",
     "json_out",
@@ -428,8 +442,14 @@ def verify_command(
     merchant_aud: str | None,
     kb_aud: str | None,
     kb_nonce: str | None,
+    checkout_aud: tuple[str, ...],
+    checkout_nonce: tuple[str, ...],
+    payment_aud: tuple[str, ...],
+    payment_nonce: tuple[str, ...],
+    usage_path: str | None,
     later_status_files: tuple[str, ...],
     as_json: bool,
+    summary_only: bool,
     json_out: Path | None,
     html_path: Path | None,
     jobs: int,
@@ -463,6 +483,25 @@ def verify_command(
         raise click.UsageError("no bundles found")
     if kb_nonce is not None and len(items) != 1:
         raise click.UsageError("--kb-nonce is the nonce of one payment; give each bundle's nonce in --cases")
+    checkout_hops, payment_hops, usage = v02_anchors(
+        checkout_aud=checkout_aud,
+        checkout_nonce=checkout_nonce,
+        payment_aud=payment_aud,
+        payment_nonce=payment_nonce,
+        usage_path=usage_path,
+    )
+    if checkout_hops or payment_hops or usage is not None:
+        if len(items) != 1:
+            raise click.UsageError(
+                "--checkout-*/--payment-* hops and --usage are the records of one payment; give each "
+                "bundle's checkout_hops, payment_hops and usage in --cases"
+            )
+        items[0].case = dataclasses.replace(
+            items[0].case,
+            checkout_hops=tuple(checkout_hops) or None,
+            payment_hops=tuple(payment_hops) or None,
+            usage=usage,
+        )
     if later:
         if len(items) != 1:
             raise click.UsageError(
@@ -476,11 +515,15 @@ def verify_command(
         "at": at.timestamp() if at is not None else None,
         "verbose": verbose,
     }
-    if len(items) == 1:
+    if summary_only and (verbose or html_path is not None):
+        raise click.UsageError("--summary-only prints no report: give it or --verbose/--html, not both")
+    if len(items) == 1 and not summary_only:
         return _verify_single(items[0], options, as_json=as_json, json_out=json_out, html_path=html_path)
     workers = (os.cpu_count() or 1) if jobs == 0 else jobs
-    options["render"] = "always" if verbose else "failures"
-    return _verify_batch(items, options, workers=workers, as_json=as_json, json_out=json_out)
+    options["render"] = "never" if summary_only else "always" if verbose else "failures"
+    return _verify_batch(
+        items, options, workers=workers, as_json=as_json, json_out=json_out, summary_only=summary_only
+    )
 
 
 def _verify_single(
@@ -519,7 +562,7 @@ def _verify_single(
             verbose=verbose,
         )
     if as_json:
-        emit_json(result.report)
+        emit_json(_json_document([result], _summary([result])[1]))
     return _exit_code([result])
 
 
@@ -531,8 +574,29 @@ def _write_lines(path: Path, results: list[BundleResult]) -> None:
             handle.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
 
 
+def _json_document(results: list[BundleResult], summary: dict[str, Any]) -> dict[str, Any]:
+    """The one ``--json`` document, whatever the number of inputs: a row per bundle (its report, or
+    the error that kept it from being checked) and the summary.  Scripts read one shape for one
+    bundle and for ten thousand."""
+    return {
+        "results": [
+            {"path": result.name, "verdict": result.outcome}
+            | ({"report": dict(result.report)} if result.report is not None else {})
+            | ({"error": dict(result.error)} if result.error is not None else {})
+            for result in results
+        ],
+        "summary": summary,
+    }
+
+
 def _verify_batch(
-    items: list[_Item], options: dict[str, Any], *, workers: int, as_json: bool, json_out: Path | None
+    items: list[_Item],
+    options: dict[str, Any],
+    *,
+    workers: int,
+    as_json: bool,
+    json_out: Path | None,
+    summary_only: bool = False,
 ) -> int:
     import json
 
@@ -545,8 +609,8 @@ def _verify_batch(
             if sink is not None:
                 sink.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
                 sink.flush()
-            lines = [_line(result)]
-            if result.text is not None:
+            lines = [] if summary_only else [_line(result)]
+            if result.text is not None and not summary_only:
                 lines.append(result.text)
             if progress is not None:
                 progress.advance(lines)
@@ -565,29 +629,19 @@ def _verify_batch(
     if json_out is not None:
         err(f"wrote {json_out}")
     if as_json:
-        emit_json(
-            {
-                "results": [
-                    {"path": result.name, "verdict": result.outcome}
-                    | ({"report": dict(result.report)} if result.report is not None else {})
-                    | ({"error": dict(result.error)} if result.error is not None else {})
-                    for result in results
-                ],
-                "summary": summary,
-            }
-        )
+        emit_json({"summary": summary} if summary_only else _json_document(results, summary))
     return _exit_code(results)
 
 
 class _Progress:
     """A progress bar on a terminal (stderr); lines printed above it as bundles finish."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, *, console: Console | None = None) -> None:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
         # No markup, emoji codes or highlighting: 'did:key:' must never become an emoji.
-        self._console = Console(stderr=True, highlight=False, markup=False, emoji=False)
+        self._console = console or Console(stderr=True, highlight=False, markup=False, emoji=False)
         self._bar = Progress(
             BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=self._console, transient=True
         )
@@ -595,12 +649,84 @@ class _Progress:
         self._bar.start()
 
     def advance(self, lines: list[str]) -> None:
+        """Count the result, then print its lines: the bar redrawn below them counts them too (it
+        used to be counted after printing, so the bar under result N said N-1)."""
+        self._bar.advance(self._task)
         for line in lines:
             self._console.print(line, soft_wrap=True, markup=False, highlight=False, emoji=False)
-        self._bar.advance(self._task)
+        self._bar.refresh()
 
     def stop(self) -> None:
         self._bar.stop()
+
+
+# -- what a bundle claims ---------------------------------------------------------------------------------
+
+
+@dispute_group.command("inspect")
+@click.argument("bundle", metavar="BUNDLE|-")
+@json_option(help_text='Print {"claims": {...}} on stdout (every value with "where" it was found).')
+def inspect_command(bundle: str, as_json: bool) -> None:
+    """List the audiences, nonces, keys and parties BUNDLE claims: unverified, for you to confirm.
+
+    Nothing is verified or trusted: each value is what the bundle (or a token inside it) asserts,
+    with where it was found, so you can decide what to confirm out of band and then pin in your
+    trust root (keys: trust-root add-merchant / add-issuer) or give as your own records (audiences
+    and nonces: --merchant-aud, --kb-aud, --kb-nonce; v0.2: --checkout-aud/-nonce,
+    --payment-aud/-nonce).  Reads the bundle with the parsers dispute verify uses; a token that
+    cannot be read is listed under problems.  Exit 0 when listed, 2 for a malformed bundle.
+
+    \b
+    Example:
+      mudrika dispute inspect fixtures/evidence/bundle.json
+    """
+    from mudrika.payments.bundle import MAX_BUNDLE_BYTES
+    from mudrika.payments.claims import bundle_claims
+
+    data = read_input(bundle, max_bytes=MAX_BUNDLE_BYTES)
+    claims = bundle_claims(data)
+    if as_json:
+        emit_json({"claims": claims.to_dict()})
+        return
+    for line in _claims_lines(claims, name=bundle):
+        err(line)
+
+
+def _claims_lines(claims: BundleClaims, *, name: str) -> Iterator[str]:
+    """The claims as plain, never-wrapped lines; every bundle value escaped."""
+    from mudrika.payments.chain import printable
+    from mudrika.payments.claims import CLAIMS_NOTE
+
+    yield f"CLAIMS of {printable(name, limit=400)} ({claims.format}, evidence time {printable(claims.evidence_time)})"
+    yield CLAIMS_NOTE
+    for heading, rows in (
+        ("parties", claims.parties),
+        ("audiences", claims.audiences),
+        ("nonces", claims.nonces),
+    ):
+        yield f"{heading} (claimed):"
+        for row in rows:
+            yield f"  {printable(row.role)}: {printable(row.value)}  [{printable(row.where)}]"
+    yield "keys (claimed):"
+    for key in claims.keys:
+        parts = [printable(key.owner) if key.owner else "(owner not named)"]
+        if key.kid:
+            parts.append(f"kid={printable(key.kid)}")
+        parts.append(f"thumbprint={key.thumbprint}" if key.thumbprint else "(key named, not carried)")
+        parts.append(f"[{printable(key.where)}]")
+        if key.fetched:
+            parts.append(
+                f"fetched {printable(key.fetched.get('at'))} via {printable(key.fetched.get('via'))}"
+            )
+        yield "  " + " ".join(parts)
+    if claims.problems:
+        yield "problems (not readable):"
+        for problem in claims.problems:
+            yield f"  {printable(problem.where)}: {printable(problem.value)} ({printable(problem.role)})"
+    yield (
+        "next: confirm a key with its owner, then `mudrika trust-root add-merchant|add-issuer`; give the "
+        "audiences and nonce of your own records to `mudrika dispute verify`."
+    )
 
 
 # -- building bundles -------------------------------------------------------------------------------------

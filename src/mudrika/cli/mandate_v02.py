@@ -32,6 +32,8 @@ from mudrika.cli._common import (
     status_reference,
     status_token_text,
     trust_root_option,
+    v02_anchor_options,
+    v02_anchors,
 )
 from mudrika.cli._mandates import (
     finish_report,
@@ -47,7 +49,7 @@ from mudrika.crypto.jcs import loads_strict
 from mudrika.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from mudrika.payments.v02 import HopExpectation, MandateUsage
+    pass
 
 __all__ = ["v02_group"]
 
@@ -244,22 +246,6 @@ def sign_receipt_command(
     emit_document({"receipt": token}, out_path, force=force)
 
 
-def _hops(audiences: tuple[str, ...], nonces: tuple[str, ...], option: str) -> list[HopExpectation]:
-    from mudrika.payments.v02 import HopExpectation
-
-    if len(audiences) != len(nonces):
-        raise click.UsageError(f"give one {option}-nonce for each {option}-aud, in hop order")
-    return [
-        HopExpectation(aud, nonce, source="analyst") for aud, nonce in zip(audiences, nonces, strict=True)
-    ]
-
-
-def _usage(path: str) -> MandateUsage:
-    from mudrika.payments.v02 import usage_from_value
-
-    return usage_from_value(_json(path))
-
-
 @v02_group.command("verify")
 @click.argument("bundle", metavar="[BUNDLE]", required=False)
 @trust_root_option(
@@ -269,19 +255,9 @@ def _usage(path: str) -> MandateUsage:
 @click.option("--payment-chain", "payment_path", metavar="FILE", help="The payment delegation chain.")
 @click.option("--checkout-receipt", "checkout_receipt_path", metavar="FILE", help="The checkout receipt JWT.")
 @click.option("--payment-receipt", "payment_receipt_path", metavar="FILE", help="The payment receipt JWT.")
-@click.option("--checkout-aud", multiple=True, help="Expected 'aud' of each checkout hop, in order.")
-@click.option("--checkout-nonce", multiple=True, help="Expected 'nonce' of each checkout hop, in order.")
-@click.option("--payment-aud", multiple=True, help="Expected 'aud' of each payment hop, in order.")
-@click.option("--payment-nonce", multiple=True, help="Expected 'nonce' of each payment hop, in order.")
+@v02_anchor_options
 @at_option("Evaluate at this time. Default: now (bundle: its evidence_time).")
 @replay_db_option("SQLite replay store: consume the accepted mandates across runs (default: this run only).")
-@click.option(
-    "--usage",
-    "usage_path",
-    metavar="FILE",
-    help='Your record of earlier payments under the open payment mandate: {"occurrences": N, '
-    '"spent_minor": N, "currency": "USD", "last_used_at": UNIX|null} (payment.budget / agent_recurrence).',
-)
 @click.option(
     "--status-list",
     "status_lists",
@@ -324,8 +300,13 @@ def verify_command(
 
     trust_root = load_trust_root(trust_root_path)
     at = parse_time_option(at_text)
-    checkout_hops = _hops(checkout_aud, checkout_nonce, "--checkout")
-    payment_hops = _hops(payment_aud, payment_nonce, "--payment")
+    checkout_hops, payment_hops, usage = v02_anchors(
+        checkout_aud=checkout_aud,
+        checkout_nonce=checkout_nonce,
+        payment_aud=payment_aud,
+        payment_nonce=payment_nonce,
+        usage_path=usage_path,
+    )
     if bundle is not None:
         if checkout_path or payment_path or checkout_receipt_path or payment_receipt_path or status_lists:
             raise click.UsageError("give a BUNDLE (it carries its status lists) or the files, not both")
@@ -335,6 +316,7 @@ def verify_command(
             at=at,
             checkout_hops=checkout_hops or None,
             payment_hops=payment_hops or None,
+            usage=usage,
         )
         title = f"AP2 v0.2 evidence bundle {bundle}"
     else:
@@ -363,7 +345,7 @@ def verify_command(
                 checkout_hops=checkout_hops,
                 payment_hops=payment_hops,
                 now=now,
-                usage=_usage(usage_path) if usage_path is not None else None,
+                usage=usage,
                 replay_store=store,
                 status_lists=recorded,
             )

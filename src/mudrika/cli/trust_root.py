@@ -151,6 +151,13 @@ def _pin(
             code="would_drop_windows",
         )
     entry = _key_material(jwks, did_document)
+    if not entry and not _is_self_certifying(name):
+        role = dict(_SECTIONS)[section]
+        first, second = ("--did-document", "--jwks") if role == "merchant" else ("--jwks", "--did-document")
+        raise click.UsageError(
+            f"give the {role}'s keys: {first} FILE or {second} FILE "
+            "(only a did:key or did:jwk identifier carries its own key)"
+        )
     if vcts:
         entry["vct"] = list(vcts)
     if source is not None:
@@ -164,6 +171,12 @@ def _pin(
         window = {"valid_from": valid_from, "valid_until": valid_until}
         entry["key_windows"] = {kid: {k: v for k, v in window.items() if v is not None} for kid in kids}
     _write(path, document, force=True)
+
+
+def _is_self_certifying(owner: str) -> bool:
+    """A did:key / did:jwk identifier is its own key, so it is pinned without a key file; any other
+    owner given no keys is a command line that forgot them, said as such (not as a malformed file)."""
+    return owner.startswith(("did:key:", "did:jwk:"))
 
 
 def _signing_kids(root: Any, role: str, owner: str) -> list[str]:
@@ -592,11 +605,31 @@ def show_command(path: Path, as_json: bool) -> None:
             keys.append(key)
         emit_json({**policy, "keys": keys})
         return
+    from mudrika.payments.chain import printable
+
     # One line per key, never wrapped: thumbprints are compared with the party out of band.
     err(f"trust root {path}")
     for role, owner, kid, thumbprint in rows:
         window = windows.get((role, owner, kid))
         state = f" — {window[1].describe()}" if window is not None else ""
-        err(f"  {role}: {owner} kid={kid} thumbprint={thumbprint}{state}")
+        err(f"  {role}: {printable(owner)} kid={printable(kid)} thumbprint={thumbprint}{state}")
     for name, value in policy.items():
-        err(f"{name}: {value}")
+        err(f"{name}: {_readable(value)}")
+
+
+def _readable(value: Any) -> str:
+    """A policy value as a person reads it: lists comma-separated, mappings as ``name=value``, yes/no,
+    whole numbers without ``.0``, every party-supplied text escaped (never a Python repr)."""
+    from mudrika.payments.chain import printable
+
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, dict):
+        return ", ".join(f"{key}={_readable(item)}" for key, item in value.items()) or "(none)"
+    if isinstance(value, list | tuple):
+        return ", ".join(_readable(item) for item in value) or "(none)"
+    return printable(str(value))

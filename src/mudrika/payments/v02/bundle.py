@@ -157,7 +157,8 @@ def inspect_v02_case(
     if kb_nonce is not None or merchant_audience is not None or kb_audience is not None:
         raise InvalidInput(
             "--kb-nonce, --kb-aud and --merchant-aud apply to v0.1 bundles; give a v0.2 bundle's hop "
-            "expectations as checkout_hops/payment_hops in --cases, or with `mudrika mandate v02 verify`",
+            "expectations with --checkout-aud/--checkout-nonce and --payment-aud/--payment-nonce, or as "
+            "checkout_hops/payment_hops in --cases",
             code="v01_case_for_v02_bundle",
         )
     if trust_root is None:
