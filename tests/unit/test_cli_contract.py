@@ -131,7 +131,7 @@ def _bundle_into_existing_file(ws: Workspace) -> list[str]:
     payment.write_text(json.dumps(json.loads(BUNDLE.read_text())["mandates"]["payment"]))
     return [
         "--intent", ws.intent, "--cart", ws.cart, "--payment", str(payment),
-        "--merchant-aud", "a", "--kb-aud", "a", "--kb-nonce", "n", "--out", ws.existing_file,
+        "--merchant-aud", "a", "--kb-aud", "a", "--kb-nonce", "n", "--out", ws.existing_file, "--json",
     ]  # fmt: skip
 
 
@@ -163,13 +163,13 @@ def _root_with_a_revoked_key(ws: Workspace) -> Path:
 def _revoke_again(ws: Workspace) -> list[str]:
     """``revoke-key`` of a key already revoked at another time, without --force."""
     root = _root_with_a_revoked_key(ws)
-    return [str(root), "--owner", "https://issuer.example", "--kid", "k1", "--at", "2026-09-01T00:00:00Z", "--reason", "compromised"]  # fmt: skip
+    return [str(root), "--owner", "https://issuer.example", "--kid", "k1", "--at", "2026-09-01T00:00:00Z", "--reason", "compromised", "--json"]  # fmt: skip
 
 
 def _replace_windowed_entry(ws: Workspace) -> list[str]:
     """``add-issuer`` over an entry whose key windows it would drop, without --force."""
     root = _root_with_a_revoked_key(ws)
-    return [str(root), "https://issuer.example", "--jwks", str(ws.dir / "windows-jwks.json")]
+    return [str(root), "https://issuer.example", "--jwks", str(ws.dir / "windows-jwks.json"), "--json"]
 
 
 _ISSUE = ("--holder-did", "did:key:z6MkkH2Tx3GPMHffHM2Au2nKZGLfUTVQAfbhMo2gycbbTjhF")
@@ -263,15 +263,15 @@ MALFORMED: tuple[Case, ...] = (
     Case(("mandate", "v02", "verify"), lambda w: [w.bad_bundle, "--trust-root", str(V02 / "trust-root.json"), "--json"], 2, "not_a_bundle"),
     Case(("dispute", "verify"), lambda w: [w.bad_bundle, "--json"], 2, "bad_bundle"),
     Case(("dispute", "inspect"), lambda w: [w.bad_bundle, "--json"], 2, "bad_bundle"),
-    Case(("dispute", "bundle"), lambda w: ["--intent", w.garbage, "--cart", w.cart, "--payment", w.garbage, "--merchant-aud", "a", "--kb-aud", "a", "--kb-nonce", "n"], 2, "malformed_json"),
+    Case(("dispute", "bundle"), lambda w: ["--intent", w.garbage, "--cart", w.cart, "--payment", w.garbage, "--merchant-aud", "a", "--kb-aud", "a", "--kb-nonce", "n", "--json"], 2, "malformed_json"),
     Case(("credential", "issue"), lambda w: ["--key", w.key, "--issuer", w.did, "--kid", f"{w.did}#k", *_ISSUE, "--claims", w.array, *PW, "--json"], 2, "not_an_object"),
     Case(("policy", "check"), lambda w: ["--config", w.bad_policy, "--operation", "message/send", "--json"], 2, "invalid_policy"),
-    Case(("trust-root", "init"), lambda w: [str(w.dir / "root.json"), "--algorithm", "none"], 2, "bad_trust_root"),
-    Case(("trust-root", "add-issuer"), lambda w: [w.garbage, "https://issuer.example"], 2, "malformed_json"),
-    Case(("trust-root", "add-merchant"), lambda w: [w.garbage, "did:web:shop.example"], 2, "malformed_json"),
+    Case(("trust-root", "init"), lambda w: [str(w.dir / "root.json"), "--algorithm", "none", "--json"], 2, "bad_trust_root"),
+    Case(("trust-root", "add-issuer"), lambda w: [w.garbage, "https://issuer.example", "--json"], 2, "malformed_json"),
+    Case(("trust-root", "add-merchant"), lambda w: [w.garbage, "did:web:shop.example", "--json"], 2, "malformed_json"),
     Case(("trust-root", "show"), lambda w: [w.garbage, "--json"], 2, "malformed_json"),
-    Case(("trust-root", "revoke-key"), lambda w: [w.garbage, "--owner", "o", "--kid", "k", "--at", "2026-10-01T00:00:00Z", "--reason", "superseded"], 2, "malformed_json"),
-    Case(("trust-root", "rotate-key"), lambda w: [w.garbage, "--owner", "o", "--old-kid", "k", "--at", "2026-10-01T00:00:00Z", "--jwks", w.empty_object], 2, "malformed_json"),
+    Case(("trust-root", "revoke-key"), lambda w: [w.garbage, "--owner", "o", "--kid", "k", "--at", "2026-10-01T00:00:00Z", "--reason", "superseded", "--json"], 2, "malformed_json"),
+    Case(("trust-root", "rotate-key"), lambda w: [w.garbage, "--owner", "o", "--old-kid", "k", "--at", "2026-10-01T00:00:00Z", "--jwks", w.empty_object, "--json"], 2, "malformed_json"),
     Case(("card", "sign"), lambda w: [w.duplicate_keys, "--key", w.key, "--kid", f"{w.did}#k", *PW, "--json"], 2, "duplicate_key"),
     Case(("card", "verify"), lambda w: [w.duplicate_keys, "--trust-did", w.did, "--json"], 2, "duplicate_key"),
     Case(("status-list", "create"), lambda w: [str(w.dir / "l.json"), "--uri", "not a uri", "--size", "8", "--json"], 2, "bad_status_claim"),
@@ -313,7 +313,7 @@ FAILED: tuple[Case, ...] = (
     Case(("dispute", "bundle"), _bundle_into_existing_file, 1, "exists"),
     Case(("credential", "issue"), lambda w: ["--key", str(w.dir / "absent.pem"), "--issuer", w.did, "--kid", f"{w.did}#k", *_ISSUE, *PW, "--json"], 1, "not_found"),
     Case(("policy", "check"), lambda w: ["--config", POLICY, "--roles", "agent-viewer", "--operation", "message/send", "--json"], 1, None),
-    Case(("trust-root", "init"), lambda w: [w.existing_file], 1, "exists"),
+    Case(("trust-root", "init"), lambda w: [w.existing_file, "--json"], 1, "exists"),
     Case(("trust-root", "revoke-key"), _revoke_again, 1, "already_revoked"),
     Case(("trust-root", "add-issuer"), _replace_windowed_entry, 1, "would_drop_windows"),
     Case(("card", "sign"), lambda w: [w.empty_object, "--key", str(w.dir / "absent.pem"), "--kid", f"{w.did}#k", *PW, "--json"], 1, "not_found"),

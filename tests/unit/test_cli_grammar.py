@@ -8,10 +8,14 @@ themselves (every leaf of ``mudrika``), so a new command that breaks one fails h
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import click
 import pytest
 
 from mudrika.cli import COMMANDS
+from tests._support.cli import run_cli_json
 
 KEY_GRAMMAR = "a path, file:PATH or env:VAR"
 #: Commands that run until interrupted: they print no result document to take ``--json``.
@@ -79,3 +83,47 @@ def test_every_key_is_named_one_way(path: tuple[str, ...]) -> None:
 def test_the_tables_name_only_commands_that_exist() -> None:
     assert set(LEAVES) >= SERVERS
     assert set(LEAVES) >= NEVER_REPLACE
+
+
+def test_a_command_that_writes_the_trust_root_reports_it_in_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "root.json"
+    code, first, _ = run_cli_json(capsys, "trust-root", "init", str(root), "--json")
+    assert code == 0
+    assert first["path"] == str(root)
+    assert first["changed"] is True
+    # The same policy written again has the same fingerprint: it names the content, not the write.
+    code, again, _ = run_cli_json(capsys, "trust-root", "init", str(root), "--force", "--json")
+    assert code == 0
+    assert again["fingerprint"] == first["fingerprint"]
+
+
+def test_keys_inspect_shows_the_public_facts_and_never_the_private_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("INSPECT_PW", "correct horse battery staple")
+    code, generated, _ = run_cli_json(
+        capsys, "keys", "generate", "--out", str(tmp_path / "k"), "--password-env", "INSPECT_PW", "--json"
+    )
+    assert code == 0
+    code, public, _ = run_cli_json(capsys, "keys", "inspect", str(tmp_path / "k" / "public.pem"), "--json")
+    assert code == 0
+    code, private, err = run_cli_json(
+        capsys,
+        "keys",
+        "inspect",
+        str(tmp_path / "k" / "private.pem"),
+        "--password-env",
+        "INSPECT_PW",
+        "--json",
+    )
+    assert code == 0
+    assert (public["kind"], private["kind"]) == ("public", "private")
+    for shown in (public, private):
+        assert shown["thumbprint"] == generated["thumbprint"]
+        assert shown["public_jwk"] == generated["public_jwk"]
+        assert shown["did_key"].startswith("did:key:z")
+    shown_text = json.dumps(private) + err
+    assert "PRIVATE KEY" not in shown_text
+    assert '"d"' not in shown_text

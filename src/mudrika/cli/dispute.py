@@ -780,6 +780,9 @@ def _claims_lines(claims: BundleClaims, *, name: str) -> Iterator[str]:
 )
 @click.option("--description", help="Free text describing the case.")
 @output_file_options("the bundle")
+@json_option(
+    help_text='The bundle is one JSON document already; with --out, --json prints {"written": FILE}; failures as JSON.'
+)
 def bundle_command(
     intent_file: str,
     cart_file: str,
@@ -797,6 +800,7 @@ def bundle_command(
     description: str | None,
     out_path: Path | None,
     force: bool,
+    as_json: bool,
 ) -> None:
     """Assemble an evidence bundle from a chain and the key material it was verified with.
 
@@ -860,4 +864,6 @@ def bundle_command(
     if out_path is None:
         click.echo(text, nl=False)
         return
-    write_output(out_path, text.encode("utf-8"), force=force)
+    written = write_output(out_path, text.encode("utf-8"), force=force)
+    if as_json:
+        emit_json({"written": str(written)})

@@ -51,14 +51,27 @@ def _load_document(path: Path) -> dict[str, Any]:
     return document
 
 
-def _write(path: Path, document: dict[str, Any], *, force: bool) -> None:
-    """Validate ``document`` strictly, then write it atomically."""
+def _write(path: Path, document: dict[str, Any], *, force: bool) -> str:
+    """Validate ``document`` strictly, then write it atomically; its fingerprint."""
     from mudrika.crypto.keystore import write_file_atomic
     from mudrika.payments.trustroot import parse_trust_root
 
     root = parse_trust_root(document)
     write_file_atomic(path, (root.to_json() + "\n").encode("utf-8"), force=force, private_dir=False)
     err(f"wrote {path} (trust root {root.fingerprint})")
+    return str(root.fingerprint)
+
+
+#: --json of the commands that write the trust root.
+_WRITE_JSON = 'Print {"path", "fingerprint", "changed", ...} of the written trust root as one JSON document.'
+
+
+def _written(as_json: bool, path: Path, fingerprint: str | None, **facts: Any) -> None:
+    """The --json result of a command that writes FILE (``fingerprint`` None: FILE was left as it was)."""
+    if as_json:
+        emit_json(
+            {"path": str(path), "fingerprint": fingerprint, "changed": fingerprint is not None, **facts}
+        )
 
 
 def _key_material(jwks: Path | None, did_document: Path | None) -> dict[str, Any]:
@@ -130,7 +143,7 @@ def _pin(
     valid_until: str | None,
     force: bool,
     vcts: tuple[str, ...] = (),
-) -> None:
+) -> str:
     """Put ``name`` with its key material into ``section`` (issuers or merchants) of FILE, replacing it.
 
     Why one function: an issuer and a merchant are pinned the same way (the validated file is read,
@@ -170,7 +183,7 @@ def _pin(
             raise click.UsageError(f"{name} pins no signing key to give a window to")
         window = {"valid_from": valid_from, "valid_until": valid_until}
         entry["key_windows"] = {kid: {k: v for k, v in window.items() if v is not None} for kid in kids}
-    _write(path, document, force=True)
+    return _write(path, document, force=True)
 
 
 def _is_self_certifying(owner: str) -> bool:
@@ -320,6 +333,7 @@ def trust_root_group() -> None:
     help="Accept legacy v0.1 chains whose key-binding JWT does not cover the intent (reported in words).",
 )
 @force_option("an existing file")
+@json_option(help_text=_WRITE_JSON)
 def init_command(
     path: Path,
     description: str | None,
@@ -332,6 +346,7 @@ def init_command(
     kb_aud: str | None,
     accept_legacy_unbound_intent: bool,
     force: bool,
+    as_json: bool,
 ) -> None:
     """Write a new trust root FILE with no issuers or merchants yet, and the policy given."""
     from mudrika.payments.profile import PAYMENT_CREDENTIAL_VCT
@@ -357,7 +372,7 @@ def init_command(
         document["verifier"]["merchant_audience"] = merchant_aud
     if kb_aud is not None:
         document["verifier"]["kb_audience"] = kb_aud
-    _write(path, document, force=force)
+    _written(as_json, path, _write(path, document, force=force))
 
 
 @trust_root_group.command("add-issuer")
@@ -371,6 +386,7 @@ def init_command(
 @_source_option
 @_window_options
 @force_option("an earlier entry that carries key validity windows (they are dropped)")
+@json_option(help_text=_WRITE_JSON)
 def add_issuer_command(
     path: Path,
     issuer: str,
@@ -381,6 +397,7 @@ def add_issuer_command(
     valid_from: str | None,
     valid_until: str | None,
     force: bool,
+    as_json: bool,
 ) -> None:
     """Pin credential issuer ISSUER (its 'iss') in FILE, with its keys; replaces an earlier entry.
 
@@ -393,7 +410,7 @@ def add_issuer_command(
       mudrika trust-root add-issuer root.json https://issuer.example --jwks jwks.json \\
           --valid-from 2026-01-01T00:00:00Z --source "from /.well-known/jwks.json, 2026-01-02"
     """
-    _pin(
+    fingerprint = _pin(
         path,
         "issuers",
         issuer,
@@ -405,6 +422,7 @@ def add_issuer_command(
         valid_until=valid_until,
         force=force,
     )
+    _written(as_json, path, fingerprint, issuer=issuer)
 
 
 @trust_root_group.command("add-merchant")
@@ -415,6 +433,7 @@ def add_issuer_command(
 @_source_option
 @_window_options
 @force_option("an earlier entry that carries key validity windows (they are dropped)")
+@json_option(help_text=_WRITE_JSON)
 def add_merchant_command(
     path: Path,
     did: str,
@@ -424,6 +443,7 @@ def add_merchant_command(
     valid_from: str | None,
     valid_until: str | None,
     force: bool,
+    as_json: bool,
 ) -> None:
     """Pin merchant DID in FILE with a snapshot of its cart-signing keys; replaces an earlier entry.
 
@@ -435,7 +455,7 @@ def add_merchant_command(
       mudrika trust-root add-merchant root.json did:web:shop.example --did-document shop.json \\
           --valid-from 2026-01-01T00:00:00Z
     """
-    _pin(
+    fingerprint = _pin(
         path,
         "merchants",
         did,
@@ -446,6 +466,7 @@ def add_merchant_command(
         valid_until=valid_until,
         force=force,
     )
+    _written(as_json, path, fingerprint, merchant=did)
 
 
 @trust_root_group.command("revoke-key")
@@ -462,8 +483,9 @@ def add_merchant_command(
 )
 @click.option("--note", help="Who reported it, where and when (kept with the window).")
 @force_option("an earlier, different revocation of this key")
+@json_option(help_text=_WRITE_JSON)
 def revoke_key_command(
-    path: Path, owner: str, kid: str, at: str, reason: str, note: str | None, force: bool
+    path: Path, owner: str, kid: str, at: str, reason: str, note: str | None, force: bool, as_json: bool
 ) -> None:
     """Record in FILE that OWNER's key KID was superseded or compromised at --at.
 
@@ -487,9 +509,11 @@ def revoke_key_command(
             window["note"], changed = note, True
     if not changed:
         err(f"{path} unchanged: {kid} is already {reason} since {at}")
+        _written(as_json, path, None, owner=owner, kid=kid, reason=reason, at=at)
         return
-    _write(path, document, force=True)
+    fingerprint = _write(path, document, force=True)
     err(f"{owner} {kid}: {reason} since {at}")
+    _written(as_json, path, fingerprint, owner=owner, kid=kid, reason=reason, at=at)
 
 
 @trust_root_group.command("rotate-key")
@@ -504,6 +528,7 @@ def revoke_key_command(
 @_jwks_option("The new keys, as a JWK Set (for an owner pinned by its JWK Set): added to the pinned set.")
 @_did_document_option("The owner's new DID document (for an owner pinned by a DID document).")
 @force_option("an earlier, different supersession of the old key")
+@json_option(help_text=_WRITE_JSON)
 def rotate_key_command(
     path: Path,
     owner: str,
@@ -512,6 +537,7 @@ def rotate_key_command(
     jwks: Path | None,
     did_document: Path | None,
     force: bool,
+    as_json: bool,
 ) -> None:
     """Pin OWNER's new key material and end the old key's window at --at.
 
@@ -565,7 +591,7 @@ def rotate_key_command(
         for kid in new_kids:
             windows[kid] = {"valid_from": at}
         err(f"{owner}: {old} superseded at {at} by {', '.join(new_kids)}")
-    _write(path, document, force=True)
+    _written(as_json, path, _write(path, document, force=True), owner=owner, at=at)
 
 
 @trust_root_group.command("show")
