@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mudrika.crypto.keys import PublicKey
 from mudrika.payments.claims import bundle_claims
 from tests._support.evidence import BUNDLE
 
@@ -50,4 +51,29 @@ def test_damaged_tokens_and_keys_are_listed_as_problems() -> None:
             "value": "kb-nonce-7d1e5b0c9a3f",
             "where": "expectations.kb_nonce",
         }
+    ]
+
+
+def test_a_multikey_did_document_key_is_listed_with_its_thumbprint() -> None:
+    """mudrika's own DID documents (the demo's, ``provision``'s) carry ``publicKeyMultibase``, not a
+    JWK; the analyst still needs the thumbprint to compare out of band before pinning the key."""
+    document = json.loads(BUNDLE.read_text())["keys"]["did_documents"]["did:web:stride-athletics.example"]
+    (method,) = document["verificationMethod"]
+    jwk = method.pop("publicKeyJwk")
+    method.update(type="Multikey", publicKeyMultibase=PublicKey.from_jwk(jwk).to_multikey())
+    claims = _claims_of({("keys", "did_documents", "did:web:stride-athletics.example"): document})
+    carried = [
+        key
+        for key in claims["keys"]
+        if key["where"] == "keys.did_documents[did:web:stride-athletics.example]"
+    ]
+    assert [(key["kid"], key["thumbprint"]) for key in carried] == [
+        ("did:web:stride-athletics.example#cart-signing-1", "W1COp5sh4XJjdJJhehqepuwWoGMjOeyWIwof0QHuZV4")
+    ]
+    assert claims["problems"] == []
+
+    method["publicKeyMultibase"] = "zNotAKey"
+    damaged = _claims_of({("keys", "did_documents", "did:web:stride-athletics.example"): document})
+    assert [problem["where"] for problem in damaged["problems"]] == [
+        "keys.did_documents[did:web:stride-athletics.example]"
     ]

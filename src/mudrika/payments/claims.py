@@ -190,6 +190,23 @@ class _Reader:
             self.problem(where, exc)
         self.claims.keys.append(KeyClaim(owner, kid, thumbprint, where, fetched))
 
+    def method_key(self, method: Mapping[str, Any], owner: str, where: str, fetched: Any = None) -> None:
+        """A DID document's verification method: ``publicKeyJwk``, or the Multikey
+        ``publicKeyMultibase`` that mudrika's own DID documents carry, so its thumbprint can be
+        compared out of band like any other key's."""
+        kid = method.get("id")
+        kid = kid if isinstance(kid, str) else None
+        multibase = method.get("publicKeyMultibase")
+        if "publicKeyJwk" in method or not isinstance(multibase, str):
+            self.key(method.get("publicKeyJwk"), owner, kid, where, fetched)
+            return
+        thumbprint = None
+        try:
+            thumbprint = PublicKey.from_multikey(multibase).thumbprint()
+        except MudrikaError as exc:
+            self.problem(where, exc)
+        self.claims.keys.append(KeyClaim(owner, kid, thumbprint, where, fetched))
+
 
 def _payload(encoded: str) -> Mapping[str, Any]:
     value = loads_strict(
@@ -202,12 +219,11 @@ def _payload(encoded: str) -> Mapping[str, Any]:
     return value
 
 
-def _verification_methods(document: Mapping[str, Any]) -> Iterator[tuple[str | None, object]]:
+def _verification_methods(document: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
     methods = document.get("verificationMethod")
     for method in methods if isinstance(methods, list) else ():
         if isinstance(method, dict):
-            kid = method.get("id")
-            yield (kid if isinstance(kid, str) else None), method.get("publicKeyJwk")
+            yield method
 
 
 # -- v0.1 (mudrika.evidence/v1) ---------------------------------------------------------------------------
@@ -272,8 +288,8 @@ def _v01(bundle: EvidenceBundle) -> BundleClaims:
     keys = bundle.keys
     fetched = {owner: record.model_dump(mode="json") for owner, record in keys.fetched.items()}
     for did, document in keys.did_documents.items():
-        for kid, jwk in _verification_methods(document):
-            read.key(jwk, did, kid, f"keys.did_documents[{did}]", fetched.get(did))
+        for method in _verification_methods(document):
+            read.method_key(method, did, f"keys.did_documents[{did}]", fetched.get(did))
     for owner, jwks in keys.jwks.items():
         listed = jwks.get("keys")
         for jwk in listed if isinstance(listed, list) else ():
