@@ -54,6 +54,13 @@ def _user_signed_at(chain: Any) -> str:
     return datetime.fromtimestamp(iat, UTC).isoformat().replace("+00:00", "Z")
 
 
+def _cart_signer(chain: Any) -> str:
+    """The ``iss`` of the merchant's cart JWT: the DID whose signature the cart carries."""
+    jws = chain.cart.plain()["merchant_authorization"]
+    issuer: str = json.loads(b64url_decode(jws.split(".")[1]))["iss"]
+    return issuer
+
+
 def _date_forged() -> tuple[Any, VerificationReport]:
     chain = _chain()
     return chain, _inspect(chain, _payment_with(chain, timestamp=FORGED_DATE))
@@ -107,6 +114,34 @@ def test_the_user_signed_time_is_not_shown_when_the_users_signature_did_not_veri
     report = _inspect(chain, json.dumps(raw))
     assert report.by_id("user.kb.signature").failed
     assert all(comparison.name != "payment date" for comparison in report.comparisons)
+
+
+def test_a_label_longer_than_the_column_never_touches_its_value() -> None:
+    _, report = _date_forged()
+    lines = render_text(report, title="t").splitlines()
+    heading = next(i for i, line in enumerate(lines) if line.startswith("VALUES THAT DIFFER"))
+    assert lines[heading + 2].startswith("     payment timestamp (presented): ")
+    assert lines[heading + 3].startswith("     user signed at (iat, user's verified signature): ")
+    value_column = {
+        len(line) - len(line.split(": ", 1)[1].lstrip()) for line in lines[heading + 2 : heading + 4]
+    }
+    assert len(value_column) == 1  # both values start in one column
+
+
+def test_a_payment_naming_another_merchant_did_is_shown_beside_the_cart_signer() -> None:
+    chain = _chain()
+    report = _inspect(chain, _payment_with(chain, merchant_agent="did:web:other-shop.example"))
+    assert [check.id for check in report.failures] == ["user.kb.transaction_data"]
+    (merchant,) = [comparison for comparison in report.comparisons if comparison.name == "merchant"]
+    assert _cart_signer(chain) in merchant.left_value
+    assert merchant.right_value == "did:web:other-shop.example"
+
+
+def test_a_payment_naming_the_cart_signers_own_did_is_not_a_differing_merchant() -> None:
+    chain = _chain()
+    report = _inspect(chain, _payment_with(chain, merchant_agent=_cart_signer(chain)))
+    assert report.failures
+    assert all(comparison.name != "merchant" for comparison in report.comparisons)
 
 
 # -- 2. the verdict paragraph states only facts that passed ------------------------------------------

@@ -114,6 +114,7 @@ def compare_values(
     payment: Received[PaymentMandate] | None,
     *,
     signed_at: float | None = None,
+    merchant_did: str | None = None,
 ) -> tuple[Comparison, ...]:
     """Every value the chain links compare, compared again straight from the parsed mandates.
 
@@ -123,6 +124,10 @@ def compare_values(
     ``signed_at`` is the ``iat`` of the user's *verified* key-binding signature (``None`` when it
     did not verify).  The payment's date comes first when it is not that moment: a changed purchase
     date is otherwise a bare hash failure, and the date is what a dispute over *when* turns on.
+
+    ``merchant_did`` is the DID whose verified signature the cart carries (``None`` when the cart
+    stage did not pass): a payment naming another DID is then a merchant that differs, as
+    ``chain.merchant_agent`` would find; without it, a DID cannot be compared and is not shown.
     """
     found: list[Comparison] = []
     if payment is not None and signed_at is not None:
@@ -169,12 +174,14 @@ def compare_values(
         ("payment response (user)", paid.payment_response.request_id),
         details.id == paid.payment_response.request_id,
     )
+    signer = contents.merchant_name if merchant_did is None else f"{contents.merchant_name} ({merchant_did})"
     differ(
         "merchant",
         "the payment names another merchant than the one that signed the cart",
-        ("cart (merchant)", contents.merchant_name),
+        ("cart (merchant)", signer),
         ("payment (user)", paid.merchant_agent),
-        paid.merchant_agent == contents.merchant_name or paid.merchant_agent.startswith("did:"),
+        paid.merchant_agent in (contents.merchant_name, merchant_did)
+        or (merchant_did is None and paid.merchant_agent.startswith("did:")),
     )
     accepted = [method.supported_methods for method in contents.payment_request.method_data]
     differ(

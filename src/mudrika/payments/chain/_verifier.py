@@ -626,7 +626,10 @@ class _TrustedChain:
             _passed(self.rec, check_id) for check_id in ("user.kb.signature", "user.kb.iat")
         ):
             signed_at = user_signed_at(self.payment)
-        return compare_values(self.intent, self.cart, self.payment, signed_at=signed_at)
+        merchant_did = self.cart_facts.merchant_did if self.cart_facts is not None else None
+        return compare_values(
+            self.intent, self.cart, self.payment, signed_at=signed_at, merchant_did=merchant_did
+        )
 
     def report(self) -> VerificationReport:
         p = self.policy

@@ -55,8 +55,10 @@ def render_text(report: VerificationReport, *, title: str, verbose: bool = False
         lines.append("VALUES THAT DIFFER (evidence from unsigned data: read from the mandates, not verified)")
         for comparison in report.comparisons:
             lines.append(f"  {comparison.name}: {comparison.meaning}")
-            lines.append(f"     {comparison.left + ':':<26}{printable(comparison.left_value)}")
-            lines.append(f"     {comparison.right + ':':<26}{printable(comparison.right_value)}")
+            # A label longer than the column (the payment date's) widens it, so values never touch it.
+            width = max(26, len(comparison.left) + 2, len(comparison.right) + 2)
+            lines.append(f"     {comparison.left + ':':<{width}}{printable(comparison.left_value)}")
+            lines.append(f"     {comparison.right + ':':<{width}}{printable(comparison.right_value)}")
     skipped = report.skipped
     if skipped:
         reasons = sorted({check.detail or "" for check in skipped})
