@@ -101,7 +101,6 @@ from mudrika.trust.jsonrpc import (
     profile_for_version,
     refusal_for_denial,
 )
-from mudrika.trust.middleware._auth import Authenticator
 from mudrika.trust.middleware._gate import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -115,7 +114,6 @@ from mudrika.trust.middleware._gate import (
     rpc_error,
 )
 from mudrika.trust.middleware._http import (
-    ASGIApp,
     ResponseCapture,
     Scope,
     Send,
@@ -123,9 +121,7 @@ from mudrika.trust.middleware._http import (
     replay,
     send_json,
 )
-from mudrika.trust.middleware._limits import Limits
-from mudrika.trust.middleware._resource import ResourceServer
-from mudrika.trust.policy import Decision, Policy
+from mudrika.trust.policy import Decision
 
 __all__ = ["DEFAULT_PUBLIC_PATHS", "ERROR_PROFILES", "A2AAuthMiddleware", "A2ARoutes"]
 
@@ -208,7 +204,7 @@ def _call_tenant(call: Mapping[str, Any]) -> str | None:
     return tenant or None
 
 
-class A2AAuthMiddleware(AuthGate):
+class A2AAuthMiddleware(AuthGate[A2ARoutes]):
     """The A2A authentication/authorisation gate (see the module docstring for every rule).
 
     ``authenticators`` and ``policy`` are required; there is no unauthenticated mode.  ``routes``
@@ -216,34 +212,15 @@ class A2AAuthMiddleware(AuthGate):
     (:class:`~mudrika.trust.middleware.Limits`), ``resource`` the RFC 9728 metadata to publish.
     """
 
-    def __init__(
-        self,
-        app: ASGIApp,
-        *,
-        authenticators: Sequence[Authenticator],
-        policy: Policy,
-        routes: A2ARoutes | None = None,
-        limits: Limits | None = None,
-        public_paths: Collection[str] = DEFAULT_PUBLIC_PATHS,
-        realm: str = "a2a",
-        resource: ResourceServer | None = None,
-    ) -> None:
-        super().__init__(
-            app,
-            authenticators=authenticators,
-            policy=policy,
-            limits=limits,
-            public_paths=public_paths,
-            realm=realm,
-            resource=resource,
-        )
-        routes = routes if routes is not None else A2ARoutes()
-        if not isinstance(routes, A2ARoutes):
-            raise InvalidInput("routes must be A2ARoutes", code="bad_config", option="routes")
-        self.routes = routes
+    routes_type = A2ARoutes
+    default_public_paths = DEFAULT_PUBLIC_PATHS
+    default_realm = "a2a"
+
+    def _configure(self) -> None:
+        routes = self.routes
         self.jsonrpc_paths = frozenset(routes.jsonrpc_paths)
         self.rest_prefix = routes.rest_prefix
-        self.enable_v0_3_compat = _v03_compat_of(app, routes.rest_prefix, routes.enable_v0_3_compat)
+        self.enable_v0_3_compat = _v03_compat_of(self.app, routes.rest_prefix, routes.enable_v0_3_compat)
         self.extra_methods = dict(routes.extra_methods)
         self.error_profile = routes.error_profile
         self._fixed_profile = None if routes.error_profile == "auto" else ErrorProfile(routes.error_profile)

@@ -35,9 +35,10 @@ from __future__ import annotations
 
 import json
 import logging
+from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final, Protocol
+from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar
 
 import anyio
 
@@ -101,6 +102,9 @@ __all__ = [
 ]
 
 _log = logging.getLogger("mudrika.trust.middleware")
+
+#: A protocol's route table type (the gate is generic over it).
+RoutesT = TypeVar("RoutesT")
 
 PRINCIPAL_KEY: Final = "mudrika.principal"
 AUTH_KEY: Final = "mudrika.auth"
@@ -207,14 +211,23 @@ class Exchange:
 # --- the gate -------------------------------------------------------------------------------------
 
 
-class AuthGate:
+class AuthGate(ABC, Generic[RoutesT]):
     """The pipeline every protected protocol shares (module docstring); protocols subclass it.
 
     ``authenticators`` and ``policy`` are required (there is no unauthenticated mode); ``limits``
     caps what a request may cost (:class:`Limits`); ``public_paths`` pass ``GET``/``HEAD`` through
     unauthenticated; ``realm`` names the challenges' realm; ``resource`` makes the server an RFC 9728
-    protected resource (metadata served, ``resource_metadata`` in challenges).
+    protected resource (metadata served, ``resource_metadata`` in challenges); ``routes`` says where
+    the protocol answers (its :attr:`routes_type`, by default that type's defaults).
     """
+
+    #: The route table type of the protocol (:class:`A2ARoutes`, :class:`McpRoutes`): its default
+    #: instance when none is given, and what a given one must be.
+    routes_type: ClassVar[type[Any]]
+    #: What ``GET``/``HEAD`` may reach without credentials when ``public_paths`` is not given.
+    default_public_paths: ClassVar[frozenset[str]] = frozenset()
+    #: The challenges' realm when ``realm`` is not given.
+    default_realm: ClassVar[str] = "mudrika"
 
     def __init__(
         self,
@@ -222,21 +235,27 @@ class AuthGate:
         *,
         authenticators: Sequence[Authenticator],
         policy: Policy,
+        routes: RoutesT | None = None,
         limits: Limits | None = None,
-        public_paths: Collection[str] = (),
-        realm: str = "mudrika",
+        public_paths: Collection[str] | None = None,
+        realm: str | None = None,
         resource: ResourceServer | None = None,
     ) -> None:
         if not authenticators:
             raise InvalidInput("at least one authenticator is required", code="bad_config")
         if limits is not None and not isinstance(limits, Limits):
             raise InvalidInput("limits must be a Limits", code="bad_config", option="limits")
+        if routes is not None and not isinstance(routes, self.routes_type):
+            raise InvalidInput(
+                f"routes must be {self.routes_type.__name__}", code="bad_config", option="routes"
+            )
         self.app = app
         self.authenticators = tuple(authenticators)
         self.policy = policy
+        self.routes: RoutesT = self.routes_type() if routes is None else routes
         self.limits = limits if limits is not None else Limits()
-        self.public_paths = frozenset(public_paths)
-        self.realm = realm
+        self.public_paths = frozenset(self.default_public_paths if public_paths is None else public_paths)
+        self.realm = self.default_realm if realm is None else realm
         self.resource = resource
         self.claim_quota = self.limits.claim_quota if self.limits.claim_quota is not None else ClaimQuota()
         self._retry_after = str(self.limits.retry_after).encode()
@@ -249,20 +268,25 @@ class AuthGate:
         self._offers_tokens = bool(schemes & TOKEN_SCHEMES)
         self._offers_signatures = any(isinstance(name, str) and name not in TOKEN_SCHEMES for name in schemes)
         self._grants_memo: dict[int, tuple[Authenticated, Authenticated]] = {}
+        self._configure()
 
     # -- what a protocol supplies -------------------------------------------------------------------
 
+    @abstractmethod
+    def _configure(self) -> None:
+        """Check and take in :attr:`routes` (and anything else the protocol needs) at start-up."""
+
+    @abstractmethod
     def _answering(self, scope: Scope, method: str, path: str) -> Answering:
         """How this request's refusals are spelled."""
-        raise NotImplementedError
 
     def _failure_echo(self, method: str, path: str, body: bytes) -> Echo:
         """What an authentication refusal echoes once the body is read (default: nothing)."""
         return NO_ECHO
 
+    @abstractmethod
     async def _dispatch(self, exchange: Exchange, body: bytes) -> None:
         """Step 4: name the operation(s), decide, commit, forward or refuse."""
-        raise NotImplementedError
 
     # -- entry point --------------------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -38,7 +38,7 @@ from mudrika.errors import InvalidInput
 from mudrika.net.logs import log_value
 from mudrika.trust.jsonrpc import ErrorProfile, Reason, Refusal
 from mudrika.trust.mcp import methods as mcp_methods
-from mudrika.trust.middleware._auth import Authenticated, Authenticator
+from mudrika.trust.middleware._auth import Authenticated
 from mudrika.trust.middleware._gate import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -50,10 +50,8 @@ from mudrika.trust.middleware._gate import (
     parse_json,
     rpc_error,
 )
-from mudrika.trust.middleware._http import ASGIApp, Scope, Send, header_values, replay, send_json
-from mudrika.trust.middleware._limits import Limits
+from mudrika.trust.middleware._http import Scope, Send, header_values, replay, send_json
 from mudrika.trust.middleware._resource import ResourceServer
-from mudrika.trust.policy import Policy
 
 __all__ = ["McpAuthMiddleware", "McpRoutes"]
 
@@ -102,41 +100,20 @@ class _Answering:
 _ANSWERING: Final = _Answering()
 
 
-class McpAuthMiddleware(AuthGate):
+class McpAuthMiddleware(AuthGate[McpRoutes]):
     """The MCP authentication/authorisation gate (see the module docstring for every rule).
 
     ``resource`` is required: an MCP server is an RFC 9728 protected resource, and its metadata URL is
     in every challenge.  ``routes`` names the endpoint (:class:`McpRoutes`), ``limits`` caps requests.
     """
 
-    def __init__(
-        self,
-        app: ASGIApp,
-        *,
-        authenticators: Sequence[Authenticator],
-        policy: Policy,
-        resource: ResourceServer,
-        routes: McpRoutes | None = None,
-        limits: Limits | None = None,
-        public_paths: Collection[str] = (),
-        realm: str = "mcp",
-    ) -> None:
-        if not isinstance(resource, ResourceServer):
+    routes_type = McpRoutes
+    default_realm = "mcp"
+
+    def _configure(self) -> None:
+        if not isinstance(self.resource, ResourceServer):
             raise InvalidInput("an MCP server needs its ResourceServer metadata", code="bad_config")
-        super().__init__(
-            app,
-            authenticators=authenticators,
-            policy=policy,
-            limits=limits,
-            public_paths=public_paths,
-            realm=realm,
-            resource=resource,
-        )
-        routes = routes if routes is not None else McpRoutes()
-        if not isinstance(routes, McpRoutes):
-            raise InvalidInput("routes must be McpRoutes", code="bad_config", option="routes")
-        self.routes = routes
-        self.endpoint = routes.endpoint
+        self.endpoint = self.routes.endpoint
 
     # -- the gate's hooks ---------------------------------------------------------------------------
 

@@ -45,7 +45,7 @@ from mudrika.trust.httpsig import (
 )
 from mudrika.trust.keycloak.jwks import JwksCache
 from mudrika.trust.keycloak.tokens import AccessTokenVerifier
-from mudrika.trust.middleware._a2a import DEFAULT_PUBLIC_PATHS, A2AAuthMiddleware, A2ARoutes
+from mudrika.trust.middleware._a2a import A2AAuthMiddleware, A2ARoutes
 from mudrika.trust.middleware._auth import Authenticator
 from mudrika.trust.middleware._bearer import BearerAuthenticator
 from mudrika.trust.middleware._card import CardSecurity
@@ -84,7 +84,7 @@ class ProtectedApp:
 
     def __init__(
         self,
-        middleware: AuthGate,
+        middleware: AuthGate[Any],
         resources: Iterable[_Closable],
         security: CardSecurity | None = None,
     ) -> None:
@@ -268,34 +268,18 @@ def protect(
             token_algorithms=token_algorithms,
             signatures=public_origin is not None,
         )
-    middleware: AuthGate
-    if protocol == "mcp":
-        if routes is not None and not isinstance(routes, McpRoutes):
-            raise InvalidInput("an MCP server takes McpRoutes", code="bad_config", option="routes")
-        assert metadata is not None  # checked above: MCP needs resource, resource needs realm
-        middleware = McpAuthMiddleware(
-            app,
-            authenticators=authenticators,
-            policy=loaded,
-            resource=metadata,
-            routes=routes,
-            limits=limits,
-            public_paths=() if public_paths is None else public_paths,
-            realm=challenge_realm,
-        )
-    else:
-        if routes is not None and not isinstance(routes, A2ARoutes):
-            raise InvalidInput("an A2A server takes A2ARoutes", code="bad_config", option="routes")
-        middleware = A2AAuthMiddleware(
-            app,
-            authenticators=authenticators,
-            policy=loaded,
-            routes=routes,
-            limits=limits,
-            public_paths=DEFAULT_PUBLIC_PATHS if public_paths is None else public_paths,
-            realm=challenge_realm,
-            resource=metadata,
-        )
+    # One gate, two route tables: the gate checks that ``routes`` is the protocol's own.
+    gate: type[AuthGate[Any]] = McpAuthMiddleware if protocol == "mcp" else A2AAuthMiddleware
+    middleware = gate(
+        app,
+        authenticators=authenticators,
+        policy=loaded,
+        routes=routes,
+        limits=limits,
+        public_paths=public_paths,
+        realm=challenge_realm,
+        resource=metadata,
+    )
     security = CardSecurity(
         issuer=token_verifier.issuer.rstrip("/") if token_verifier is not None else issuer,
         scopes=tuple(scopes_supported),
