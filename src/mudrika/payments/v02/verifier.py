@@ -36,6 +36,8 @@ from mudrika.payments._time import Time, epoch, iso
 from mudrika.payments._values import format_minor_units
 from mudrika.payments.credential_status import RecordedStatusList, StatusJudgement, judge_credential_status
 from mudrika.payments.report import (
+    Check,
+    Comparison,
     KeyEvidence,
     Recorder,
     StepFailed,
@@ -49,6 +51,7 @@ from mudrika.payments.report import (
     status_statements,
 )
 from mudrika.payments.trustroot import TrustRoot
+from mudrika.payments.v02._compare import compare_v02
 from mudrika.payments.v02.bindings import (
     VerifiedCheckoutJwt,
     check_checkout_hash,
@@ -851,8 +854,9 @@ def _run(
         for name, item in expectations.items()
         if item["source"] == "evidence"
     ] + state.status_unproven
+    checks = tuple(state.recorder.checks)
     report = VerificationReport(
-        checks=tuple(state.recorder.checks),
+        checks=checks,
         evaluated_at=iso(at),
         mode="offline",
         hashes=dict(state.hashes),
@@ -867,9 +871,25 @@ def _run(
             )
         ),
         trust_root=trust_root.fingerprint,
+        comparisons=_comparisons(state, checks),
         meanings=MEANINGS,
     )
     return state, report
+
+
+def _comparisons(state: _State, checks: Sequence[Check]) -> tuple[Comparison, ...]:
+    """The values that differ, after a failure (a report whose checks all passed has none to show)."""
+    if state.recorder.all_passed:
+        return ()
+    passed = {check.id for check in checks if check.passed}
+    return compare_v02(
+        checkout_tokens=state.checkout_tokens,
+        payment_tokens=state.payment_tokens,
+        checkout=state.checkout_seen,
+        merchant_verified=state.checkout_jwt is not None,
+        receipts={"checkout": state.checkout_receipt, "payment": state.payment_receipt},
+        passed=passed.__contains__,
+    )
 
 
 def _key_evidence(state: _State, *, payment_given: bool) -> tuple[KeyEvidence, ...]:
