@@ -106,8 +106,9 @@ def test_rerun_with_wrong_password_fails_and_changes_nothing(tmp_path: Path) -> 
     out = tmp_path / "agent"
     provision(name="a", out_dir=out, password=PASSWORD)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    with pytest.raises(InvalidInput):
+    with pytest.raises(KeyStoreError) as wrong:
         provision(name="a", out_dir=out, password=b"another-password")
+    assert wrong.value.code == "wrong_password"
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 

@@ -10,6 +10,7 @@ mistyped ``--kb-nonce`` read as an accusation; ``USD 1384.9``).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -299,3 +300,13 @@ def test_a_v02_report_writes_its_amount_as_money() -> None:
     report = inspect_v02(build())
     assert any("USD 209.00" in statement for statement in report.statements), report.statements
     assert not any("minor units" in statement for statement in report.statements)
+
+
+def test_a_not_anchored_reason_keeps_a_long_did_whole_in_the_text_report() -> None:
+    """The text report promises DIDs stay whole (docs/payments.md); a reason naming a long did:web
+    was cut at 200 characters with "…"."""
+    _, report = _date_forged()
+    long_did = "did:web:merchant.example:" + ":".join(f"tenant-{n:03d}" for n in range(30))
+    reason = f"the merchant key {long_did}#key-1 is not anchored: {long_did} is not pinned in your trust root"
+    text = render_text(replace(report, unanchored_because=(reason,)), title="t")
+    assert f"  - {reason}" in text.splitlines()

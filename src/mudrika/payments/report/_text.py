@@ -20,6 +20,8 @@ from mudrika.payments.report._model import VerificationReport
 __all__ = ["printable", "render_text"]
 
 _MAX_TEXT: Final = 200
+#: A sentence of ours that quotes identifiers (a DID may be long): bounded, but never near a real one.
+_MAX_SENTENCE: Final = 4000
 
 
 def printable(text: str | None, *, limit: int = _MAX_TEXT) -> str:
@@ -79,7 +81,11 @@ def render_text(report: VerificationReport, *, title: str, verbose: bool = False
         lines.append(
             "NOT ANCHORED BECAUSE" if report.anchoring == "unanchored" else "ANCHORING NOT EVALUATED"
         )
-        lines.extend(f"  - {printable(reason)}" for reason in report.not_anchored_because())
+        # Our own sentences around DIDs and kids: long enough that a DID is never cut (a party's
+        # free text elsewhere keeps the shorter cap).
+        lines.extend(
+            f"  - {printable(reason, limit=_MAX_SENTENCE)}" for reason in report.not_anchored_because()
+        )
     lines.append("KEYS (RFC 7638 thumbprint, provenance)")
     for key in report.keys:
         anchored = {"anchored": "anchored", "unanchored": "NOT ANCHORED", "not evaluated": "not evaluated"}[
