@@ -89,6 +89,15 @@ _ANCHOR_TESTS: Final = (
     "tests/security/test_webvh_trust_root.py",
 )
 
+#: Tests of the MCP side of the gate: the route-and-method table, the RFC 9728 metadata and the
+#: challenges every refusal carries (A2A's challenges name the same metadata).
+_MCP_TESTS: Final = (
+    "tests/unit/test_mcp_middleware.py",
+    "tests/unit/test_mcp_methods.py",
+    "tests/security/test_refusal_challenges.py",
+    "tests/security/test_mcp_mutants.py",
+)
+
 #: The modules under test, each with the test files whose coverage decides which tests a mutant runs.
 TARGETS: Final[dict[str, tuple[str, ...]]] = {
     "src/mudrika/identity/anchoring.py": _ANCHOR_TESTS,
@@ -123,6 +132,26 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
         "tests/security/test_sender_constrained.py",
         "tests/security/test_log_injection.py",
         "tests/security/test_token_mutants.py",
+    ),
+    "src/mudrika/trust/middleware/_mcp.py": _MCP_TESTS,
+    "src/mudrika/trust/middleware/_resource.py": _MCP_TESTS,
+    "src/mudrika/trust/mcp/methods.py": (
+        "tests/unit/test_mcp_methods.py",
+        "tests/unit/test_mcp_middleware.py",
+        "tests/security/test_mcp_mutants.py",
+    ),
+    "src/mudrika/trust/middleware/_gate.py": (
+        "tests/unit/test_middleware.py",
+        "tests/unit/test_middleware_profiles.py",
+        "tests/unit/test_middleware_read_slots.py",
+        "tests/unit/test_mcp_middleware.py",
+        "tests/unit/test_httpsig.py",
+        "tests/security/test_refusal_challenges.py",
+        "tests/security/test_middleware_attacks.py",
+        "tests/security/test_preauth_and_lockout.py",
+        "tests/security/test_log_injection.py",
+        "tests/security/test_absent_is_not_down.py",
+        "tests/security/test_gate_mutants.py",
     ),
 }
 
