@@ -1,0 +1,172 @@
+"""The protocol-neutral gate's rules that the mutation check (scripts/mutation.py) found no test for.
+
+Each test states one behaviour an app, a client or a deployer relies on: the documented scope keys
+the app reads, the refusal of a body that is not JSON, the request ids a refusal echoes, and the
+configuration mistakes refused at start-up.  The gate is an :class:`A2AAuthMiddleware` in front of a
+recording ASGI app, with an authenticator standing in for a scheme that needs the request body
+(RFC 9421), so each test watches the gate alone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from mudrika.errors import InvalidInput, SignatureError
+from mudrika.trust.middleware import A2AAuthMiddleware, AuthRequest, ResourceServer
+from mudrika.trust.middleware._auth import Authenticated
+from mudrika.trust.middleware._gate import parse_json
+from mudrika.trust.policy import Policy, Principal
+
+ORIGIN = "http://127.0.0.1:8000"
+JSON = {"content-type": "application/json", "a2a-version": "1.0"}
+POLICY = Policy.from_document(
+    {
+        "version": 1,
+        "roles": [
+            {"role_id": "r1", "role_name": "agent", "realm_name": "mudrika", "trust_level": "operator"}
+        ],
+        "operations": {"message/send": {"min_level": "operator"}},
+    }
+)
+SEND = {"jsonrpc": "2.0", "id": 7, "method": "SendMessage", "params": {"message": {}}}
+
+
+class _Agent:
+    """The A2A server behind the gate: records the scope of every call that reaches it."""
+
+    def __init__(self) -> None:
+        self.scopes: list[dict[str, Any]] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        self.scopes.append(scope)
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+
+@dataclass
+class _Signer:
+    """An authenticator of a scheme that reads the body (as RFC 9421 does): it decides after the
+    body is read, so its refusals may echo the request's ids."""
+
+    failure: Exception | None = None
+    scheme: str = "http-message-signature"
+
+    async def authenticate(self, request: AuthRequest) -> Authenticated | None:
+        if self.failure is not None:
+            raise self.failure
+        return Authenticated(Principal("agent-7", roles=frozenset({"agent"})), self.scheme, "label-7")
+
+
+def _gate(agent: _Agent, signer: _Signer, **options: Any) -> A2AAuthMiddleware:
+    return A2AAuthMiddleware(agent, authenticators=[signer], policy=POLICY, **options)
+
+
+async def _post(app: Any, body: bytes | dict[str, Any] | list[Any]) -> httpx.Response:
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=ORIGIN) as http:
+        return await http.post("/", content=content, headers=JSON)
+
+
+def _config_error(build: Callable[[], object]) -> InvalidInput:
+    with pytest.raises(InvalidInput) as caught:
+        build()
+    return caught.value
+
+
+# --- what the app reads -------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_the_app_finds_the_caller_under_the_documented_state_keys() -> None:
+    agent = _Agent()
+    answer = await _post(_gate(agent, _Signer()), SEND)
+    assert answer.status_code == 200
+    (scope,) = agent.scopes
+    state = scope["state"]
+    # The names docs/trust.md gives the app: part of the contract, so spelled out here.
+    assert state["mudrika.principal"].subject == "agent-7"
+    assert state["mudrika.auth"].credential_id == "label-7"
+    assert [decision.operation for decision in state["mudrika.decisions"]] == ["message/send"]
+    assert state["mudrika.tenants"] == (None,)
+    assert state["mudrika.extensions"] == frozenset()
+
+
+# --- bodies that are not JSON ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("body", [b"{", b'{"a": NaN}', b"\xff{}", b"[" * 100_000])
+def test_a_body_that_is_not_strict_json_is_refused_as_bad_json(body: bytes) -> None:
+    refused = _config_error(lambda: parse_json(body))
+    assert refused.code == "bad_json"
+
+
+# --- the ids a refusal echoes -----------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_signature_refusal_echoes_the_id_of_the_call_it_refuses() -> None:
+    agent = _Agent()
+    answer = await _post(_gate(agent, _Signer(SignatureError("forged"))), SEND)
+    assert answer.status_code == 401
+    assert answer.json()["id"] == 7
+    assert agent.scopes == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("body", [b"5", b'"SendMessage"', b"[]", b"null"])
+async def test_a_refused_body_that_is_no_call_is_answered_with_a_null_id(body: bytes) -> None:
+    agent = _Agent()
+    answer = await _post(_gate(agent, _Signer(SignatureError("forged"))), body)
+    assert answer.status_code == 401
+    assert answer.json()["id"] is None
+    assert agent.scopes == []
+
+
+# --- configuration a deployer gets wrong ----------------------------------------------------------
+
+
+def test_a_gate_without_authenticators_or_with_loose_limits_is_refused() -> None:
+    agent = _Agent()
+    nobody = _config_error(lambda: A2AAuthMiddleware(agent, authenticators=[], policy=POLICY))
+    assert nobody.code == "bad_config"
+    loose = _config_error(
+        lambda: A2AAuthMiddleware(
+            agent,
+            authenticators=[_Signer()],
+            policy=POLICY,
+            limits={"max_body_bytes": 10},  # type: ignore[arg-type]
+        )
+    )
+    assert (loose.code, loose.fields.get("option")) == ("bad_config", "limits")
+
+
+# --- the RFC 9728 metadata -----------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_head_of_the_metadata_sends_its_length_and_no_body() -> None:
+    resource = ResourceServer.of(ORIGIN + "/", ["https://kc.example/realms/mudrika"])
+    gate = _gate(_Agent(), _Signer(), resource=resource)
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> Any:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    for method in ("HEAD", "GET"):
+        scope = {"type": "http", "method": method, "path": resource.metadata_path, "headers": [], "state": {}}
+        await gate(scope, receive, send)
+    head_start, head_body, get_start, get_body = sent
+    length = str(len(resource.document_bytes)).encode()
+    assert dict(head_start["headers"])[b"content-length"] == length
+    assert head_body["body"] == b""
+    assert dict(get_start["headers"])[b"content-length"] == length
+    assert get_body["body"] == resource.document_bytes
