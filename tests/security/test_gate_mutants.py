@@ -162,7 +162,13 @@ async def test_a_head_of_the_metadata_sends_its_length_and_no_body() -> None:
         sent.append(message)
 
     for method in ("HEAD", "GET"):
-        scope = {"type": "http", "method": method, "path": resource.metadata_path, "headers": [], "state": {}}
+        scope: dict[str, Any] = {
+            "type": "http",
+            "method": method,
+            "path": resource.metadata_path,
+            "headers": [],
+            "state": {},
+        }
         await gate(scope, receive, send)
     head_start, head_body, get_start, get_body = sent
     length = str(len(resource.document_bytes)).encode()
