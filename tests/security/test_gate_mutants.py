@@ -10,15 +10,17 @@ recording ASGI app, with an authenticator standing in for a scheme that needs th
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
 from mudrika.errors import InvalidInput, SignatureError
-from mudrika.trust.middleware import A2AAuthMiddleware, AuthRequest, ResourceServer
+from mudrika.trust.middleware import A2AAuthMiddleware, AuthRequest, Limits, ResourceServer
 from mudrika.trust.middleware._auth import Authenticated
 from mudrika.trust.middleware._gate import parse_json
 from mudrika.trust.policy import Policy, Principal
@@ -56,11 +58,16 @@ class _Signer:
 
     failure: Exception | None = None
     scheme: str = "http-message-signature"
+    credential_headers: tuple[str, ...] | None = None
+    needs_body: bool = True
+    roles: frozenset[str] = frozenset({"agent"})
+    calls: int = 0
 
     async def authenticate(self, request: AuthRequest) -> Authenticated | None:
+        self.calls += 1
         if self.failure is not None:
             raise self.failure
-        return Authenticated(Principal("agent-7", roles=frozenset({"agent"})), self.scheme, "label-7")
+        return Authenticated(Principal("agent-7", roles=self.roles), self.scheme, "label-7")
 
 
 def _gate(agent: _Agent, signer: _Signer, **options: Any) -> A2AAuthMiddleware:
@@ -176,3 +183,79 @@ async def test_a_head_of_the_metadata_sends_its_length_and_no_body() -> None:
     assert head_body["body"] == b""
     assert dict(get_start["headers"])[b"content-length"] == length
     assert get_body["body"] == resource.document_bytes
+
+
+# --- refusals before the body ---------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_no_credentials_at_all_is_refused_closing_the_connection_and_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    agent = _Agent()
+    gate = _gate(agent, _Signer(credential_headers=("Signature", "Signature-Input")))
+    with caplog.at_level(logging.WARNING, logger="mudrika.trust.middleware"):
+        answer = await _post(gate, SEND)
+    assert answer.status_code == 401
+    # The unread body stays the client's: the connection is not kept for another request.
+    assert answer.headers["connection"] == "close"
+    assert any(": no_credentials (" in record.getMessage() for record in caplog.records)
+    assert agent.scopes == []
+
+
+@pytest.mark.anyio
+async def test_a_credential_decided_from_its_headers_is_verified_once() -> None:
+    # A token scheme is decided before the body is read; verifying it again after the body would
+    # double the cost of every call (and count every attempt twice for a scheme that counts them).
+    agent = _Agent()
+    bearer = _Signer(scheme="Bearer", credential_headers=("Authorization",), needs_body=False)
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=_gate(agent, bearer)), base_url=ORIGIN
+    ) as http:
+        answer = await http.post("/", content=json.dumps(SEND), headers={**JSON, "authorization": "Bearer t"})
+    assert answer.status_code == 200
+    assert bearer.calls == 1
+    assert len(agent.scopes) == 1
+
+
+@pytest.mark.anyio
+async def test_a_body_that_stalls_is_cut_off_with_408_and_logged(caplog: pytest.LogCaptureFixture) -> None:
+    agent = _Agent()
+    gate = _gate(agent, _Signer(), limits=Limits(body_timeout=0.05))
+    sent: list[dict[str, Any]] = []
+    chunks = [{"type": "http.request", "body": b"{", "more_body": True}]
+
+    async def receive() -> Any:
+        if chunks:
+            return chunks.pop()
+        await anyio.sleep_forever()
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    scope: dict[str, Any] = {"type": "http", "method": "POST", "path": "/stalled", "headers": [], "state": {}}
+    with caplog.at_level(logging.WARNING, logger="mudrika.trust.middleware"):
+        await gate(scope, receive, send)
+    assert sent[0]["status"] == 408
+    assert any(
+        "deadline" in record.getMessage() and "/stalled" in record.getMessage() for record in caplog.records
+    )
+    assert agent.scopes == []
+
+
+# --- policy denials -----------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_policy_denial_is_logged_with_the_operation_and_the_caller(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    agent = _Agent()
+    with caplog.at_level(logging.WARNING, logger="mudrika.trust.middleware"):
+        answer = await _post(_gate(agent, _Signer(roles=frozenset({"guest"}))), SEND)
+    assert answer.status_code == 403
+    assert any(
+        "denied message/send for agent-7" in record.getMessage() and "label-7" in record.getMessage()
+        for record in caplog.records
+    )
+    assert agent.scopes == []
