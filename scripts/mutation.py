@@ -151,6 +151,7 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
         "tests/security/test_preauth_and_lockout.py",
         "tests/security/test_log_injection.py",
         "tests/security/test_absent_is_not_down.py",
+        "tests/security/test_mcp_mutants.py",
         "tests/security/test_gate_mutants.py",
     ),
 }

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from mudrika.errors import InvalidInput, SignatureError
-from mudrika.trust.middleware import A2AAuthMiddleware, AuthRequest, Limits, ResourceServer
+from mudrika.trust.middleware import A2AAuthMiddleware, AuthRequest, ClaimQuota, Limits, ResourceServer
 from mudrika.trust.middleware._auth import Authenticated
 from mudrika.trust.middleware._gate import parse_json
 from mudrika.trust.policy import Policy, Principal
@@ -62,12 +62,14 @@ class _Signer:
     needs_body: bool = True
     roles: frozenset[str] = frozenset({"agent"})
     calls: int = 0
+    claim: Callable[[], Awaitable[None]] | None = None
 
     async def authenticate(self, request: AuthRequest) -> Authenticated | None:
         self.calls += 1
         if self.failure is not None:
             raise self.failure
-        return Authenticated(Principal("agent-7", roles=self.roles), self.scheme, "label-7")
+        principal = Principal("agent-7", roles=self.roles)
+        return Authenticated(principal, self.scheme, "label-7", pending_claim=self.claim)
 
 
 def _gate(agent: _Agent, signer: _Signer, **options: Any) -> A2AAuthMiddleware:
@@ -259,3 +261,25 @@ async def test_a_policy_denial_is_logged_with_the_operation_and_the_caller(
         for record in caplog.records
     )
     assert agent.scopes == []
+
+
+# --- single-use values and the claim quota ------------------------------------------------------
+
+
+async def _claimed() -> None:
+    return None
+
+
+@pytest.mark.anyio
+async def test_a_caller_over_its_claim_quota_never_reaches_the_agent_and_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    agent = _Agent()
+    gate = _gate(agent, _Signer(claim=_claimed), limits=Limits(claim_quota=ClaimQuota(limit=1, window=3600)))
+    with caplog.at_level(logging.WARNING, logger="mudrika.trust.middleware"):
+        first = await _post(gate, SEND)
+        second = await _post(gate, SEND)
+    assert (first.status_code, second.status_code) == (200, 429)
+    assert "retry-after" in second.headers
+    assert len(agent.scopes) == 1
+    assert any("claim quota exceeded by agent-7" in record.getMessage() for record in caplog.records)
