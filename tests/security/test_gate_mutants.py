@@ -19,7 +19,7 @@ import anyio
 import httpx
 import pytest
 
-from mudrika.errors import InvalidInput, SignatureError
+from mudrika.errors import InvalidInput, ReplayError, SignatureError
 from mudrika.trust.middleware import A2AAuthMiddleware, AuthRequest, ClaimQuota, Limits, ResourceServer
 from mudrika.trust.middleware._auth import Authenticated
 from mudrika.trust.middleware._gate import parse_json
@@ -283,3 +283,47 @@ async def test_a_caller_over_its_claim_quota_never_reaches_the_agent_and_is_logg
     assert "retry-after" in second.headers
     assert len(agent.scopes) == 1
     assert any("claim quota exceeded by agent-7" in record.getMessage() for record in caplog.records)
+
+
+@pytest.mark.anyio
+async def test_a_replayed_single_use_value_is_refused_and_logged_with_its_request(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def replayed() -> None:
+        raise ReplayError("this nonce was already used")
+
+    agent = _Agent()
+    with caplog.at_level(logging.WARNING, logger="mudrika.trust.middleware"):
+        answer = await _post(_gate(agent, _Signer(claim=replayed)), SEND)
+    assert answer.status_code == 401
+    assert answer.json()["id"] == 7
+    assert any("refused POST /: replay" in record.getMessage() for record in caplog.records)
+    assert agent.scopes == []
+
+
+# --- challenges -------------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_failed_signature_is_challenged_as_a_signature_and_a_token_offered_beside_it() -> None:
+    resource = ResourceServer.of(ORIGIN + "/", ["https://kc.example/realms/mudrika"])
+    signer = _Signer(SignatureError("forged"))
+    gate = A2AAuthMiddleware(
+        _Agent(), authenticators=[signer, _Signer(scheme="Bearer")], policy=POLICY, resource=resource
+    )
+    answer = await _post(gate, SEND)
+    assert answer.status_code == 401
+    # The RFC 9728 parameters belong to the token challenge, the one a client answers with a token.
+    assert answer.headers.get_list("www-authenticate") == [
+        'Signature realm="a2a", error="invalid_signature"',
+        f'Bearer realm="a2a", resource_metadata="{resource.metadata_url}"',
+    ]
+
+
+@pytest.mark.anyio
+async def test_a_policy_denial_keeps_the_connection_open() -> None:
+    # Only a refusal before the body is read closes the connection; a caller the policy refuses has
+    # sent its whole request and may send the next one on the same connection.
+    answer = await _post(_gate(_Agent(), _Signer(roles=frozenset({"guest"}))), SEND)
+    assert answer.status_code == 403
+    assert "connection" not in answer.headers

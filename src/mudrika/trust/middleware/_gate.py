@@ -417,7 +417,10 @@ class AuthGate(ABC, Generic[RoutesT]):
         try:
             await auth.pending_claim()
         except Exception as exc:
-            await self._refuse(send, AuthFailure(auth.scheme, exc), how, echo=Echo(ids=ids))
+            failure = AuthFailure(auth.scheme, exc)
+            await self._refuse(
+                send, failure, how, echo=Echo(ids=ids), method=exchange.method, path=exchange.path
+            )
             return False
         return True
 
@@ -477,8 +480,8 @@ class AuthGate(ABC, Generic[RoutesT]):
         how: Answering,
         *,
         echo: Echo = NO_ECHO,
-        method: str = "",
-        path: str = "",
+        method: str,
+        path: str,
         close: bool = False,
     ) -> None:
         exc = failure.cause
