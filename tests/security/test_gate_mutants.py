@@ -19,10 +19,10 @@ import anyio
 import httpx
 import pytest
 
-from mudrika.errors import InvalidInput, ReplayError, SignatureError
+from mudrika.errors import IdpUnavailable, InvalidInput, ReplayError, SignatureError
 from mudrika.trust.middleware import A2AAuthMiddleware, AuthRequest, ClaimQuota, Limits, ResourceServer
 from mudrika.trust.middleware._auth import Authenticated
-from mudrika.trust.middleware._gate import parse_json
+from mudrika.trust.middleware._gate import _MEMO_LIMIT, parse_json
 from mudrika.trust.policy import Policy, Principal
 
 ORIGIN = "http://127.0.0.1:8000"
@@ -61,6 +61,8 @@ class _Signer:
     credential_headers: tuple[str, ...] | None = None
     needs_body: bool = True
     roles: frozenset[str] = frozenset({"agent"})
+    tenants: frozenset[str] = frozenset()
+    did: str | None = None
     calls: int = 0
     claim: Callable[[], Awaitable[None]] | None = None
 
@@ -68,7 +70,7 @@ class _Signer:
         self.calls += 1
         if self.failure is not None:
             raise self.failure
-        principal = Principal("agent-7", roles=self.roles)
+        principal = Principal("agent-7", roles=self.roles, tenants=self.tenants, did=self.did)
         return Authenticated(principal, self.scheme, "label-7", pending_claim=self.claim)
 
 
@@ -327,3 +329,108 @@ async def test_a_policy_denial_keeps_the_connection_open() -> None:
     answer = await _post(_gate(_Agent(), _Signer(roles=frozenset({"guest"}))), SEND)
     assert answer.status_code == 403
     assert "connection" not in answer.headers
+
+
+# --- how refusals after the body are answered and logged ----------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_refusal_after_the_whole_body_keeps_the_connection_open() -> None:
+    answer = await _post(_gate(_Agent(), _Signer(SignatureError("forged"))), SEND)
+    assert answer.status_code == 401
+    assert "connection" not in answer.headers
+
+
+@pytest.mark.anyio
+async def test_an_unreachable_identity_provider_is_503_and_logged_as_unavailable_not_as_a_bug(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    agent = _Agent()
+    with caplog.at_level(logging.WARNING, logger="mudrika.trust.middleware"):
+        answer = await _post(_gate(agent, _Signer(IdpUnavailable("JWKS unreachable"))), SEND)
+    assert answer.status_code == 503
+    (record,) = caplog.records
+    assert record.levelno == logging.WARNING
+    assert record.getMessage() == "auth unavailable for POST /: idp_unavailable"
+    assert agent.scopes == []
+
+
+@pytest.mark.anyio
+async def test_an_authenticator_that_breaks_denies_and_is_logged_as_an_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    agent = _Agent()
+    with caplog.at_level(logging.WARNING, logger="mudrika.trust.middleware"):
+        answer = await _post(_gate(agent, _Signer(RuntimeError("bug"))), SEND)
+    assert answer.status_code == 401
+    (record,) = caplog.records
+    assert (record.levelno, record.getMessage()) == (logging.ERROR, "authenticator raised RuntimeError")
+    assert agent.scopes == []
+
+
+# --- the policy's grants ------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_tenants_the_credential_names_are_kept_when_the_policy_reads_no_tenant_claim() -> None:
+    agent = _Agent()
+    gate = _gate(agent, _Signer(scheme="Bearer", tenants=frozenset({"acme"})))
+    in_own = await _post(gate, {**SEND, "params": {"tenant": "acme", "message": {}}})
+    in_other = await _post(gate, {**SEND, "params": {"tenant": "globex", "message": {}}})
+    assert (in_own.status_code, in_other.status_code) == (200, 403)
+    assert [scope["state"]["mudrika.tenants"] for scope in agent.scopes] == [("acme",)]
+
+
+@pytest.mark.anyio
+async def test_tenants_the_credential_names_are_not_replaced_by_the_policy_tenant_claim() -> None:
+    # The tenant claim fills in tenants for a caller that has none; it never overrides tenants the
+    # authenticator already established.
+    policy = Policy.from_document(
+        {
+            "version": 1,
+            "roles": [
+                {"role_id": "r1", "role_name": "agent", "realm_name": "mudrika", "trust_level": "operator"}
+            ],
+            "operations": {"message/send": {"min_level": "operator"}},
+            "tenant_claim": "organization",
+        }
+    )
+    agent = _Agent()
+    signer = _Signer(scheme="Bearer", tenants=frozenset({"acme"}))
+    gate = A2AAuthMiddleware(agent, authenticators=[signer], policy=policy)
+    answer = await _post(gate, {**SEND, "params": {"tenant": "acme", "message": {}}})
+    assert answer.status_code == 200
+    assert [scope["state"]["mudrika.tenants"] for scope in agent.scopes] == [("acme",)]
+
+
+@pytest.mark.anyio
+async def test_a_did_signer_holds_the_roles_the_policy_grants_its_did() -> None:
+    did = "did:web:agents.example:buyer"
+    policy = Policy.from_document(
+        {
+            "version": 1,
+            "roles": [
+                {"role_id": "r1", "role_name": "agent", "realm_name": "mudrika", "trust_level": "operator"}
+            ],
+            "operations": {"message/send": {"min_level": "operator"}},
+            "did_roles": {did: {"roles": ["agent"]}},
+        }
+    )
+    agent = _Agent()
+    signer = _Signer(roles=frozenset(), did=did)
+    answer = await _post(A2AAuthMiddleware(agent, authenticators=[signer], policy=policy), SEND)
+    assert answer.status_code == 200
+    assert agent.scopes[0]["state"]["mudrika.principal"].roles == frozenset({"agent"})
+
+
+def test_the_grants_memo_stays_within_its_bound_however_many_credentials_are_seen() -> None:
+    # One entry per cached credential: a caller minting credentials must not grow it without end.
+    gate = _gate(_Agent(), _Signer())
+    seen = [
+        Authenticated(Principal(f"agent-{index}"), "Bearer", f"label-{index}")
+        for index in range(_MEMO_LIMIT + 3)
+    ]
+    for auth in seen:
+        gate._with_policy_grants(auth)
+        assert len(gate._grants_memo) <= _MEMO_LIMIT
+    assert gate._with_policy_grants(seen[-1]) is seen[-1]
