@@ -22,7 +22,7 @@ import pytest
 from mudrika.errors import IdpUnavailable, InvalidInput, ReplayError, SignatureError
 from mudrika.trust.middleware import A2AAuthMiddleware, AuthRequest, ClaimQuota, Limits, ResourceServer
 from mudrika.trust.middleware._auth import Authenticated
-from mudrika.trust.middleware._gate import _MEMO_LIMIT, parse_json
+from mudrika.trust.middleware._gate import _MEMO_LIMIT, parse_json, route_path
 from mudrika.trust.policy import Policy, Principal
 
 ORIGIN = "http://127.0.0.1:8000"
@@ -65,9 +65,12 @@ class _Signer:
     did: str | None = None
     calls: int = 0
     claim: Callable[[], Awaitable[None]] | None = None
+    absent: bool = False
 
     async def authenticate(self, request: AuthRequest) -> Authenticated | None:
         self.calls += 1
+        if self.absent:
+            return None
         if self.failure is not None:
             raise self.failure
         principal = Principal("agent-7", roles=self.roles, tenants=self.tenants, did=self.did)
@@ -434,3 +437,66 @@ def test_the_grants_memo_stays_within_its_bound_however_many_credentials_are_see
         gate._with_policy_grants(auth)
         assert len(gate._grants_memo) <= _MEMO_LIMIT
     assert gate._with_policy_grants(seen[-1]) is seen[-1]
+
+
+@pytest.mark.anyio
+async def test_a_request_no_authenticator_recognises_is_refused_as_no_credentials(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    agent = _Agent()
+    with caplog.at_level(logging.WARNING, logger="mudrika.trust.middleware"):
+        answer = await _post(_gate(agent, _Signer(absent=True)), SEND)
+    assert answer.status_code == 401
+    assert any(": no_credentials (" in record.getMessage() for record in caplog.records)
+    assert agent.scopes == []
+
+
+# --- where the app is mounted, and what it already keeps in its scope ----------------------------
+
+
+async def _call(gate: Any, scope: dict[str, Any], body: bytes) -> list[dict[str, Any]]:
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> Any:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    await gate(scope, receive, send)
+    return sent
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("path", ["/agents/", "/agents"])
+async def test_a_gate_mounted_below_a_root_path_routes_below_it(path: str) -> None:
+    agent = _Agent()
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": path,
+        "root_path": "/agents",
+        "headers": [],
+        "state": {},
+    }
+    sent = await _call(_gate(agent, _Signer()), scope, json.dumps(SEND).encode())
+    assert sent[0]["status"] == 200
+    assert [decision.operation for decision in agent.scopes[0]["state"]["mudrika.decisions"]] == [
+        "message/send"
+    ]
+
+
+def test_a_path_outside_the_root_path_is_routed_as_it_is() -> None:
+    assert route_path({"path": "/tasks/t-1", "root_path": "/agents"}) == "/tasks/t-1"
+    assert route_path({"path": "/agents/tasks/t-1", "root_path": "/agents"}) == "/tasks/t-1"
+    assert route_path({"path": "/tasks/t-1"}) == "/tasks/t-1"
+
+
+@pytest.mark.anyio
+async def test_the_app_keeps_the_state_its_server_put_in_the_scope() -> None:
+    agent = _Agent()
+    scope = {"type": "http", "method": "POST", "path": "/", "headers": [], "state": {"db": "pool-1"}}
+    sent = await _call(_gate(agent, _Signer()), scope, json.dumps(SEND).encode())
+    assert sent[0]["status"] == 200
+    state = agent.scopes[0]["state"]
+    assert (state["db"], state["mudrika.principal"].subject) == ("pool-1", "agent-7")
