@@ -500,3 +500,35 @@ async def test_the_app_keeps_the_state_its_server_put_in_the_scope() -> None:
     assert sent[0]["status"] == 200
     state = agent.scopes[0]["state"]
     assert (state["db"], state["mudrika.principal"].subject) == ("pool-1", "agent-7")
+
+
+@pytest.mark.anyio
+async def test_bodies_past_the_read_limit_are_shed_with_503_closing_the_connection(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    agent = _Agent()
+    gate = _gate(agent, _Signer(), limits=Limits(max_concurrent_reads=1, read_slot_wait=0))
+    release = anyio.Event()
+    first: list[dict[str, Any]] = []
+
+    async def slow_receive() -> Any:
+        await release.wait()
+        return {"type": "http.request", "body": json.dumps(SEND).encode(), "more_body": False}
+
+    async def first_send(message: Any) -> None:
+        first.append(message)
+
+    def scope() -> dict[str, Any]:
+        return {"type": "http", "method": "POST", "path": "/", "headers": [], "state": {}}
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(gate, scope(), slow_receive, first_send)
+        await anyio.wait_all_tasks_blocked()  # the first request holds the only read slot
+        with caplog.at_level(logging.WARNING, logger="mudrika.trust.middleware"):
+            shed = await _call(gate, scope(), json.dumps(SEND).encode())
+        release.set()
+    assert shed[0]["status"] == 503
+    assert (b"connection", b"close") in shed[0]["headers"]
+    assert any("pre-auth read limit (1) reached" in record.getMessage() for record in caplog.records)
+    assert first[0]["status"] == 200
+    assert len(agent.scopes) == 1
