@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar
 
@@ -621,8 +621,3 @@ def annotate(
         downstream["user"] = auth.user
         downstream["auth"] = auth.credentials
     return downstream
-
-
-def header_map(scope: Scope) -> Mapping[bytes, bytes]:
-    """The request's headers by name (the last line wins); for the protocols' routing checks."""
-    return dict(scope["headers"])
