@@ -36,7 +36,7 @@ from typing import Any, Final
 
 from mudrika.errors import InvalidInput
 from mudrika.net.logs import log_value
-from mudrika.trust.jsonrpc import ErrorProfile, Reason, Refusal
+from mudrika.trust.jsonrpc import ErrorProfile, Refusal
 from mudrika.trust.mcp import methods as mcp_methods
 from mudrika.trust.middleware._auth import Authenticated
 from mudrika.trust.middleware._gate import (
@@ -91,10 +91,7 @@ class _Answering:
         return refusal.challenge(ErrorProfile.A2A, realm=realm)
 
     def body(self, refusal: Refusal, echo: Echo) -> Any:
-        body = {"error": _OAUTH_ERROR[refusal.status], "error_description": refusal.message}
-        if refusal.reason is Reason.AUTHENTICATION_REQUIRED:
-            body["error"] = "invalid_request" if refusal.status == 400 else "invalid_token"
-        return body
+        return {"error": _OAUTH_ERROR[refusal.status], "error_description": refusal.message}
 
 
 _ANSWERING: Final = _Answering()

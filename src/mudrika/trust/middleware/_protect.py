@@ -266,7 +266,6 @@ def protect(
             [issuer],
             scopes_supported=scopes_supported,
             token_algorithms=token_algorithms,
-            signatures=public_origin is not None,
         )
     # One gate, two route tables: the gate checks that ``routes`` is the protocol's own.
     gate: type[AuthGate[Any]] = McpAuthMiddleware if protocol == "mcp" else A2AAuthMiddleware

@@ -46,8 +46,8 @@ class ResourceServer:
     are the issuers whose tokens it accepts (the Keycloak realm URL).  ``scopes_supported`` are the
     scopes a client may request; ``name`` a human-readable ``resource_name``; ``token_algorithms`` the
     JWS algorithms its token verifier accepts (published as ``mudrika_token_signing_alg_values``, an
-    extension member: RFC 9728 registers no member for the algorithms of incoming tokens);
-    ``signatures`` whether HTTP message signatures (RFC 9421) are accepted beside tokens.
+    extension member: RFC 9728 registers no member for the algorithms of incoming tokens).  Whether
+    signatures are accepted is the gate's to say (its challenges follow its authenticators).
     """
 
     resource: str
@@ -55,14 +55,13 @@ class ResourceServer:
     scopes_supported: tuple[str, ...] = ()
     name: str | None = None
     token_algorithms: tuple[str, ...] = ("RS256",)
-    signatures: bool = False
     metadata_path: str = field(init=False)
     metadata_url: str = field(init=False)
     _document: bytes = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         target = parse_target_uri(self.resource)
-        if target.query is not None or "#" in self.resource:
+        if target.query is not None:  # (a fragment is refused by the URL parser itself)
             raise InvalidInput(
                 "resource must have no query or fragment", code="bad_config", option="resource"
             )
@@ -92,7 +91,6 @@ class ResourceServer:
         scopes_supported: Collection[str] = (),
         name: str | None = None,
         token_algorithms: Collection[str] = ("RS256",),
-        signatures: bool = False,
     ) -> ResourceServer:
         return cls(
             resource,
@@ -100,7 +98,6 @@ class ResourceServer:
             tuple(scopes_supported),
             name,
             tuple(sorted(token_algorithms)),
-            signatures,
         )
 
     def document(self) -> dict[str, Any]:
