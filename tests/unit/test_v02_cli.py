@@ -330,3 +330,44 @@ def test_v02_flags_on_a_v01_bundle_are_refused(capsys: pytest.CaptureFixture[str
     code, _, err = run_cli_json(capsys, "dispute", "verify", str(BUNDLE_V01), *ANCHORS)
     assert code == 2
     assert "v02_case_for_v01_bundle" in err
+
+
+def test_each_commands_out_file_is_the_next_commands_input(
+    capsys: pytest.CaptureFixture[str], world: dict[str, Any]
+) -> None:
+    """docs/ap2-v02.md wrote ``issue-open … > root.json`` and then read ``root.txt``: the JSON a
+    command writes was not accepted by the next one.  Now ``--out`` files chain as they are."""
+    base: Path = world["dir"]
+    code, signed, _ = run_cli_json(
+        capsys, "mandate", "v02", "sign-checkout", str(base / "checkout.json"), *key_args(world, "merchant"),
+        "--kid", MERCHANT_KID,
+    )  # fmt: skip
+    assert code == 0
+    (base / "closed.json").write_text(json.dumps({"vct": "mandate.checkout.1", **signed}))
+    code, _, err = run_cli_json(
+        capsys, "mandate", "v02", "issue-open", str(base / "open_checkout.json"), *key_args(world, "issuer"),
+        "--iss", AGENT_PROVIDER, "--kid", AGENT_PROVIDER_KID, "--now", "2026-05-01T11:59:00Z",
+        "--out", str(base / "root.json"),
+    )  # fmt: skip
+    assert code == 0, err
+    code, _, err = run_cli_json(
+        capsys, "mandate", "v02", "present", str(base / "root.json"), str(base / "closed.json"),
+        *key_args(world, "agent"), "--aud", MERCHANT_DID, "--nonce", CHECKOUT_NONCE, "--now", NOW,
+        "--out", str(base / "chain.json"),
+    )  # fmt: skip
+    assert code == 0, err
+    code, report, err = run_cli_json(
+        capsys, "mandate", "v02", "verify", "--trust-root", str(base / "trust-root.json"),
+        "--checkout-chain", str(base / "chain.json"), "--checkout-aud", MERCHANT_DID,
+        "--checkout-nonce", CHECKOUT_NONCE, "--at", NOW, "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    assert report["verdict"] == "OK"
+    # A JSON document that holds no token is refused by name, never read as one.
+    (base / "other.json").write_text(json.dumps({"checkout_jwt": "x"}))
+    code, refused, _ = run_cli_json(
+        capsys, "mandate", "v02", "present", str(base / "other.json"), str(base / "closed.json"),
+        *key_args(world, "agent"), "--aud", MERCHANT_DID, "--nonce", CHECKOUT_NONCE, "--json",
+    )  # fmt: skip
+    assert code == 2
+    assert refused["error"]["code"] == "malformed_token"

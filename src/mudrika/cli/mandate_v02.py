@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import click
 
@@ -63,10 +63,32 @@ def _json(source: str) -> Any:
     return value
 
 
+#: The members the commands' own JSON outputs carry a token in: ``issue-open`` writes ``sd_jwt``,
+#: ``present`` writes ``chain``, ``sign-receipt`` writes ``receipt``.
+_TOKEN_MEMBERS: Final = ("chain", "sd_jwt", "receipt")
+
+
 def _token(source: str) -> str:
-    """A compact token or chain from a file: ASCII, surrounding whitespace removed."""
+    """A compact token or chain from a file: the bare token, or the JSON document one of these
+    commands wrote (its ``chain``, ``sd_jwt`` or ``receipt``), so each command's output is the next
+    one's input.  ASCII, surrounding whitespace removed."""
+    data = read_source(source, max_bytes=_MAX_CHAIN_FILE)
+    if data.lstrip().startswith(b"{"):
+        document = loads_strict(data)
+        found = (
+            [document[name] for name in _TOKEN_MEMBERS if isinstance(document.get(name), str)]
+            if isinstance(document, dict)
+            else []
+        )
+        if len(found) != 1:
+            raise InvalidInput(
+                f"{source} holds no token: give the bare token, or the JSON a command wrote "
+                "(one of chain, sd_jwt, receipt)",
+                code="malformed_token",
+            )
+        data = found[0].encode("utf-8")
     try:
-        return read_source(source, max_bytes=_MAX_CHAIN_FILE).decode("ascii").strip()
+        return data.decode("ascii").strip()
     except UnicodeDecodeError:
         raise InvalidInput(f"{source} is not an ASCII token", code="malformed_token") from None
 
@@ -172,6 +194,8 @@ def present_command(
     now_text: str | None,
 ) -> None:
     """Append a KB-SD-JWT hop carrying the mandate in FILE to the chain (or issued root) in PREVIOUS.
+
+    PREVIOUS is the bare token, or the JSON `issue-open` or `present` wrote (its sd_jwt or chain).
 
     The key is the one the previous token's cnf names.  An open mandate with its own cnf makes an
     intermediate hop (kb+sd-jwt+kb); the closed mandate makes the terminal hop (kb+sd-jwt).
