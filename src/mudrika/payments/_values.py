@@ -204,7 +204,7 @@ def format_money(currency: str, value: Decimal) -> str:
 
 def format_minor_units(currency: str, minor: int) -> str:
     """An amount in integer minor units (AP2 v0.2) as :func:`format_money` writes it; a currency with
-    no known exponent is written as what it is, ``N minor units of XXX``, rather than guessed."""
+    no known exponent is written as what it is (``N minor units of`` its code) rather than guessed."""
     exponent = ISO_4217_EXPONENTS.get(currency)
     if exponent is None:
         return f"{minor} minor units of {currency}"

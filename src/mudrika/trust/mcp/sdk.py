@@ -116,10 +116,10 @@ class McpTokenVerifier:
         try:
             verified = await self._verifier.averify(token)
         except UnavailableError as exc:
-            _log.warning("token verification unavailable: %s", log_value(exc.code, limit=64))
+            _log.warning("verification unavailable: %s", log_value(exc.code, limit=64))
             return None
         except (VerificationError, InvalidInput) as exc:
-            _log.warning("token refused: %s", log_value(exc.code, limit=64))
+            _log.warning("credential refused: %s", log_value(exc.code, limit=64))
             return None
         principal = verified.principal
         claims = verified.claims

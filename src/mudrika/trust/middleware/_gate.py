@@ -187,11 +187,9 @@ class Answering(Protocol):
 
     def challenge(self, refusal: Refusal, realm: str) -> str | None:
         """The failing scheme's ``WWW-Authenticate`` value (None for 429/503)."""
-        ...
 
     def body(self, refusal: Refusal, echo: Echo) -> Any:
         """The JSON body of the refusal, echoing the request ids ``echo`` gives where it may."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
