@@ -141,6 +141,10 @@ def main(argv: list[str] | None = None) -> int:
     names = [n for n in ORDER if (BENCH_DIR / f"{n}.py").exists() and (not args.only or n in args.only)]
     sections: list[str] = []
     started_all = time.perf_counter()
+    sys.path.insert(0, str(BENCH_DIR))
+    import _openssl  # measured once per run, before any bench, so every row states the same ceiling
+
+    environment = {**os.environ, _openssl.ENVIRONMENT: _openssl.export()}
     for name in names:
         started = time.perf_counter()
         print(f"running {name} ...", file=sys.stderr, flush=True)
@@ -151,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
             text=True,
             check=False,
             timeout=900,
+            env=environment,
         )
         elapsed = time.perf_counter() - started
         if proc.returncode != 0:
@@ -176,6 +181,12 @@ def main(argv: list[str] | None = None) -> int:
         f"that run{carried_note}, each anchor beside ours on the same machine, nothing typed in by hand.\n\n"
         f"- when: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; whole run {total:.0f} s\n"
         f"- machine: {_machine()} — shared with other work, so single batches can be disturbed\n"
+        f"- this machine's ceiling (`openssl speed`, one core, bench/_openssl.py): "
+        f"{_openssl.limits()['ES256']:,.0f} ES256, {_openssl.limits()['EdDSA']:,.0f} Ed25519 and "
+        f"{_openssl.limits()['RS256']:,.0f} RS256 verifies per second; rows that verify signatures state "
+        "their throughput per core beside the most those verifies allow\n"
+        "- cache state: the headline of every section is **cold** (distinct inputs, every cache of ours "
+        "cleared or bypassed); rows that hit a cache say *warm* in their label\n"
         "- method (bench/_timing.py): every figure is the **median (min–max)** of at least 5 "
         "repetitions; in each repetition ours and its anchors run one after another (interleaved), "
         "and every ratio is formed per repetition from batches that ran side by side. A verdict is "
