@@ -142,9 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     sections: list[str] = []
     started_all = time.perf_counter()
     sys.path.insert(0, str(BENCH_DIR))
-    import _openssl  # measured once per run, before any bench, so every row states the same ceiling
+    import _ceiling  # measured once per run, before any bench, so every row states the same ceiling
 
-    environment = {**os.environ, _openssl.ENVIRONMENT: _openssl.export()}
+    environment = {**os.environ, _ceiling.ENVIRONMENT: _ceiling.export()}
     for name in names:
         started = time.perf_counter()
         print(f"running {name} ...", file=sys.stderr, flush=True)
@@ -181,9 +181,9 @@ def main(argv: list[str] | None = None) -> int:
         f"that run{carried_note}, each anchor beside ours on the same machine, nothing typed in by hand.\n\n"
         f"- when: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; whole run {total:.0f} s\n"
         f"- machine: {_machine()} — shared with other work, so single batches can be disturbed\n"
-        f"- this machine's ceiling (`openssl speed`, one core, bench/_openssl.py): "
-        f"{_openssl.limits()['ES256']:,.0f} ES256, {_openssl.limits()['EdDSA']:,.0f} Ed25519 and "
-        f"{_openssl.limits()['RS256']:,.0f} RS256 verifies per second; rows that verify signatures state "
+        f"- this machine's ceiling (`openssl speed`, one core, bench/_ceiling.py): "
+        f"{_ceiling.limits()['ES256']:,.0f} ES256, {_ceiling.limits()['EdDSA']:,.0f} Ed25519 and "
+        f"{_ceiling.limits()['RS256']:,.0f} RS256 verifies per second; rows that verify signatures state "
         "their throughput per core beside the most those verifies allow\n"
         "- cache state: the headline of every section is **cold** (distinct inputs, every cache of ours "
         "cleared or bypassed); rows that hit a cache say *warm* in their label\n"
