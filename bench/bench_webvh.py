@@ -34,6 +34,7 @@ from _timing import Spread, fmt, measure, ratio, verdict  # noqa: E402
 from mudrika.crypto.jcs import canonicalize  # noqa: E402
 from mudrika.crypto.keys import PublicKey  # noqa: E402
 from mudrika.crypto.multibase import base58btc_decode  # noqa: E402
+from mudrika.identity.did import _parse as _parse_did_url  # noqa: E402
 from mudrika.identity.methods.webvh._log import parse_log, verify_log  # noqa: E402
 
 ENTRIES = 100
@@ -117,8 +118,8 @@ def main() -> None:
     t = measure(
         {
             "floor": floor,
-            "ours": lambda: verify_log(parse_log(data)),
-            "verify only": lambda: verify_log(entries),
+            "ours": lambda: (_parse_did_url.cache_clear(), verify_log(parse_log(data))),
+            "verify only": lambda: (_parse_did_url.cache_clear(), verify_log(entries)),
         },
         repetitions=REPEATS,
         number=3,
@@ -135,7 +136,9 @@ def main() -> None:
         "hash (JCS + SHA-256) and the proof's hash data (JCS + SHA-256 of options and of the unsigned "
         "entry) and one bare `cryptography` Ed25519 verify: 100 verifies, 300 JCS serialisations "
         f"(mudrika's JCS). Median (min–max) of {REPEATS} interleaved repetitions of 3 verifications; "
-        f"× floor = time ÷ floor time per repetition (target ≤ {TARGET:g}×).\n"
+        f"× floor = time ÷ floor time per repetition (target ≤ {TARGET:g}×). Cold: the one cache of ours "
+        "on this path, DID parsing, is emptied before every verification (the same log is verified again "
+        "and again).\n"
     )
     print("| verification | ms per log | × floor | target | verdict |")
     print("|---|---:|---:|---|---|")
