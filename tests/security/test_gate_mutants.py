@@ -532,3 +532,17 @@ async def test_bodies_past_the_read_limit_are_shed_with_503_closing_the_connecti
     assert any("pre-auth read limit (1) reached" in record.getMessage() for record in caplog.records)
     assert first[0]["status"] == 200
     assert len(agent.scopes) == 1
+
+
+@pytest.mark.anyio
+async def test_public_paths_the_deployer_gives_replace_the_defaults() -> None:
+    """A deployer's own list is the whole list: its paths are public, and a default it left out
+    (the agent card) is no longer answered without credentials."""
+    agent = _Agent()
+    gate = _gate(agent, _Signer(absent=True), public_paths=["/health"])
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=gate), base_url=ORIGIN) as http:
+        health = await http.get("/health")
+        card = await http.get("/.well-known/agent-card.json")
+    assert health.status_code == 200
+    assert card.status_code == 401
+    assert [scope["path"] for scope in agent.scopes] == ["/health"]
