@@ -589,8 +589,6 @@ class Coverage:
     durations: dict[str, float]
     all_tests: dict[str, list[str]]  # per target: every test id of its files, in run order
     modules: list[str]  # the libraries the tests loaded (the mutation server imports them once)
-    #: per target, the lines that ran while the module was imported (outside any test's context)
-    at_import: dict[str, set[int]] = field(default_factory=dict)
 
 
 def collect_coverage(targets: Sequence[str], workdir: Path) -> Coverage:
@@ -639,27 +637,22 @@ def collect_coverage(targets: Sequence[str], workdir: Path) -> Coverage:
     data = CoverageData(basename=str(workdir / "coverage.db"))
     data.read()
     tests_by_line: dict[str, dict[int, set[str]]] = {}
-    at_import: dict[str, set[int]] = {}
     for target in targets:
         absolute = str(REPO / target)
         by_line: dict[int, set[str]] = {}
-        imported: set[int] = set()
         if absolute in data.measured_files():
             for line, contexts in data.contexts_by_lineno(absolute).items():
                 ids = {context.rpartition("|")[0] for context in contexts if "|" in context}
                 if ids:
                     by_line[line] = ids
-                if any("|" not in context for context in contexts):
-                    imported.add(line)
         tests_by_line[target] = by_line
-        at_import[target] = imported
     timing = json.loads((workdir / "timing.json").read_text(encoding="utf-8"))
     durations: dict[str, float] = timing["durations"]
     all_tests = {
         target: [test for test in durations if test.split("::", 1)[0] in TARGETS[target]]
         for target in targets
     }
-    return Coverage(tests_by_line, durations, all_tests, list(timing["modules"]), at_import)
+    return Coverage(tests_by_line, durations, all_tests, list(timing["modules"]))
 
 
 def select_tests(mutant: Mutant, coverage: Coverage, tree_names: dict[str, set[int]]) -> list[str]:
