@@ -21,14 +21,16 @@ every KB claim separately (``user.kb.aud`` *and* ``user.kb.nonce`` can both be w
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Final, NamedTuple
 
 from mudrika.crypto import sdjwt
+from mudrika.crypto.b64url import b64url_encode
 from mudrika.crypto.jcs import canonicalize
 from mudrika.crypto.jose import KeyResolver, TrustedKey, header_kid
-from mudrika.crypto.keys import PublicKey
+from mudrika.crypto.keys import KeyType, PublicKey
 from mudrika.errors import InvalidInput, MudrikaError
 from mudrika.identity.methods import jwk as did_jwk
 from mudrika.identity.methods import key as did_key
@@ -340,6 +342,15 @@ def _self_certified_key(did: str) -> object:
         return None
 
 
+def _is_did_key_of(did: str, key: PublicKey) -> bool:
+    """``did`` is the did:key of ``key``: encoding a key (a compression and a base58 encoding) is a
+    fraction of decoding one (a square root modulo p to decompress the point).  Exact for a match:
+    :func:`~mudrika.identity.methods.key.create` writes the one canonical form, which
+    :func:`~mudrika.identity.methods.key.decode` reads back as ``key``.  Any other DID (another key,
+    or a spelling this does not write) is decided by decoding it."""
+    return did.startswith("did:key:") and did_key.create(key) == did
+
+
 def _check_subject(
     rec: Recorder, sub: Any, present: bool, holder: PublicKey, intent_signer_did: str | None, *, key: str
 ) -> None:
@@ -363,7 +374,7 @@ def _check_subject(
     how = "not a DID"
     if isinstance(sub, str) and sub.startswith(("did:key:", "did:jwk:")):
         method = sub[:8]
-        ok = len(sub) <= _MAX_SUB and _self_certified_key(sub) == holder
+        ok = len(sub) <= _MAX_SUB and (_is_did_key_of(sub, holder) or _self_certified_key(sub) == holder)
         how = f"{method}, its key is the cnf key" if ok else f"{method} of another key than cnf"
     elif isinstance(sub, str) and sub.startswith("did:"):
         ok = intent_signer_did is not None and sub == intent_signer_did
@@ -417,7 +428,26 @@ def _holder_key_by_members(members: tuple[tuple[str, str], ...]) -> tuple[Truste
 
 def _holder_key_of(jwk: dict[str, Any]) -> tuple[TrustedKey, str]:
     trusted = sdjwt.holder_key_from_cnf({"cnf": {"jwk": jwk}})
-    return trusted, trusted.key.thumbprint()
+    return trusted, _thumbprint_of(jwk, trusted.key)
+
+
+def _thumbprint_of(jwk: Mapping[str, Any], key: PublicKey) -> str:
+    """RFC 7638 thumbprint of the holder key, from the members of the JWK it was just built from.
+
+    Why: the key's own :meth:`~mudrika.crypto.keys.PublicKey.thumbprint` re-derives the members from
+    the parsed key (an OpenSSL export and two encodings).  Exact: the JWK import accepted ``x`` (and
+    ``y``) only as canonical unpadded base64url of exactly the coordinate length, which is what the
+    re-derivation writes; ``crv`` is the key's curve by the same import.  Any other key type takes
+    the key's own method.
+    """
+    kty = jwk.get("kty")
+    if kty == "EC" and key.key_type in (KeyType.P256, KeyType.SECP256K1):
+        members = f'{{"crv":"{jwk["crv"]}","kty":"EC","x":"{jwk["x"]}","y":"{jwk["y"]}"}}'
+    elif kty == "OKP" and key.key_type is KeyType.ED25519:
+        members = f'{{"crv":"Ed25519","kty":"OKP","x":"{jwk["x"]}"}}'
+    else:
+        return key.thumbprint()
+    return b64url_encode(hashlib.sha256(members.encode("ascii")).digest())
 
 
 def _check_key_binding(

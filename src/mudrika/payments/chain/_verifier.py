@@ -545,9 +545,13 @@ class _TrustedChain:
             return None
         return status == "passed" and holder is not None and holder.anchored and signer.key == holder.key
 
-    def key_evidence(self) -> list[KeyEvidence]:
+    def key_evidence(self, *, thumbprints: bool = True) -> list[KeyEvidence]:
         """Every key the verdict rests on, by role; a party whose stage did not establish its key is
-        listed as not evaluated (``anchored=None``), never as anchored or unanchored."""
+        listed as not evaluated (``anchored=None``), never as anchored or unanchored.
+
+        ``thumbprints=False`` leaves the thumbprints empty: deciding whether the verdict is anchored
+        (:meth:`unanchored_because`) reads the roles, kids, provenances and anchoring only, and a
+        thumbprint is a hash per key that only a report shows."""
         keys: list[KeyEvidence] = []
         holder: ResolvedKey | None = None
         if self.payment_facts is not None:
@@ -568,7 +572,9 @@ class _TrustedChain:
                 note = "the cnf key of a credential the trust root anchors"
             elif anchored is None:
                 note = "anchored only as the credential's cnf key, which was not compared (an earlier stage failed)"
-            keys.append(_evidence("user (intent)", signer, anchored=anchored, note=note))
+            keys.append(
+                _evidence("user (intent)", signer, anchored=anchored, note=note, thumbprint=thumbprints)
+            )
         established = {
             "merchant": self.cart_facts.key if self.cart_facts is not None else None,
             "issuer": self.payment_facts.issuer_key if self.payment_facts is not None else None,
@@ -589,7 +595,9 @@ class _TrustedChain:
                     )
                 )
             else:
-                keys.append(_evidence(role, key, anchored=key.anchored, note=key.note))
+                keys.append(
+                    _evidence(role, key, anchored=key.anchored, note=key.note, thumbprint=thumbprints)
+                )
         if self.payment_facts is not None:
             status_key = status_key_evidence(
                 self.status_judgement, owner=self.payment_facts.issuer, role="issuer (status list)"
@@ -656,12 +664,14 @@ class _TrustedChain:
         )
 
 
-def _evidence(role: str, key: ResolvedKey, *, anchored: bool | None, note: str | None) -> KeyEvidence:
+def _evidence(
+    role: str, key: ResolvedKey, *, anchored: bool | None, note: str | None, thumbprint: bool = True
+) -> KeyEvidence:
     return KeyEvidence(
         role=role,
         owner=key.owner,
         kid=key.kid,
-        thumbprint=key.thumbprint,
+        thumbprint=key.thumbprint if thumbprint else "",
         provenance=key.provenance,
         anchored=anchored,
         note=note,
@@ -785,7 +795,11 @@ def verify_chain(
         status_lists=status_lists,
     )
     admitted = chain.admitted
-    if admitted is None or not chain.rec.all_passed or chain.unanchored_because(chain.key_evidence()):
+    if (
+        admitted is None
+        or not chain.rec.all_passed
+        or chain.unanchored_because(chain.key_evidence(thumbprints=False))
+    ):
         # Refused: the report (drawn now) raises the first failed check's typed error, or
         # ``unanchored``.  A report that raised nothing here could not have been complete.
         chain.report().raise_for_failure()

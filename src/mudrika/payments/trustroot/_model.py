@@ -268,6 +268,11 @@ class TrustRoot(_Owned):
 
     _pins: dict[tuple[Section, str], OwnerPins] = PrivateAttr(default_factory=dict)
     _fingerprint: str = PrivateAttr(default="")
+    _algorithm_set: frozenset[str] = PrivateAttr(default=frozenset())
+    _status_rules: StatusRules | None = PrivateAttr(default=None)
+    #: (section, owner, kid exactly as a signature names it) -> the key :meth:`anchor` gives for it
+    #: under this root's own algorithms for ``assertionMethod``, for every pinned kid that anchors.
+    _signature_keys: dict[tuple[Section, str, str], AnchoredKey] = PrivateAttr(default_factory=dict)
 
     def model_post_init(self, context: Any, /) -> None:
         """Load every pinned key once; collect every problem instead of stopping at the first."""
@@ -295,6 +300,19 @@ class TrustRoot(_Owned):
                 code="bad_trust_root",
                 errors=problems,
             )
+        self._algorithm_set = frozenset(self.algorithms)
+        self._status_rules = self.status if self.status is not None else StatusRules()
+        # Every signing key the root pins, anchored now by the same rule anchor() applies: a root is
+        # immutable, so a verification that names one of these kids exactly finds its answer here
+        # instead of parsing the DID URL and walking the document again.
+        for (section, owner), pins in self._pins.items():
+            for kid in pins.kids:
+                try:
+                    self._signature_keys[(section, owner, kid)] = anchor_key(
+                        pins, kid, relationship="assertionMethod", algorithms=self._algorithm_set
+                    )
+                except MudrikaError:
+                    continue  # anchor() refuses it the same way when a signature names it
         # Computed once: every report quotes it, and canonicalising the root costs more than a check.
         document = self.model_dump(mode="json", exclude_none=True)
         self._fingerprint = "sha256:" + b64url_encode(hashlib.sha256(canonicalize(document)).digest())
@@ -303,11 +321,18 @@ class TrustRoot(_Owned):
     @property
     def status_rules(self) -> StatusRules:
         """The credential-status rules in force (the file's, else the defaults)."""
-        return self.status if self.status is not None else StatusRules()
+        rules = self._status_rules
+        return rules if rules is not None else StatusRules()
 
     @property
     def algorithm_set(self) -> frozenset[str]:
-        return frozenset(self.algorithms)
+        return self._algorithm_set
+
+    def pins_signature_kid(self, section: Section, owner: str, kid: str) -> bool:
+        """True when ``kid``, exactly as given, names a key this root pins for ``owner`` and that
+        key anchors for ``assertionMethod`` under the root's algorithms (a DID URL that passed the
+        anchoring rule when the root was loaded: no need to parse it again)."""
+        return (section, owner, kid) in self._signature_keys
 
     @property
     def fingerprint(self) -> str:
@@ -342,6 +367,14 @@ class TrustRoot(_Owned):
         ``UntrustedKeyError`` ``not_in_trust_root`` when the root pins no such party, or the rule's
         own codes (``kid_not_owned``, ``kid_not_did_url``, ``not_authorised_for_purpose`` …).
         """
+        if (
+            relationship == "assertionMethod"
+            and type(kid) is str
+            and (algorithms is self._algorithm_set or algorithms == self._algorithm_set)
+        ):
+            anchored = self._signature_keys.get((section, owner, kid))
+            if anchored is not None:  # anchor_key's answer for these very arguments, from loading
+                return anchored
         pins = self._pins.get((section, owner))
         if pins is None:
             raise UntrustedKeyError(
