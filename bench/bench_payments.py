@@ -51,6 +51,7 @@ import argparse
 import functools
 import hashlib
 import importlib.util
+import itertools
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -63,13 +64,11 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.append(str(ROOT))  # tests._support: the v0.2 transaction builder
 
-# Before cryptography: its bindings register a module of the same name.
 from cryptography.hazmat.primitives import hashes  # noqa: E402
 from cryptography.hazmat.primitives.asymmetric import ec  # noqa: E402
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature  # noqa: E402
 from tests._support import ap2_v02  # noqa: E402
 
-from _openssl import per_core_cell  # noqa: E402
 from _timing import Spread, fmt, measure, ratio, verdict  # noqa: E402
 from mudrika.crypto import sdjwt  # noqa: E402
 from mudrika.crypto.b64url import b64url_decode, b64url_encode  # noqa: E402
@@ -83,6 +82,20 @@ from mudrika.payments.models import receive_cart, receive_intent, receive_paymen
 from mudrika.payments.v02 import verify_v02  # noqa: E402
 from mudrika.stores.replay import MemoryReplayStore  # noqa: E402
 
+
+def _load_module(name: str, path: Path) -> Any:
+    """A script loaded by path under ``name`` (``_openssl`` is also the name of a module the
+    ``cryptography`` bindings register, so it is not imported by name)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+per_core_cell = _load_module("mudrika_bench_openssl", ROOT / "bench" / "_openssl.py").per_core_cell
 _ES256 = ec.ECDSA(hashes.SHA256())
 _SIGNATURE_MEMBERS = ("user_authorization", "userAuthorization")
 _SD_SIZES = (1, 10, 100)
@@ -103,6 +116,15 @@ def _lru_caches() -> dict[str, Any]:
                 found[f"{name}.{attribute}"] = value
     return found
 
+
+#: Memos keyed by constants (the check-id prefixes of a stage, an allow-list's text), not by input.
+_CONSTANT_MEMOS = frozenset(
+    {
+        "mudrika.payments.chain._common._time_ids",
+        "mudrika.payments.chain._jws._phase_ids",
+        "mudrika.payments.chain._jws._listed",
+    }
+)
 
 #: The module-level dictionaries the chain verifier remembers answers in (per trust-root object).
 _DICT_CACHES: tuple[dict[Any, Any], ...] = (
@@ -214,39 +236,41 @@ def _public(key_pair: Any) -> ec.EllipticCurvePublicKey:
 
 
 def _load_builder() -> Any:
-    path = ROOT / "fixtures" / "evidence" / "make_bundle.py"
-    spec = importlib.util.spec_from_file_location("mudrika_evidence_builder", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return _load_module("mudrika_evidence_builder", ROOT / "fixtures" / "evidence" / "make_bundle.py")
+
+
+_SERIAL = itertools.count(1)
+"""Numbers every generated chain in the process, so that no two chains share a time text."""
 
 
 def _cases(builder: Any, count: int, label: str) -> list[_Case]:
-    """``count`` distinct signed chains: their own seed keys, merchant DID, cart id, nonce, expiry
-    texts and trust root, so that no cache keyed by any of them can answer for another."""
+    """``count`` distinct signed chains: their own seed keys, merchant DID, cart id, nonce, time
+    texts (the expiries and the payment's timestamp, which verification parses) and trust root, so
+    that no cache keyed by any of them can answer for another chain of any pool."""
     saved = builder.MERCHANT_DID, builder.MERCHANT_KID, builder.NONCE
     cases = []
     try:
         for index in range(count):
-            minute, second = divmod(index % 3600, 60)
+            serial = next(_SERIAL)
             builder.MERCHANT_DID = f"did:web:m{index}.{label}.example"
             builder.MERCHANT_KID = builder.MERCHANT_DID + "#cart-signing-1"
             builder.NONCE = f"kb-nonce-{label}-{index}"
 
-            def edit_intent(raw: dict[str, Any], minute: int = minute, second: int = second) -> None:
-                raw["intent_expiry"] = f"2025-10-01T18:{minute:02d}:{second:02d}Z"
+            def edit_intent(raw: dict[str, Any], serial: int = serial) -> None:
+                raw["intent_expiry"] = f"2025-10-01T18:00:00.{serial:06d}Z"
 
-            def edit_cart(raw: dict[str, Any], minute: int = minute, second: int = second) -> None:
-                raw["cart_expiry"] = f"2025-10-01T12:{30 + minute % 30:02d}:{second:02d}Z"
+            def edit_cart(raw: dict[str, Any], serial: int = serial) -> None:
+                raw["cart_expiry"] = f"2025-10-01T12:30:00.{serial:06d}Z"
+
+            def edit_payment(raw: dict[str, Any], serial: int = serial) -> None:
+                raw["timestamp"] = f"2025-10-01T12:21:07.{serial:06d}+00:00"
 
             chain = builder.build_chain(
                 key_type="p256",
                 seed_prefix=f"bench {label} {index}",
                 edit_intent=edit_intent,
                 edit_cart=edit_cart,
+                edit_payment=edit_payment,
             )
             chain.nonce = builder.NONCE
             cases.append(
@@ -508,8 +532,10 @@ def main() -> None:
     builder = _load_builder()
     # Each pool holds one item per timed call plus one for the check before timing; the floor reads
     # the same items as ours (it has no cache).
-    cart_cases = _cases(builder, reps * cart_number + 1, "cart")
-    chain_cases = _cases(builder, reps * chain_number + 1, "chain")
+    # Two spare chains each: one checks every path before timing, one counts the cache hits a single
+    # verification makes on its own.
+    cart_cases = _cases(builder, reps * cart_number + 2, "cart")
+    chain_cases = _cases(builder, reps * chain_number + 2, "chain")
     warm = _cases(builder, 1, "warm")[0]
     transactions = _transactions(reps * v02_number + 1)
     warm_transaction = _transactions(1)[0]
@@ -586,6 +612,15 @@ def main() -> None:
     floor_chain(warm)
     ours_v02(warm_transaction, cold=False)
 
+    def hits_of_one(call: Callable[[_Case], object], case: _Case) -> int:
+        _clear_caches()
+        call(case)
+        return sum(count for name, count in _hits().items() if name not in _CONSTANT_MEMOS)
+
+    alone = {
+        "cart": hits_of_one(ours_cart, cart_cases[-2]),
+        "chain": hits_of_one(ours_chain, chain_cases[-2]),
+    }
     _clear_caches()
     before = _hits()
     cold = measure(
@@ -709,15 +744,22 @@ def main() -> None:
         f"| {fmt(warm_spread['receive'])} | | | | | |"
     )
     hit = {name.removeprefix("mudrika."): count for name, count in sorted(cold_hits.items()) if count}
+    memo_hits = sum(count for name, count in cold_hits.items() if name in _CONSTANT_MEMOS)
+    input_hits = sum(count for name, count in cold_hits.items() if name not in _CONSTANT_MEMOS)
+    expected = reps * (cart_number * alone["cart"] + chain_number * alone["chain"])
+    where = ", ".join(f"`{name}` {count:,}" for name, count in hit.items()) or "none"
     print(
-        "\nCaches during the cold rows (every `functools.lru_cache` of a loaded mudrika module, cleared "
-        "before them, and the chain verifier's per-trust-root tables): "
+        "\nCaches during the cold rows: every `functools.lru_cache` of a loaded mudrika module and the "
+        "chain verifier's per-trust-root tables were emptied before them. Hits: "
+        f"{where}. Of these, {memo_hits:,} are memos of constant check-id prefixes (keyed by no "
+        f"input). One verification on emptied caches makes {alone['cart']} other hits (a cart) and "
+        f"{alone['chain']} (a chain) on its own -- a value read twice within it (the same DID URL, "
+        f"time text or key asked for by two checks) -- so the cold rows' calls account for "
+        f"{expected:,}; measured {input_hits:,}: "
         + (
-            "hits only in "
-            + ", ".join(f"`{name}` ({count:,})" for name, count in hit.items())
-            + " -- memos of constant check-id prefixes and allow-list texts, keyed by no input."
-            if hit
-            else "no hits."
+            "no verification was answered from another's."
+            if input_hits == expected
+            else "**the rest came from one verification to another** (the rows are not fully cold)."
         )
         + "\n"
     )

@@ -259,7 +259,7 @@ def _check_issuer(
         _ISSUER_PARTY,
         lambda: sdjwt.process_disclosures(verified, parsed),
         key=kid,
-        describe=lambda p: f"{len(p.disclosures)} disclosures, all referenced",
+        describe=lambda p: f"{len(p.decoded)} disclosures, all referenced",
     )
     if processed is None:
         rec.skip(_after("issuer.sdjwt.disclosures"), because="the disclosures did not verify")
