@@ -685,7 +685,7 @@ def main() -> None:
         "ES256 / P-256 everywhere. Floor = strict parsing + every signature + every hash the profile "
         "binds, nothing else, with the keys the trust root pins already parsed (see the script's "
         "docstring). **Cold** (the headline): every call verifies a chain never verified before -- its "
-        "own user, merchant and issuer keys, merchant DID, cart, nonce, expiry texts and trust root, "
+        "own user, merchant and issuer keys, merchant DID, cart, nonce, time texts and trust root, "
         "generated before timing -- so no cache of ours can answer; *warm*: one chain again and again, "
         "every cache hits. Ours claims the cart's jti (and the KB nonce) in the verifier's replay "
         f"store. Median (min–max) of {reps} interleaved repetitions; share = floor time ÷ ours "

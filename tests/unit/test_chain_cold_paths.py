@@ -222,3 +222,62 @@ def test_a_verified_chain_reports_every_thumbprint() -> None:
         chain.issuer_key.public_key.thumbprint(),
         chain.user_key.public_key.thumbprint(),
     }
+
+
+# -- the intent's signer compared with the credential's cnf key -----------------------------------
+
+
+@pytest.mark.parametrize("key_type", SIGNING_TYPES)
+def test_the_expected_holder_answers_only_for_its_own_did_key(key_type: KeyType) -> None:
+    """With the holder expected, the user's key is what the evidence answers without it -- for the
+    holder's did:key, another did:key, another fragment -- and an evidence pin still wins."""
+    holder = KeyPair.generate(key_type).public_key
+    other = KeyPair.generate(key_type).public_key
+    did, other_did = did_key.create(holder), did_key.create(other)
+    kids = [
+        (f"{did}#{did[8:]}", did),
+        (f"{did}#other", did),
+        (f"{other_did}#{other_did[8:]}", other_did),
+    ]
+    for evidence in (KeyMaterial.offline_snapshot({}), KeyMaterial(DIDResolver.offline({}))):
+        expecting = Anchors(None, evidence)
+        expecting.expect_holder(holder)
+        plain = Anchors(None, evidence)
+        for kid, owner in kids:
+            assert _answer(expecting, kid, owner) == _answer(plain, kid, owner), kid
+    assert expecting.expected_holder_did(f"{did}#{did[8:]}") == did
+    assert expecting.expected_holder_did(f"{did}#other") is None
+    assert expecting.expected_holder_did(f"{other_did}#{other_did[8:]}") is None
+    assert expecting.did_key_of(holder) == did
+    assert expecting.did_key_of(other) == other_did
+    pinned_key = KeyPair.generate(key_type).public_key
+    pinning = KeyMaterial.offline_snapshot(
+        {}, pinned={f"{did}#{did[8:]}": {"owner": did, "jwk": pinned_key.to_jwk()}}
+    )
+    anchors = Anchors(None, pinning)
+    anchors.expect_holder(holder)
+    assert anchors.user_key(f"{did}#{did[8:]}", owner=did).key == pinned_key
+
+
+def _answer(anchors: Anchors, kid: str, owner: str) -> object:
+    try:
+        return anchors.user_key(kid, owner=owner)
+    except MudrikaError as exc:
+        return (type(exc).__name__, exc.code)
+
+
+def test_an_intent_signed_by_another_key_than_cnf_is_still_refused() -> None:
+    """The expected holder decides nothing: an intent signed with another did:key than the
+    credential's cnf key is verified with its own signer's key, and the chain is refused."""
+    builder = evidence_builder()
+    chain = builder.build_chain()
+    stranger = builder.build_chain(seed_prefix="a stranger")
+    report = verifier.inspect_chain(
+        stranger.intent, chain.cart, chain.payment, replay_store=MemoryReplayStore(), **chain.expectations()
+    )
+    assert report.by_id("intent.jws.signature").passed
+    assert report.verdict == "FAILED"
+    signer = next(key for key in report.keys if key.role == "user (intent)")
+    assert signer.thumbprint == stranger.user_key.public_key.thumbprint()
+    assert signer.thumbprint != chain.user_key.public_key.thumbprint()
+    assert signer.anchored is not True

@@ -366,7 +366,8 @@ class UnverifiedIssuerPayload:
     Why it exists: a Verifier that trusts several Issuers must read ``iss`` to choose the key (§7.1
     step 2.3) before it can check the signature.  Handed to :func:`verify_issuer_jwt`, the parse is
     reused once the signature over exactly these bytes verified, instead of being done twice.  Until
-    then only :attr:`iss` is readable (to choose a key, never to trust); the repr shows nothing.
+    then only :attr:`iss` is readable (to choose a key, never to trust) and :attr:`holder_jwk` (to compare
+    a key with, never to trust); the repr shows nothing.
     """
 
     __slots__ = ("_claims", "_issuer_jwt", "_limits")
@@ -381,6 +382,14 @@ class UnverifiedIssuerPayload:
         """The unverified ``iss`` (``None`` when the payload is not an object or has no string ``iss``)."""
         iss = self._claims.get("iss") if isinstance(self._claims, dict) else None
         return iss if isinstance(iss, str) else None
+
+    @property
+    def holder_jwk(self) -> Mapping[str, Any] | None:
+        """The unverified ``cnf.jwk`` object, if the payload has one: only for a verifier that will
+        *compare* a key with it before the signature is checked, never to trust it."""
+        cnf = self._claims.get("cnf") if isinstance(self._claims, dict) else None
+        jwk = cnf.get("jwk") if isinstance(cnf, dict) else None
+        return jwk if isinstance(jwk, dict) else None
 
     def __repr__(self) -> str:
         return "UnverifiedIssuerPayload(...)"

@@ -308,6 +308,31 @@ class KeyMaterial:
             note=self._notes.get(owner),
         )
 
+    def self_certified_as(self, kid: str, owner: str, key: PublicKey) -> ResolvedKey | None:
+        """:meth:`assertion_key` for ``owner``, the did:key that :func:`~mudrika.identity.methods.key.create`
+        writes for ``key``, when this offline snapshot would answer from the did:key itself (no key
+        of its own pinned under ``kid``); ``None`` otherwise (then :meth:`assertion_key` answers).
+
+        Exact: that did:key is a valid DID whose one signing method is ``<did>#<multibase value>``
+        and decodes to ``key`` (the encoding is canonical and :func:`decode` reads only it), so the
+        answer is the one :meth:`_self_certified` computes by decoding, without the decoding.
+        """
+        if self._documents is None or kid in self._pinned or kid != f"{owner}#{owner[8:]}":
+            return None
+        if key.key_type is KeyType.ED25519:
+            try:
+                edwards_y(key)  # the document's own check (an Ed25519 key must have an X25519 form)
+            except InvalidInput:
+                return None
+        return ResolvedKey(
+            key=key,
+            kid=kid,
+            owner=owner,
+            source="did",
+            provenance="self-certifying",
+            note=self._notes.get(owner),
+        )
+
     def _self_certified(self, kid: str, owner: str) -> ResolvedKey | None:
         """The key of a did:key as :meth:`_lookup` finds it through the offline resolver, without
         expanding the DID document; ``None`` whenever that path might answer differently (then it
@@ -319,8 +344,10 @@ class KeyMaterial:
         X25519 form (the document checks it), and an X25519 did:key signs nothing.
         """
         try:
-            parsed = did_syntax.parse_did(owner)
-            if str(parsed) != owner or kid != f"{owner}#{parsed.method_specific_id}":
+            # kid_of_owner parsed this kid already (and checked that its DID is ``owner``).
+            url = did_syntax.parse_did_url(kid)
+            parsed = url.did
+            if url.did_str != owner or kid != f"{owner}#{parsed.method_specific_id}":
                 return None
             key = did_key.decode(parsed)
             if not isinstance(key, PublicKey):
@@ -368,11 +395,37 @@ class Anchors:
       answered from the evidence, unanchored: the verdict can then be UNANCHORED at best.
     """
 
-    __slots__ = ("_evidence", "_root")
+    __slots__ = ("_evidence", "_holder", "_root")
 
     def __init__(self, root: TrustRoot | None, evidence: KeySource) -> None:
         self._root = root
         self._evidence = evidence
+        self._holder: tuple[PublicKey, str] | None = None
+
+    def expect_holder(self, key: PublicKey) -> None:
+        """Remember the key the payment's credential binds (``cnf``), read before the intent stage.
+
+        Why: a user signs the intent with the did:key of that very key, and deciding that a did:key
+        *is* a known key takes an encoding, while decoding it takes a square root modulo p.  The key
+        comes from data nobody has verified yet, so it is only ever compared with: :meth:`user_key`
+        answers with it only for the did:key that encodes it, which is exactly the key that did:key
+        decodes to; every other kid is resolved as before.
+        """
+        self._holder = (key, did_key.create(key))
+
+    def did_key_of(self, key: PublicKey) -> str:
+        """``did:key`` of ``key`` (the expected holder's is encoded once per verification)."""
+        holder = self._holder
+        return holder[1] if holder is not None and holder[0] == key else did_key.create(key)
+
+    def expected_holder_did(self, kid: str) -> str | None:
+        """The expected holder's did:key when ``kid`` is its one signing method
+        (``<did>#<multibase value>``), else ``None`` (the caller parses the kid)."""
+        holder = self._holder
+        if holder is None:
+            return None
+        did = holder[1]
+        return did if kid == f"{did}#{did[8:]}" else None
 
     @property
     def offline(self) -> bool:
@@ -402,7 +455,12 @@ class Anchors:
 
     def user_key(self, kid: str, *, owner: str) -> ResolvedKey:
         """The user's key names no trusted party: it is anchored only through the credential's cnf."""
-        return self._evidence.assertion_key(kid, owner=owner)
+        evidence, holder = self._evidence, self._holder
+        if holder is not None and type(evidence) is KeyMaterial and owner == holder[1]:
+            found = evidence.self_certified_as(kid, owner, holder[0])
+            if found is not None:
+                return found
+        return evidence.assertion_key(kid, owner=owner)
 
     def _anchored(
         self, root: TrustRoot, section: Literal["merchant", "issuer"], owner: str, kid: str

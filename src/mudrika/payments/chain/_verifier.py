@@ -65,8 +65,11 @@ from mudrika.payments.chain._payment import (
     KB_CHECKS,
     LEGACY_STATEMENT,
     PaymentFacts,
+    Presented,
     check_payment,
+    expected_holder,
     kb_nonce_key,
+    read_presentation,
 )
 from mudrika.payments.chain._trust import Trust
 from mudrika.payments.credential_status import RecordedStatusList, StatusJudgement, judge_credential_status
@@ -280,6 +283,7 @@ class _TrustedChain:
         self.linked = False
         self.admitted: _Admitted | None = None
         self.status_judgement: StatusJudgement | None = None
+        self.presented: Presented | None = None
         self.status_unproven: str | None = None
 
     # (1) input ------------------------------------------------------------------------------------
@@ -363,6 +367,7 @@ class _TrustedChain:
             accept_legacy=p.trust.accept_legacy,
             intent_signer_did=intent_facts.user_did,
             rules=p.rules,
+            presented=self.presented,
         )
         return self.payment_facts
 
@@ -505,6 +510,12 @@ class _TrustedChain:
             self._skip_from(0, "a mandate did not parse")
             return
         intent_m, cart_m, payment_m = received
+        # The credential's cnf key, unverified, as the key the intent's signer is compared with
+        # (never trusted for it: Anchors.expect_holder); the parse is the payment stage's own.
+        self.presented = read_presentation(payment_m)
+        holder = expected_holder(self.presented)
+        if holder is not None:
+            self.policy.rules.keys.expect_holder(holder)
         intent_facts = self.admit_intent(intent_m)
         if intent_facts is None:
             self._skip_from(1, "the intent was not admitted")
