@@ -225,7 +225,9 @@ class KeyMaterial:
         ``notes`` maps an owner to when and how its key material was fetched (shown in reports).
         """
         source = cls(DIDResolver.offline(did_documents), jwks=jwks, pinned=pinned, notes=notes)
-        source._documents = did_documents
+        # A copy taken now, as the resolver takes its own: both answer from the same entries even
+        # if the caller's mapping changes later.
+        source._documents = dict(did_documents)
         return source
 
     def carries_document(self, did: str, document: Mapping[str, Any] | None) -> bool:
