@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from mudrika.crypto import sdjwt
 from mudrika.crypto.b64url import b64url_encode
 from mudrika.crypto.keys import KeyPair
-from mudrika.crypto.sdjwt._disclosure import DecodedDisclosure, decode_disclosure
+from mudrika.crypto.sdjwt._disclosure import DecodedDisclosure, decode_disclosure, decode_disclosures
 from mudrika.crypto.sdjwt._pointer import format_pointer
 from mudrika.crypto.sdjwt._process import ELLIPSIS, RESERVED_NAMES, SD, process
 from mudrika.errors import InvalidInput, MudrikaError, VerificationError
@@ -337,3 +337,37 @@ def test_sd_hash_of_a_verified_presentation_is_the_digest_of_what_was_presented(
     assert verified.payload["b"] == 2
     assert "a" not in verified.payload
     assert [d.path for d in verified.disclosures] == ["/b"]
+
+
+_MALFORMED = [
+    b64url_encode(b'"not an array"'),
+    b64url_encode(b'["only-salt"]'),
+    b64url_encode(b'[1, "name", 2]'),
+    b64url_encode(b'["salt", 7, 2]'),
+    b64url_encode(b'["salt", "a", 1, 2]'),
+    b64url_encode(b'["s", {"a": 1, "a": 2}]'),
+    "not*base64",
+    b64url_encode(b"["),
+]
+
+
+@pytest.mark.parametrize("bad", range(len(_MALFORMED) + 1))
+def test_decoding_every_disclosure_in_one_loop_is_decoding_each(bad: int) -> None:
+    """The same records, or the first malformed one's error code, as decoding one at a time."""
+    good = [_disclosure(f"s{index}", f"n{index}", index).encoded for index in range(3)]
+    good.append(_disclosure("s9", [1, {"x": None}]).encoded)
+    items = good if bad == len(_MALFORMED) else [*good[:2], _MALFORMED[bad], *good[2:]]
+
+    def one_at_a_time() -> object:
+        try:
+            return [decode_disclosure(item, max_bytes=8192, max_depth=32) for item in items]
+        except MudrikaError as exc:
+            return exc.code
+
+    def in_one_loop() -> object:
+        try:
+            return decode_disclosures(items, max_bytes=8192, max_depth=32)
+        except MudrikaError as exc:
+            return exc.code
+
+    assert in_one_loop() == one_at_a_time()

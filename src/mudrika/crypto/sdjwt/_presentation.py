@@ -38,7 +38,7 @@ from mudrika.crypto.sdjwt._disclosure import (
     SD_ALG,
     Disclosure,
     SaltSource,
-    decode_disclosure,
+    decode_disclosures,
     digest_of,
     random_salt,
 )
@@ -450,10 +450,9 @@ def verify_issuer_jwt(
 
 def _process(payload: Mapping[str, Any], parsed: ParsedSdJwt, limits: SdJwtLimits) -> ProcessedPayload:
     # 3.1: decode each Disclosure and compute its digest over the encoded string (§4.2.3).
-    max_bytes, max_depth = limits.max_disclosure_bytes, limits.max_depth
-    decoded = [
-        decode_disclosure(item, max_bytes=max_bytes, max_depth=max_depth) for item in parsed.disclosures
-    ]
+    decoded = decode_disclosures(
+        parsed.disclosures, max_bytes=limits.max_disclosure_bytes, max_depth=limits.max_depth
+    )
     # 3.2-3.6, 4 and 5.
     return process(payload, decoded, max_depth=limits.max_depth)
 

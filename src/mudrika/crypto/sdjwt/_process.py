@@ -123,9 +123,16 @@ class _Walker:
                 out[name] = self.walk(value, pointer + "/" + _escaped(name), parent, depth + 1)
             else:
                 out[name] = value  # what walk() returns for a leaf within the depth limit
-        # (**) step 3.3: each embedded digest in this object's _sd array.
+        # (**) step 3.3: each embedded digest in this object's _sd array (_claim_digest, inlined:
+        # this loop runs once per digest of the payload).
+        seen, by_digest, placed = self.seen, self.by_digest, self.placed
         for digest in digests:
-            found = self._claim_digest(digest)
+            # §7.1 step 4: any digest encountered more than once rejects the SD-JWT.
+            if digest in seen:
+                raise VerificationError("a digest appears more than once", code="duplicate_digest")
+            seen.add(digest)
+            # §7.1 step 3.3.1: a digest with no matching Disclosure (undisclosed or decoy) is ignored.
+            found = by_digest.get(digest)
             if found is None:
                 continue
             claim = found.name
@@ -142,8 +149,8 @@ class _Walker:
                 raise VerificationError(
                     "disclosed claim clashes with an existing claim", code="claim_name_clash"
                 )
-            member = pointer + "/" + _escaped(claim)
-            self.placed[digest] = (member, parent)
+            member = pointer + "/" + claim.replace("~", "~0").replace("/", "~1")  # _escaped, inlined
+            placed[digest] = (member, parent)
             # steps 3.3.2.4-5: insert, then process the disclosed value recursively.
             value = found.value
             if leaves_deeper or isinstance(value, dict | list):
