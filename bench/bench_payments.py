@@ -18,8 +18,11 @@ the verifier's trust root pins (built before the clock starts, as a trust root i
 2. Full v0.1 chain: the intent JWS (+ H(intent without user_authorization)), the merchant JWT
    (+ cart_hash), the SD-JWT issuer JWT, each Disclosure (decode, parse, digest found in ``_sd``),
    the holder key from ``cnf.jwk``, the KB-JWT (+ ``sd_hash`` and the three ``transaction_data``
-   hashes: H(CartMandate), H(PaymentMandateContents), H(IntentMandate)): 4 ES256 verifies.  Ours: the
-   public :func:`mudrika.payments.chain.verify_chain` on already-received mandates.  Target: >= 0.7x.
+   hashes: H(CartMandate), H(PaymentMandateContents), H(IntentMandate)): 4 ES256 verifies.  The
+   intent's signer is the holder, so the floor verifies the intent with that key, built once (it
+   neither decodes the intent's did:key nor checks ``sub``, the expiries or the totals, all of which
+   ours does).  Ours: the public :func:`mudrika.payments.chain.verify_chain` on already-received
+   mandates.  Target: >= 0.7x.
 3. AP2 v0.2 transaction (checkout chain, payment chain, both receipts): each open mandate's issuer
    JWT and Disclosures, the agent's key from ``cnf.jwk`` (built once: both mandates bind the same
    JWK), each hop's KB-SD-JWT (signature, Disclosures, ``sd_hash`` over the token before it, ``aud``,
