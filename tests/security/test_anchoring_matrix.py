@@ -601,6 +601,10 @@ def test_anchoring(
 #: (or the test module that generates its own matrix).  A new call site without an entry fails.
 CALL_SITES: Final[dict[str, str]] = {
     "mudrika/payments/trustroot/_model.py:TrustRoot.anchor": "every trust-root consumer above",
+    "mudrika/payments/trustroot/_model.py:TrustRoot.model_post_init": (
+        "every trust-root consumer above (TrustRoot.anchor answers a pinned kid named exactly from "
+        "the keys anchored here when the root loads)"
+    ),
     "mudrika/payments/trustroot/_model.py:TrustRoot.pinned_keys": "trust-root show (lists, never verifies)",
     "mudrika/payments/v02/hops.py:_root_key": "v02.root_issuer",
     "mudrika/payments/v02/bindings.py:merchant_anchor": "v02.checkout_jwt",

@@ -10,9 +10,9 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from mudrika.crypto.b64url import b64url_decode, b64url_encode
 from mudrika.crypto.jcs import loads_strict
@@ -25,6 +25,7 @@ __all__ = [
     "Disclosure",
     "SaltSource",
     "decode_disclosure",
+    "decode_disclosures",
     "digest_of",
     "encode_disclosure",
     "random_salt",
@@ -79,13 +80,21 @@ def encode_disclosure(salt: str, name: str | None, value: Any) -> str:
     return b64url_encode(text.encode("utf-8"))
 
 
-@dataclass(frozen=True, slots=True)
-class DecodedDisclosure:
+class DecodedDisclosure(NamedTuple):
+    """One Disclosure as decoded, before it is placed (internal: never returned to a caller).
+
+    A named tuple rather than a frozen dataclass: one is built per Disclosure of every presentation,
+    and a tuple is built in a third of the time (the public :class:`Disclosure` keeps its repr that
+    hides the salt and the value)."""
+
     encoded: str
     digest: str
     salt: str
     name: str | None
     value: Any
+
+    def __repr__(self) -> str:
+        return f"DecodedDisclosure(digest={self.digest!r}, name={self.name!r})"
 
 
 def decode_disclosure(encoded: str, *, max_bytes: int, max_depth: int) -> DecodedDisclosure:
@@ -100,9 +109,38 @@ def decode_disclosure(encoded: str, *, max_bytes: int, max_depth: int) -> Decode
     salt = content[0]
     if not isinstance(salt, str):
         raise InvalidInput("disclosure salt is not a string", code="malformed_disclosure")
+    digest = b64url_encode(hashlib.sha256(encoded.encode("ascii")).digest())  # digest_of, inlined
     if len(content) == 2:
-        return DecodedDisclosure(encoded, digest_of(encoded), salt, None, content[1])
+        return DecodedDisclosure(encoded, digest, salt, None, content[1])
     name = content[1]
     if not isinstance(name, str):
         raise InvalidInput("disclosure claim name is not a string", code="malformed_disclosure")
-    return DecodedDisclosure(encoded, digest_of(encoded), salt, name, content[2])
+    return DecodedDisclosure(encoded, digest, salt, name, content[2])
+
+
+def decode_disclosures(encoded: Sequence[str], *, max_bytes: int, max_depth: int) -> list[DecodedDisclosure]:
+    """:func:`decode_disclosure` of each, in order, raising the first one's error: the same steps in
+    one loop (a presentation can carry a hundred Disclosures, and a call per item is a tenth of the
+    work done for each)."""
+    decoded: list[DecodedDisclosure] = []
+    append = decoded.append
+    for item in encoded:
+        content = loads_strict(
+            b64url_decode(item, max_len=max_bytes), max_bytes=max_bytes, max_depth=max_depth
+        )
+        if not isinstance(content, list) or len(content) not in (2, 3):
+            raise InvalidInput(
+                "disclosure is not a JSON array of two or three elements", code="malformed_disclosure"
+            )
+        salt = content[0]
+        if not isinstance(salt, str):
+            raise InvalidInput("disclosure salt is not a string", code="malformed_disclosure")
+        digest = b64url_encode(hashlib.sha256(item.encode("ascii")).digest())
+        if len(content) == 2:
+            append(DecodedDisclosure(item, digest, salt, None, content[1]))
+            continue
+        name = content[1]
+        if not isinstance(name, str):
+            raise InvalidInput("disclosure claim name is not a string", code="malformed_disclosure")
+        append(DecodedDisclosure(item, digest, salt, name, content[2]))
+    return decoded

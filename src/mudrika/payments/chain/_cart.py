@@ -221,7 +221,7 @@ def _check_merchant_jwt(
 ) -> CartFacts | None:
     def resolve(header: Mapping[str, Any]) -> ResolvedKey:
         kid = header_kid(header, what="merchant_authorization", did_url=True)
-        return rules.keys.merchant_key(kid, owner=_did_of(kid))
+        return rules.keys.merchant_key(kid, owner=rules.keys.pinned_merchant_of(kid) or _did_of(kid))
 
     checked = check_jws(
         rec, "merchant.jws", _PARTY, token, resolve=resolve, algorithms=rules.algorithms, expected_typ=None

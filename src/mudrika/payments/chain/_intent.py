@@ -125,7 +125,8 @@ def _check_intent_jws(
 ) -> tuple[ResolvedKey, str, float] | None:
     def resolve(header: Mapping[str, Any]) -> ResolvedKey:
         kid = header_kid(header, what="the intent JWS", did_url=True)
-        return rules.keys.user_key(kid, owner=did_of_kid(kid))
+        # The expected holder's did:key is recognised as a string: its DID URL needs no parsing.
+        return rules.keys.user_key(kid, owner=rules.keys.expected_holder_did(kid) or did_of_kid(kid))
 
     checked = check_jws(
         rec,

@@ -32,8 +32,10 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, NamedTuple, Protocol, runtime_checkable
 
 from mudrika.crypto.jose import TrustedKey
-from mudrika.crypto.keys import ALL_ALGORITHMS, PublicKey
+from mudrika.crypto.keys import ALL_ALGORITHMS, KeyType, PublicKey
 from mudrika.errors import DocumentError, InvalidInput, UntrustedKeyError
+from mudrika.identity import did as did_syntax
+from mudrika.identity._x25519 import edwards_y
 from mudrika.identity.anchoring import (
     KeyValidity,
     OwnerPins,
@@ -42,6 +44,7 @@ from mudrika.identity.anchoring import (
     anchor_resolved,
     kid_of_owner,
 )
+from mudrika.identity.methods import key as did_key
 from mudrika.identity.resolver import DIDResolver
 from mudrika.payments.trustroot import TrustRoot
 
@@ -161,7 +164,7 @@ class KeyMaterial:
     validated when the object is built, so a broken snapshot fails before any verification.
     """
 
-    __slots__ = ("_cache", "_jwks", "_notes", "_offline", "_pinned", "_resolver")
+    __slots__ = ("_cache", "_documents", "_jwks", "_notes", "_offline", "_pinned", "_resolver")
 
     def __init__(
         self,
@@ -172,6 +175,9 @@ class KeyMaterial:
         notes: Mapping[str, str] | None = None,
     ) -> None:
         self._resolver = resolver
+        #: The raw DID-document snapshot, when this source was built by :meth:`offline_snapshot`
+        #: (whose resolver computes did:key locally and answers everything else from it).
+        self._documents: Mapping[str, Any] | None = None
         self._notes = dict(notes or {})
         self._offline = resolver is None or resolver.is_offline
         # Offline key material is a fixed snapshot, so an answer never changes: remember it.  Online
@@ -218,7 +224,23 @@ class KeyMaterial:
 
         ``notes`` maps an owner to when and how its key material was fetched (shown in reports).
         """
-        return cls(DIDResolver.offline(did_documents), jwks=jwks, pinned=pinned, notes=notes)
+        source = cls(DIDResolver.offline(did_documents), jwks=jwks, pinned=pinned, notes=notes)
+        # A copy taken now, as the resolver takes its own: both answer from the same entries even
+        # if the caller's mapping changes later.
+        source._documents = dict(did_documents)
+        return source
+
+    def carries_document(self, did: str, document: Mapping[str, Any] | None) -> bool:
+        """True when this offline snapshot answers for ``did`` from exactly ``document`` (the same
+        raw JSON, no metadata envelope, no pinned key overriding it): then it can only name the keys
+        ``document`` names.  False means "not known to be so", never "different"."""
+        documents = self._documents
+        return (
+            document is not None
+            and documents is not None
+            and not self._pinned
+            and documents.get(did) == document
+        )
 
     @property
     def offline(self) -> bool:
@@ -244,6 +266,10 @@ class KeyMaterial:
         if pinned is not None:
             return self._from_pinned(absolute, owner, pinned)
         if owner.startswith("did:"):
+            if self._documents is not None and owner.startswith("did:key:"):
+                computed = self._self_certified(absolute, owner)
+                if computed is not None:
+                    return computed
             if self._resolver is None:
                 raise UntrustedKeyError("no DID resolver for this key", code="unknown_key", kid=kid[:200])
             # No document for the DID a kid names is a DocumentError (a deny), not an outage.
@@ -284,6 +310,63 @@ class KeyMaterial:
             note=self._notes.get(owner),
         )
 
+    def self_certified_as(self, kid: str, owner: str, key: PublicKey) -> ResolvedKey | None:
+        """:meth:`assertion_key` for ``owner``, the did:key that :func:`~mudrika.identity.methods.key.create`
+        writes for ``key``, when this offline snapshot would answer from the did:key itself (no key
+        of its own pinned under ``kid``); ``None`` otherwise (then :meth:`assertion_key` answers).
+
+        Exact: that did:key is a valid DID whose one signing method is ``<did>#<multibase value>``
+        and decodes to ``key`` (the encoding is canonical and :func:`decode` reads only it), so the
+        answer is the one :meth:`_self_certified` computes by decoding, without the decoding.
+        """
+        if self._documents is None or kid in self._pinned or kid != f"{owner}#{owner[8:]}":
+            return None
+        if key.key_type is KeyType.ED25519:
+            try:
+                edwards_y(key)  # the document's own check (an Ed25519 key must have an X25519 form)
+            except InvalidInput:
+                return None
+        return ResolvedKey(
+            key=key,
+            kid=kid,
+            owner=owner,
+            source="did",
+            provenance="self-certifying",
+            note=self._notes.get(owner),
+        )
+
+    def _self_certified(self, kid: str, owner: str) -> ResolvedKey | None:
+        """The key of a did:key as :meth:`_lookup` finds it through the offline resolver, without
+        expanding the DID document; ``None`` whenever that path might answer differently (then it
+        runs, and raises what it raises).
+
+        The document the resolver computes (:func:`mudrika.identity.methods.key.document`) has one
+        signing method, ``<did>#<multibase value>``, in ``assertionMethod``, whose key is
+        :func:`~mudrika.identity.methods.key.decode` of the DID; an Ed25519 key must also have an
+        X25519 form (the document checks it), and an X25519 did:key signs nothing.
+        """
+        try:
+            # kid_of_owner parsed this kid already (and checked that its DID is ``owner``).
+            url = did_syntax.parse_did_url(kid)
+            parsed = url.did
+            if url.did_str != owner or kid != f"{owner}#{parsed.method_specific_id}":
+                return None
+            key = did_key.decode(parsed)
+            if not isinstance(key, PublicKey):
+                return None
+            if key.key_type is KeyType.ED25519:
+                edwards_y(key)
+        except InvalidInput:
+            return None
+        return ResolvedKey(
+            key=key,
+            kid=kid,
+            owner=owner,
+            source="did",
+            provenance="self-certifying",
+            note=self._notes.get(owner),
+        )
+
     def _from_pinned(
         self, kid: str, owner: str, entry: tuple[str, PublicKey, frozenset[str] | None]
     ) -> ResolvedKey:
@@ -314,15 +397,51 @@ class Anchors:
       answered from the evidence, unanchored: the verdict can then be UNANCHORED at best.
     """
 
-    __slots__ = ("_evidence", "_root")
+    __slots__ = ("_evidence", "_holder", "_root")
 
     def __init__(self, root: TrustRoot | None, evidence: KeySource) -> None:
         self._root = root
         self._evidence = evidence
+        self._holder: tuple[PublicKey, str] | None = None
+
+    def expect_holder(self, key: PublicKey) -> None:
+        """Remember the key the payment's credential binds (``cnf``), read before the intent stage.
+
+        Why: a user signs the intent with the did:key of that very key, and deciding that a did:key
+        *is* a known key takes an encoding, while decoding it takes a square root modulo p.  The key
+        comes from data nobody has verified yet, so it is only ever compared with: :meth:`user_key`
+        answers with it only for the did:key that encodes it, which is exactly the key that did:key
+        decodes to; every other kid is resolved as before.
+        """
+        self._holder = (key, did_key.create(key))
+
+    def did_key_of(self, key: PublicKey) -> str:
+        """``did:key`` of ``key`` (the expected holder's is encoded once per verification)."""
+        holder = self._holder
+        return holder[1] if holder is not None and holder[0] == key else did_key.create(key)
+
+    def expected_holder_did(self, kid: str) -> str | None:
+        """The expected holder's did:key when ``kid`` is its one signing method
+        (``<did>#<multibase value>``), else ``None`` (the caller parses the kid)."""
+        holder = self._holder
+        if holder is None:
+            return None
+        did = holder[1]
+        return did if kid == f"{did}#{did[8:]}" else None
 
     @property
     def offline(self) -> bool:
         return self._evidence.offline
+
+    def pinned_merchant_of(self, kid: str) -> str | None:
+        """The merchant DID whose key ``kid`` names, when the trust root pins that key under exactly
+        this kid (found without parsing the DID URL: the root checked it when it was loaded), else
+        ``None`` (the caller parses the kid)."""
+        root = self._root
+        owner, separator, _ = kid.partition("#")
+        if root is not None and separator and root.pins_signature_kid("merchant", owner, kid):
+            return owner
+        return None
 
     def merchant_key(self, kid: str, *, owner: str) -> ResolvedKey:
         root = self._root
@@ -338,7 +457,12 @@ class Anchors:
 
     def user_key(self, kid: str, *, owner: str) -> ResolvedKey:
         """The user's key names no trusted party: it is anchored only through the credential's cnf."""
-        return self._evidence.assertion_key(kid, owner=owner)
+        evidence, holder = self._evidence, self._holder
+        if holder is not None and type(evidence) is KeyMaterial and owner == holder[1]:
+            found = evidence.self_certified_as(kid, owner, holder[0])
+            if found is not None:
+                return found
+        return evidence.assertion_key(kid, owner=owner)
 
     def _anchored(
         self, root: TrustRoot, section: Literal["merchant", "issuer"], owner: str, kid: str
@@ -365,7 +489,14 @@ class Anchors:
     ) -> ResolvedKey:
         """The key the root pins, refused when the offline evidence carries another one under its kid."""
         pinned = _root_key(root, section, owner, kid)
-        if self._evidence.offline:
+        evidence = self._evidence
+        if evidence.offline:
+            if type(evidence) is KeyMaterial and evidence.carries_document(
+                pinned.owner, _pinned_document(root, section, pinned.owner)
+            ):
+                # The evidence carries the very document the root pinned (both parsed by the same
+                # offline resolver): it names this kid's key exactly as the root does, or not at all.
+                return pinned
             try:
                 carried = self._evidence.assertion_key(kid, owner=pinned.owner)
             except (UntrustedKeyError, InvalidInput, DocumentError):  # the evidence has no such key
@@ -402,6 +533,14 @@ _ROOT_KEYS: dict[tuple[int, str, str, str], tuple[TrustRoot, ResolvedKey]] = {}
 
 #: :meth:`Anchors._anchored` outcomes for an offline :class:`KeyMaterial` (see there).
 _CROSS_CHECKED: dict[tuple[int, int, str, str, str], tuple[TrustRoot, KeyMaterial, ResolvedKey]] = {}
+
+
+def _pinned_document(
+    root: TrustRoot, section: Literal["merchant", "issuer"], owner: str
+) -> Mapping[str, Any] | None:
+    """The raw DID document the root pins for ``owner`` (``None`` when it pins a JWK Set or a log)."""
+    entry = (root.merchants if section == "merchant" else root.issuers).get(owner)
+    return entry.did_document if entry is not None else None
 
 
 def _root_key(root: TrustRoot, section: Literal["merchant", "issuer"], owner: str, kid: str) -> ResolvedKey:

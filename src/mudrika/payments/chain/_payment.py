@@ -21,14 +21,16 @@ every KB claim separately (``user.kb.aud`` *and* ``user.kb.nonce`` can both be w
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Final, NamedTuple
 
 from mudrika.crypto import sdjwt
+from mudrika.crypto.b64url import b64url_encode
 from mudrika.crypto.jcs import canonicalize
 from mudrika.crypto.jose import KeyResolver, TrustedKey, header_kid
-from mudrika.crypto.keys import PublicKey
+from mudrika.crypto.keys import KeyType, PublicKey
 from mudrika.errors import InvalidInput, MudrikaError
 from mudrika.identity.methods import jwk as did_jwk
 from mudrika.identity.methods import key as did_key
@@ -43,7 +45,16 @@ from mudrika.payments.models import (
 )
 from mudrika.payments.report import Recorder, Texts, fingerprint, found, same_text
 
-__all__ = ["ISSUER_CHECKS", "KB_CHECKS", "PaymentFacts", "check_payment", "kb_nonce_key"]
+__all__ = [
+    "ISSUER_CHECKS",
+    "KB_CHECKS",
+    "PaymentFacts",
+    "Presented",
+    "check_payment",
+    "expected_holder",
+    "kb_nonce_key",
+    "read_presentation",
+]
 
 _MAX_JWK_MEMBERS: Final = 32
 _ISSUER_PARTY: Final = "issuer"
@@ -106,6 +117,36 @@ def _parties(ids: Collection[str]) -> list[tuple[str, str]]:
     return [(name, _ISSUER_PARTY if name.startswith("issuer.") else _USER_PARTY) for name in ids]
 
 
+Presented = tuple[sdjwt.ParsedSdJwt, sdjwt.UnverifiedIssuerPayload]
+"""The user's SD-JWT+KB split, and its issuer payload parsed (nothing verified yet)."""
+
+
+def read_presentation(payment: Received[PaymentMandate]) -> Presented | None:
+    """The payment's presentation split and its issuer payload parsed, or ``None`` when there is none
+    or it does not parse (the payment stage then reports why, in its own checks)."""
+    token = payment.model.user_authorization
+    if not isinstance(token, str) or not token:
+        return None
+    try:
+        parsed = sdjwt.parse(token)
+        return parsed, sdjwt.read_issuer_payload(parsed)
+    except MudrikaError:
+        return None
+
+
+def expected_holder(presented: Presented | None) -> PublicKey | None:
+    """The key the (unverified) credential binds in ``cnf.jwk``: a key to *compare* the intent's
+    signer with before the payment stage verifies the credential (see
+    :meth:`~mudrika.payments.chain._keys.Anchors.expect_holder`); ``None`` if it names no usable key."""
+    jwk = presented[1].holder_jwk if presented is not None else None
+    if jwk is None:
+        return None
+    try:
+        return _holder_key({"cnf": {"jwk": jwk}})[0].key
+    except MudrikaError:
+        return None
+
+
 def check_payment(
     rec: Recorder,
     payment: Received[PaymentMandate],
@@ -122,6 +163,7 @@ def check_payment(
     intent_mandate_hash: str,
     accept_legacy: bool,
     intent_signer_did: str | None,
+    presented: Presented | None = None,
 ) -> PaymentFacts | None:
     """The payment stage: no unsigned member, the SD-JWT VC (issuer trusted, signature, disclosures,
     time claims, vct, cnf, sub) and the key-binding JWT (every §7.3 step 5 claim, then
@@ -148,10 +190,12 @@ def check_payment(
         return None
     # §7.1 step 1 / §7.3 step 3: split into the issuer JWT, the Disclosures and the KB-JWT.
     try:
-        parsed = sdjwt.parse(token)
+        # ``presented``: this very token, split and parsed by read_presentation (when it parsed).
+        parsed, unverified = presented if presented is not None else (sdjwt.parse(token), None)
         # ``iss`` before the signature is checked: only to choose the key.  The parse is reused by
         # sdjwt.verify_issuer_jwt once the signature over these very bytes verified.
-        unverified = sdjwt.read_issuer_payload(parsed)
+        if unverified is None:
+            unverified = sdjwt.read_issuer_payload(parsed)
         claimed_iss = unverified.iss
     except MudrikaError as exc:
         rec.from_error("issuer.sdjwt.format", _ISSUER_PARTY, exc)
@@ -257,7 +301,7 @@ def _check_issuer(
         _ISSUER_PARTY,
         lambda: sdjwt.process_disclosures(verified, parsed),
         key=kid,
-        describe=lambda p: f"{len(p.disclosures)} disclosures, all referenced",
+        describe=lambda p: f"{len(p.decoded)} disclosures, all referenced",
     )
     if processed is None:
         rec.skip(_after("issuer.sdjwt.disclosures"), because="the disclosures did not verify")
@@ -319,7 +363,15 @@ def _check_issuer(
         code="holder_alg_not_allowed",
         key=holder.kid,
     )
-    _check_subject(rec, payload.get("sub"), "sub" in payload, cnf.key, intent_signer_did, key=kid)
+    _check_subject(
+        rec,
+        payload.get("sub"),
+        "sub" in payload,
+        cnf.key,
+        intent_signer_did,
+        key=kid,
+        did_key_of=rules.keys.did_key_of,
+    )
     if rec.last_not_passed != mark:
         return None
     return issuer_key, processed, holder
@@ -340,8 +392,24 @@ def _self_certified_key(did: str) -> object:
         return None
 
 
+def _is_did_key_of(did: str, key: PublicKey, did_key_of: Callable[[PublicKey], str] = did_key.create) -> bool:
+    """``did`` is the did:key of ``key``: encoding a key (a compression and a base58 encoding) is a
+    fraction of decoding one (a square root modulo p to decompress the point).  Exact for a match:
+    :func:`~mudrika.identity.methods.key.create` writes the one canonical form, which
+    :func:`~mudrika.identity.methods.key.decode` reads back as ``key``.  Any other DID (another key,
+    or a spelling this does not write) is decided by decoding it."""
+    return did.startswith("did:key:") and did_key_of(key) == did
+
+
 def _check_subject(
-    rec: Recorder, sub: Any, present: bool, holder: PublicKey, intent_signer_did: str | None, *, key: str
+    rec: Recorder,
+    sub: Any,
+    present: bool,
+    holder: PublicKey,
+    intent_signer_did: str | None,
+    *,
+    key: str,
+    did_key_of: Callable[[PublicKey], str] = did_key.create,
 ) -> None:
     """``sub`` means "the DID of the holder of cnf.jwk"; a sub that says otherwise is refused.
 
@@ -363,7 +431,9 @@ def _check_subject(
     how = "not a DID"
     if isinstance(sub, str) and sub.startswith(("did:key:", "did:jwk:")):
         method = sub[:8]
-        ok = len(sub) <= _MAX_SUB and _self_certified_key(sub) == holder
+        ok = len(sub) <= _MAX_SUB and (
+            _is_did_key_of(sub, holder, did_key_of) or _self_certified_key(sub) == holder
+        )
         how = f"{method}, its key is the cnf key" if ok else f"{method} of another key than cnf"
     elif isinstance(sub, str) and sub.startswith("did:"):
         ok = intent_signer_did is not None and sub == intent_signer_did
@@ -417,7 +487,26 @@ def _holder_key_by_members(members: tuple[tuple[str, str], ...]) -> tuple[Truste
 
 def _holder_key_of(jwk: dict[str, Any]) -> tuple[TrustedKey, str]:
     trusted = sdjwt.holder_key_from_cnf({"cnf": {"jwk": jwk}})
-    return trusted, trusted.key.thumbprint()
+    return trusted, _thumbprint_of(jwk, trusted.key)
+
+
+def _thumbprint_of(jwk: Mapping[str, Any], key: PublicKey) -> str:
+    """RFC 7638 thumbprint of the holder key, from the members of the JWK it was just built from.
+
+    Why: the key's own :meth:`~mudrika.crypto.keys.PublicKey.thumbprint` re-derives the members from
+    the parsed key (an OpenSSL export and two encodings).  Exact: the JWK import accepted ``x`` (and
+    ``y``) only as canonical unpadded base64url of exactly the coordinate length, which is what the
+    re-derivation writes; ``crv`` is the key's curve by the same import.  Any other key type takes
+    the key's own method.
+    """
+    kty = jwk.get("kty")
+    if kty == "EC" and key.key_type in (KeyType.P256, KeyType.SECP256K1):
+        members = f'{{"crv":"{jwk["crv"]}","kty":"EC","x":"{jwk["x"]}","y":"{jwk["y"]}"}}'
+    elif kty == "OKP" and key.key_type is KeyType.ED25519:
+        members = f'{{"crv":"Ed25519","kty":"OKP","x":"{jwk["x"]}"}}'
+    else:
+        return key.thumbprint()
+    return b64url_encode(hashlib.sha256(members.encode("ascii")).digest())
 
 
 def _check_key_binding(

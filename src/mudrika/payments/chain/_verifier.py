@@ -65,8 +65,11 @@ from mudrika.payments.chain._payment import (
     KB_CHECKS,
     LEGACY_STATEMENT,
     PaymentFacts,
+    Presented,
     check_payment,
+    expected_holder,
     kb_nonce_key,
+    read_presentation,
 )
 from mudrika.payments.chain._trust import Trust
 from mudrika.payments.credential_status import RecordedStatusList, StatusJudgement, judge_credential_status
@@ -280,6 +283,7 @@ class _TrustedChain:
         self.linked = False
         self.admitted: _Admitted | None = None
         self.status_judgement: StatusJudgement | None = None
+        self.presented: Presented | None = None
         self.status_unproven: str | None = None
 
     # (1) input ------------------------------------------------------------------------------------
@@ -363,6 +367,7 @@ class _TrustedChain:
             accept_legacy=p.trust.accept_legacy,
             intent_signer_did=intent_facts.user_did,
             rules=p.rules,
+            presented=self.presented,
         )
         return self.payment_facts
 
@@ -505,6 +510,12 @@ class _TrustedChain:
             self._skip_from(0, "a mandate did not parse")
             return
         intent_m, cart_m, payment_m = received
+        # The credential's cnf key, unverified, as the key the intent's signer is compared with
+        # (never trusted for it: Anchors.expect_holder); the parse is the payment stage's own.
+        self.presented = read_presentation(payment_m)
+        holder = expected_holder(self.presented)
+        if holder is not None:
+            self.policy.rules.keys.expect_holder(holder)
         intent_facts = self.admit_intent(intent_m)
         if intent_facts is None:
             self._skip_from(1, "the intent was not admitted")
@@ -545,9 +556,13 @@ class _TrustedChain:
             return None
         return status == "passed" and holder is not None and holder.anchored and signer.key == holder.key
 
-    def key_evidence(self) -> list[KeyEvidence]:
+    def key_evidence(self, *, thumbprints: bool = True) -> list[KeyEvidence]:
         """Every key the verdict rests on, by role; a party whose stage did not establish its key is
-        listed as not evaluated (``anchored=None``), never as anchored or unanchored."""
+        listed as not evaluated (``anchored=None``), never as anchored or unanchored.
+
+        ``thumbprints=False`` leaves the thumbprints empty: deciding whether the verdict is anchored
+        (:meth:`unanchored_because`) reads the roles, kids, provenances and anchoring only, and a
+        thumbprint is a hash per key that only a report shows."""
         keys: list[KeyEvidence] = []
         holder: ResolvedKey | None = None
         if self.payment_facts is not None:
@@ -568,7 +583,9 @@ class _TrustedChain:
                 note = "the cnf key of a credential the trust root anchors"
             elif anchored is None:
                 note = "anchored only as the credential's cnf key, which was not compared (an earlier stage failed)"
-            keys.append(_evidence("user (intent)", signer, anchored=anchored, note=note))
+            keys.append(
+                _evidence("user (intent)", signer, anchored=anchored, note=note, thumbprint=thumbprints)
+            )
         established = {
             "merchant": self.cart_facts.key if self.cart_facts is not None else None,
             "issuer": self.payment_facts.issuer_key if self.payment_facts is not None else None,
@@ -589,7 +606,9 @@ class _TrustedChain:
                     )
                 )
             else:
-                keys.append(_evidence(role, key, anchored=key.anchored, note=key.note))
+                keys.append(
+                    _evidence(role, key, anchored=key.anchored, note=key.note, thumbprint=thumbprints)
+                )
         if self.payment_facts is not None:
             status_key = status_key_evidence(
                 self.status_judgement, owner=self.payment_facts.issuer, role="issuer (status list)"
@@ -656,12 +675,14 @@ class _TrustedChain:
         )
 
 
-def _evidence(role: str, key: ResolvedKey, *, anchored: bool | None, note: str | None) -> KeyEvidence:
+def _evidence(
+    role: str, key: ResolvedKey, *, anchored: bool | None, note: str | None, thumbprint: bool = True
+) -> KeyEvidence:
     return KeyEvidence(
         role=role,
         owner=key.owner,
         kid=key.kid,
-        thumbprint=key.thumbprint,
+        thumbprint=key.thumbprint if thumbprint else "",
         provenance=key.provenance,
         anchored=anchored,
         note=note,
@@ -785,7 +806,11 @@ def verify_chain(
         status_lists=status_lists,
     )
     admitted = chain.admitted
-    if admitted is None or not chain.rec.all_passed or chain.unanchored_because(chain.key_evidence()):
+    if (
+        admitted is None
+        or not chain.rec.all_passed
+        or chain.unanchored_because(chain.key_evidence(thumbprints=False))
+    ):
         # Refused: the report (drawn now) raises the first failed check's typed error, or
         # ``unanchored``.  A report that raised nothing here could not have been complete.
         chain.report().raise_for_failure()

@@ -28,7 +28,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 from cryptography import x509
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
@@ -268,6 +268,11 @@ class TrustRoot(_Owned):
 
     _pins: dict[tuple[Section, str], OwnerPins] = PrivateAttr(default_factory=dict)
     _fingerprint: str = PrivateAttr(default="")
+    _algorithm_set: frozenset[str] = PrivateAttr(default=frozenset())
+    _status_rules: StatusRules | None = PrivateAttr(default=None)
+    #: (section, owner, kid exactly as a signature names it) -> the key :meth:`anchor` gives for it
+    #: under this root's own algorithms for ``assertionMethod``, for every pinned kid that anchors.
+    _signature_keys: dict[tuple[Section, str, str], AnchoredKey] = PrivateAttr(default_factory=dict)
 
     def model_post_init(self, context: Any, /) -> None:
         """Load every pinned key once; collect every problem instead of stopping at the first."""
@@ -295,6 +300,19 @@ class TrustRoot(_Owned):
                 code="bad_trust_root",
                 errors=problems,
             )
+        self._algorithm_set = frozenset(self.algorithms)
+        self._status_rules = self.status if self.status is not None else StatusRules()
+        # Every signing key the root pins, anchored now by the same rule anchor() applies: a root is
+        # immutable, so a verification that names one of these kids exactly finds its answer here
+        # instead of parsing the DID URL and walking the document again.
+        for (section, owner), pins in self._pins.items():
+            for kid in pins.kids:
+                try:
+                    self._signature_keys[(section, owner, kid)] = anchor_key(
+                        pins, kid, relationship="assertionMethod", algorithms=self._algorithm_set
+                    )
+                except MudrikaError:
+                    continue  # anchor() refuses it the same way when a signature names it
         # Computed once: every report quotes it, and canonicalising the root costs more than a check.
         document = self.model_dump(mode="json", exclude_none=True)
         self._fingerprint = "sha256:" + b64url_encode(hashlib.sha256(canonicalize(document)).digest())
@@ -303,11 +321,19 @@ class TrustRoot(_Owned):
     @property
     def status_rules(self) -> StatusRules:
         """The credential-status rules in force (the file's, else the defaults)."""
-        return self.status if self.status is not None else StatusRules()
+        rules: StatusRules | None = _private(self)["_status_rules"]
+        return rules if rules is not None else StatusRules()
 
     @property
     def algorithm_set(self) -> frozenset[str]:
-        return frozenset(self.algorithms)
+        algorithms: frozenset[str] = _private(self)["_algorithm_set"]
+        return algorithms
+
+    def pins_signature_kid(self, section: Section, owner: str, kid: str) -> bool:
+        """True when ``kid``, exactly as given, names a key this root pins for ``owner`` and that
+        key anchors for ``assertionMethod`` under the root's algorithms (a DID URL that passed the
+        anchoring rule when the root was loaded: no need to parse it again)."""
+        return (section, owner, kid) in _private(self)["_signature_keys"]
 
     @property
     def fingerprint(self) -> str:
@@ -342,7 +368,14 @@ class TrustRoot(_Owned):
         ``UntrustedKeyError`` ``not_in_trust_root`` when the root pins no such party, or the rule's
         own codes (``kid_not_owned``, ``kid_not_did_url``, ``not_authorised_for_purpose`` …).
         """
-        pins = self._pins.get((section, owner))
+        private = _private(self)
+        if relationship == "assertionMethod" and type(kid) is str:
+            loaded: frozenset[str] = private["_algorithm_set"]
+            if algorithms is loaded or algorithms == loaded:
+                anchored: AnchoredKey | None = private["_signature_keys"].get((section, owner, kid))
+                if anchored is not None:  # anchor_key's answer for these very arguments, from loading
+                    return anchored
+        pins: OwnerPins | None = private["_pins"].get((section, owner))
         if pins is None:
             raise UntrustedKeyError(
                 f"the trust root pins no {section} with this identifier",
@@ -387,6 +420,12 @@ class TrustRoot(_Owned):
     # -- writing -------------------------------------------------------------------------------------
     def to_json(self, *, indent: int | None = 2) -> str:
         return json.dumps(self.model_dump(mode="json", exclude_none=True), indent=indent, ensure_ascii=False)
+
+
+def _private(model: BaseModel) -> dict[str, Any]:
+    """The model's private attributes, read directly: what pydantic's ``__getattr__`` returns for a
+    private name, without its fallback machinery (a few microseconds a read, on every verification)."""
+    return cast(dict[str, Any], model.__pydantic_private__)
 
 
 def _absolute_kid(owner: str, kid: str) -> str:
