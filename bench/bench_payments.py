@@ -49,7 +49,7 @@ names one merchant DID).  Left alone: ``identity.document._LAYOUTS`` and
 again and again, so every cache hits; they are labelled so.  Receiving the three mandates from bytes
 is reported on its own line (in no row).  Method: bench/_timing.py (interleaved, median and min–max,
 ratios per repetition).  Each row states its throughput on one core beside the most the OpenSSL of
-this machine allows for its signature verifies (bench/_openssl.py).
+this machine allows for its signature verifies (bench/_ceiling.py).
 """
 
 from __future__ import annotations
@@ -76,6 +76,7 @@ from cryptography.hazmat.primitives.asymmetric import ec  # noqa: E402
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature  # noqa: E402
 from tests._support import ap2_v02  # noqa: E402
 
+from _ceiling import per_core_cell  # noqa: E402
 from _timing import Spread, fmt, measure, ratio, verdict  # noqa: E402
 from mudrika.crypto import sdjwt  # noqa: E402
 from mudrika.crypto.b64url import b64url_decode, b64url_encode  # noqa: E402
@@ -89,20 +90,6 @@ from mudrika.payments.models import receive_cart, receive_intent, receive_paymen
 from mudrika.payments.v02 import verify_v02  # noqa: E402
 from mudrika.stores.replay import MemoryReplayStore  # noqa: E402
 
-
-def _load_module(name: str, path: Path) -> Any:
-    """A script loaded by path under ``name`` (``_openssl`` is also the name of a module the
-    ``cryptography`` bindings register, so it is not imported by name)."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-per_core_cell = _load_module("mudrika_bench_openssl", ROOT / "bench" / "_openssl.py").per_core_cell
 _ES256 = ec.ECDSA(hashes.SHA256())
 _SIGNATURE_MEMBERS = ("user_authorization", "userAuthorization")
 _SD_SIZES = (1, 10, 100)
@@ -251,6 +238,17 @@ def _public(key_pair: Any) -> ec.EllipticCurvePublicKey:
     public = key_pair.public_key.to_cryptography()
     assert isinstance(public, ec.EllipticCurvePublicKey)
     return public
+
+
+def _load_module(name: str, path: Path) -> Any:
+    """A script loaded by path under ``name`` (the evidence builder is a fixture script, not a package)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def _load_builder() -> Any:
