@@ -29,10 +29,11 @@ Number model (RFC 8785 §3.2.2.3, I-JSON RFC 7493 §2.2): JSON has one number ty
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, NamedTuple
 
 from mudrika.crypto.b64url import b64url_encode
-from mudrika.crypto.jcs._parse import parse_strict
+from mudrika.crypto.frozenjson import freeze, freeze_encoder_ready
+from mudrika.crypto.jcs._parse import parse_strict, parse_strict_with_facts
 from mudrika.crypto.jcs._serialize import MAX_CANONICAL_DEPTH, MAX_SAFE_INTEGER, serialize
 
 __all__ = [
@@ -40,8 +41,10 @@ __all__ = [
     "DEFAULT_MAX_DEPTH",
     "MAX_CANONICAL_DEPTH",
     "MAX_SAFE_INTEGER",
+    "ReceivedJSON",
     "canonical_sha256",
     "canonicalize",
+    "loads_received",
     "loads_strict",
     "mandate_hash",
 ]
@@ -77,6 +80,35 @@ def loads_strict(
     input.  Numbers with a fraction or exponent become ``float``, others ``int`` (``-0`` is ``0``).
     """
     return parse_strict(raw, max_bytes=max_bytes, max_depth=max_depth)
+
+
+class ReceivedJSON(NamedTuple):
+    """One received document, parsed once: ``value`` as :func:`loads_strict` returns it (plain ``dict``/
+    ``list``, for validation and reading) and ``frozen``, its read-only copy (for hashing later)."""
+
+    value: Any
+    frozen: Any
+
+
+def loads_received(
+    raw: bytes | bytearray | memoryview | str,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> ReceivedJSON:
+    """:func:`loads_strict` (same limits and error codes), plus a read-only copy that hashes fast.
+
+    Why: a received object is hashed as received, so it is frozen once (mudrika.crypto.frozenjson);
+    and the strict parser, which already converts every number, also records whether the document is
+    one a compiled encoder writes as RFC 8785 with no preparation (mudrika.crypto.jcs._parse,
+    "Encoder-ready facts").  When it is, ``frozen`` is built from
+    :class:`~mudrika.crypto.frozenjson.EncoderReadyDict`/``EncoderReadyList``, and :func:`canonicalize`
+    and :func:`mandate_hash` hand it -- or any part of it -- straight to the encoder; otherwise it is
+    an ordinary frozen copy and they take their usual path.  The bytes are the same either way.
+    """
+    value, ready = parse_strict_with_facts(raw, max_bytes=max_bytes, max_depth=max_depth)
+    frozen = (freeze_encoder_ready if ready else freeze)(value, max_depth=max_depth)
+    return ReceivedJSON(value, frozen)
 
 
 def canonicalize(value: Any) -> bytes:
