@@ -43,7 +43,13 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from mudrika.crypto.frozenjson import FrozenJSONDict, freeze, thaw
-from mudrika.crypto.jcs import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, canonicalize, loads_received, mandate_hash
+from mudrika.crypto.jcs import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_DEPTH,
+    canonicalize,
+    loads_received,
+    mandate_hash,
+)
 from mudrika.errors import InvalidInput
 from mudrika.payments._time import parse_time
 from mudrika.payments._values import (

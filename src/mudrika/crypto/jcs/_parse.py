@@ -22,8 +22,8 @@ values", for the claim and why each condition below makes it true:
   (the number hook checks each one as it converts it);
 * no object has a key above U+FFFF beside another key (checked per object, and only when the text can
   hold such a character at all);
-* no string, decoded, holds ``.0`` followed by ``,`` ``]`` or ``}``: the text has no ``\u0020``-
-  ``\u007f`` escape (nothing printable is escaped into existence) and every ``.0`` that the text
+* no string, decoded, holds ``.0`` followed by ``,`` ``]`` or ``}``: the text escapes none of those
+  five characters (``\u002e`` and the like cannot spell them unseen) and every ``.0`` that the text
   holds before whitespace or a delimiter belongs to a number literal (counted by the number hook);
 * nesting stays within MAX_CANONICAL_DEPTH.
 
@@ -52,9 +52,8 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 # ".0" before whitespace or a delimiter: in a number literal, the end of "4.0"; elsewhere, a string.
 _DOT_ZERO_END = re.compile(r"\.0[ \t\n\r,\]}]")
-# An escape of a printable ASCII character (U+0020-U+007F): it could spell ".0," without the text
-# holding those characters, so such a document is never called encoder-ready.
-_PRINTABLE_ESCAPE = re.compile(r"\\u00[2-7]")
+# An escape of ".", "0", ",", "]" or "}": it could spell ".0," in a string without the text holding it.
+_DOT_ZERO_ESCAPE = re.compile(r"\\u00(?:2[cCeE]|30|5[dD]|7[dD])")
 # Strings (the unrolled-loop form stays linear on long strings).
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
 _TOKEN = re.compile(
@@ -191,7 +190,7 @@ def parse_strict_with_facts(
         recorder.floats_ready
         and recorder.keys_ready
         and (type(value) is dict or type(value) is list)
-        and not (escapes and _PRINTABLE_ESCAPE.search(text) is not None)
+        and not (escapes and _DOT_ZERO_ESCAPE.search(text) is not None)
         # Every ".0" in the text is counted (C speed) before the exact count runs: equal means none is
         # anything but the end of a "4.0"-style literal.
         and (text.count(".0") == dot_zeros or len(_DOT_ZERO_END.findall(text)) == dot_zeros)
