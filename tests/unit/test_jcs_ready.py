@@ -5,6 +5,7 @@ Hypothesis-generated documents; and the parser's readiness facts refuse every do
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import pickle
@@ -22,7 +23,7 @@ from hypothesis import strategies as st
 
 from mudrika.crypto.frozenjson import EncoderReadyDict, EncoderReadyList, FrozenJSONDict, FrozenJSONList
 from mudrika.crypto.jcs import _serialize as _jcs_serialize
-from mudrika.crypto.jcs import canonicalize, loads_received, loads_strict, mandate_hash
+from mudrika.crypto.jcs import canonical_sha256, canonicalize, loads_received, loads_strict, mandate_hash
 from mudrika.crypto.jcs._parse import parse_strict_with_facts
 from mudrika.crypto.jcs._serialize import ENCODERS, serialize_with
 from mudrika.errors import InvalidInput
@@ -38,8 +39,11 @@ def _general(value: Any) -> bytes:
 
 
 def _every_path(value: Any) -> list[bytes]:
-    """The bytes of ``value`` from canonicalize and from every compiled encoder's path."""
-    return [canonicalize(value), *(serialize_with(encoder, value) for encoder in ENCODERS)]
+    """The bytes of ``value`` from canonicalize and from every compiled encoder's path; the digest of
+    canonical_sha256 (which reads a ready value's text in pieces) is checked against them on the way."""
+    canonical = canonicalize(value)
+    assert canonical_sha256(value) == hashlib.sha256(canonical).digest()
+    return [canonical, *(serialize_with(encoder, value) for encoder in ENCODERS)]
 
 
 def _random_doubles(count: int, seed: int) -> list[float]:

@@ -28,13 +28,12 @@ Number model (RFC 8785 §3.2.2.3, I-JSON RFC 7493 §2.2): JSON has one number ty
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any, NamedTuple
 
 from mudrika.crypto.b64url import b64url_encode
 from mudrika.crypto.frozenjson import freeze, freeze_encoder_ready
 from mudrika.crypto.jcs._parse import parse_strict, parse_strict_with_facts
-from mudrika.crypto.jcs._serialize import MAX_CANONICAL_DEPTH, MAX_SAFE_INTEGER, serialize
+from mudrika.crypto.jcs._serialize import MAX_CANONICAL_DEPTH, MAX_SAFE_INTEGER, serialize, serialize_sha256
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -123,9 +122,9 @@ def canonicalize(value: Any) -> bytes:
 
 def canonical_sha256(value: Any) -> bytes:
     """SHA-256 digest of :func:`canonicalize` ``(value)``, for callers that need the raw 32 bytes."""
-    return hashlib.sha256(serialize(value)).digest()
+    return serialize_sha256(value)
 
 
 def mandate_hash(value: Any) -> str:
     """The AP2 hash H(x) of docs/payments.md: unpadded base64url of SHA-256 over the RFC 8785 bytes."""
-    return b64url_encode(hashlib.sha256(serialize(value)).digest())
+    return b64url_encode(serialize_sha256(value))
