@@ -365,3 +365,16 @@ def test_float_arrays_match_general_path_and_rfc8785(numbers: list[Any]) -> None
     assert _every_path({"n": numbers, "s": "x"}) == [rfc8785.dumps({"n": numbers, "s": "x"})] * (
         1 + len(ENCODERS)
     )
+
+
+@pytest.mark.parametrize("count", [3, 40, 2000])  # texts below and above the piece-copying threshold
+def test_digest_of_ready_text_read_in_pieces(count: int) -> None:
+    document = {
+        f"item{i:05d}": {"price": float(i % 7), "label": "x" * 40, "rate": 0.25 + i} for i in range(count)
+    }
+    received = loads_received(json.dumps(document))
+    assert type(received.frozen) is EncoderReadyDict
+    expected = rfc8785.dumps(document)
+    assert canonical_sha256(received.frozen) == hashlib.sha256(expected).digest()
+    assert mandate_hash(received.frozen) == mandate_hash(document)
+    assert _every_path(received.frozen) == [expected] * (1 + len(ENCODERS))

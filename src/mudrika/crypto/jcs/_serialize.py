@@ -1,21 +1,19 @@
-"""RFC 8785 serialisation of Python JSON values: a compiled encoder behind a strict pre-pass, and a general path.
+"""RFC 8785 serialisation of Python JSON values: a compiled encoder, reached three ways, and a general path.
 
-Why three pieces: the obvious recursive serialiser (the general path below) takes several times as long
-as the compiled encoders on the bench cart (bench/bench_jcs.py, docs/performance.md), and a mandate
-hash is computed on every request.
-A compiled encoder with sorted keys, compact separators and literal UTF-8 already produces RFC 8785
-bytes *except* in three places, and a cheap pre-pass (:func:`_prepare`) tells whether the value avoids
-all three.  Two compiled encoders are wired in (docs/adr/0004-orjson-behind-the-jcs-pre-pass.md):
-``orjson`` (``OPT_SORT_KEYS | OPT_STRICT_INTEGER``, bytes out) when it is installed, else ``json``'s C
-encoder (``sort_keys=True, separators=(",", ":"), ensure_ascii=False``); both are held byte-equal to
-the general path and to ``rfc8785`` by tests/unit/test_jcs_properties.py.  The three places:
+Why: the obvious recursive serialiser (the general path below) takes many times as long as the
+compiled encoders (bench/bench_jcs.py, docs/performance.md), and a mandate hash is computed on every
+request.  A compiled encoder with sorted keys, compact separators and literal UTF-8 already produces
+RFC 8785 bytes *except* in three places.  Two compiled encoders are wired in
+(docs/adr/0004-orjson-behind-the-jcs-pre-pass.md): ``orjson`` (``OPT_SORT_KEYS | OPT_STRICT_INTEGER``,
+bytes out) when it is installed, else ``json``'s C encoder (``sort_keys=True, separators=(",", ":"),
+ensure_ascii=False``); both are held byte-equal to the general path and to ``rfc8785`` by
+tests/unit/test_jcs_properties.py and tests/unit/test_jcs_ready.py.  The three places:
 
-1. numbers (§3.2.2.3): both encoders print a finite non-integral float like ECMAScript only inside
+1. numbers (§3.2.2.3): both encoders print a finite non-integral float like ECMAScript inside
    1e-4 <= |x| < 1e16 (``repr`` switches to exponent form below 1e-4 where ECMAScript waits until
-   1e-7; orjson writes ``1e-6``-style exponents and ``12.0``; every double >= 2^52 is integral).
-   Integral floats up to 2^53 are swapped for the equal ``int`` in a path copy (``12.0`` -> ``12``,
-   ``-0.0`` -> ``0``), which is exactly the ECMAScript form of such numbers; any other float sends the
-   value to the general path;
+   1e-7; orjson's exponent layout differs between its versions; every double >= 2^52 is integral),
+   and print an integral float as its integer's digits plus ``.0`` (``12.0``), which ECMAScript
+   writes without the ``.0``;
 2. strings (§3.2.2.2): both encoders escape exactly ``"``, ``\\`` and U+0000-U+001F, with the short
    forms ``\\b \\t \\n \\f \\r`` and lowercase ``\\u00xx`` for the rest, and write everything else
    literally -- the rule of §3.2.2.2 (checked for every code point in tests/unit/test_jcs.py);
@@ -23,11 +21,24 @@ the general path and to ``rfc8785`` by tests/unit/test_jcs_properties.py.  The t
    order), RFC 8785 by UTF-16 code unit.  The two orders differ only when a key holds a character above
    U+FFFF, so an object with such a key and a sibling key goes to the general path.
 
-Everything unusual (subclasses, tuples, non-string keys, unsupported types -- orjson would happily
-write a ``datetime``, ``UUID`` or ``Enum`` --, out-of-range integers, non-finite floats, deep nesting
-or reference cycles) also goes to the general path, which validates exactly and names the offending
-location in its error.  An encoder that still refuses a prepared value (a lone surrogate, orjson's own
-nesting limit of 255) sends it there too.
+The three ways in:
+
+* **ready values** (:class:`~mudrika.crypto.frozenjson.EncoderReadyDict`/``EncoderReadyList``, made by
+  :func:`mudrika.crypto.jcs.loads_received`): the strict parser saw every number, key and string of
+  the document and vouched that none of the three places is hit except integral floats, so the value
+  goes to the encoder untouched and only the ``.0`` of integral floats is removed from the bytes (see
+  "Ready values" below).  No Python walk over the value at all;
+* **the value walk** (:func:`_prepare_values`) for anything else -- values built by code, plain values
+  from ``loads_strict``: it copies a container only where something below it changes: integral floats
+  up to 2^53 become the equal ``int``; with orjson, a float outside the shortest-form range becomes an
+  ``orjson.Fragment`` holding its ECMAScript text (a numbers-only array becomes one Fragment for the
+  whole array), and a ready part becomes the Fragment of its ready text.  Without orjson such a float
+  sends the value to the general path;
+* **the general path** for everything unusual (subclasses, tuples, non-string keys, unsupported types
+  -- orjson would happily write a ``datetime``, ``UUID`` or ``Enum`` --, out-of-range integers,
+  non-finite floats, deep nesting or reference cycles, astral keys beside other keys): it validates
+  exactly and names the offending location in its error.  An encoder that still refuses a value (a
+  lone surrogate, orjson's own nesting limit of 255) sends it there too.
 """
 
 from __future__ import annotations
@@ -296,10 +307,11 @@ def serialize(value: Any) -> bytes:
 def serialize_sha256(value: Any) -> bytes:
     """SHA-256 of :func:`serialize` ``(value)``, without holding a second copy of the text for ready values.
 
-    A ready value's text is orjson's with the ``.0`` of integral floats removed; the digest reads the
-    pieces between those ``.0`` out of orjson's bytes -- as small copies for short texts (cheaper), as
-    views into it for long ones (no second copy) -- so the peak memory of a mandate hash stays near the
-    encoder's own (bench/bench_jcs.py measures both).  Everything else hashes serialize's bytes.
+    A ready value's text is orjson's with the ``.0`` of integral floats removed.  A short text is hashed
+    piece by piece between those ``.0`` (small copies, each freed at once); a long one chunk by chunk,
+    each chunk cut after a comma and fixed by one C-level substitution.  Either way the peak memory of
+    a mandate hash stays near the encoder's own (bench/bench_jcs.py measures both).  Everything else
+    hashes serialize's bytes.
     """
     t = type(value)
     if _fast is _via_orjson and (t is EncoderReadyDict or t is EncoderReadyList):
@@ -310,18 +322,25 @@ def serialize_sha256(value: Any) -> bytes:
         if b".0" not in out:
             return hashlib.sha256(out).digest()
         digest = hashlib.sha256()
-        source: bytes | memoryview = out if len(out) < _COPY_PIECES_BELOW else memoryview(out)
         done = 0
-        for match in _DOT_ZERO_BEFORE_DELIMITER.finditer(out):
-            start, end = match.span()
-            digest.update(source[done:start])
-            done = end
-        digest.update(source[done:])
+        if len(out) < _CHUNK:
+            for match in _DOT_ZERO_BEFORE_DELIMITER.finditer(out):
+                start, end = match.span()
+                digest.update(out[done:start])
+                done = end
+            digest.update(out[done:])
+        else:
+            view = memoryview(out)
+            while done < len(out):
+                # A ".0" to remove ends before its delimiter, so no match straddles a cut after a comma.
+                cut = out.find(b",", done + _CHUNK) + 1 or len(out)
+                digest.update(_DOT_ZERO_BEFORE_DELIMITER.sub(b"", view[done:cut]))
+                done = cut
         return digest.digest()
     return hashlib.sha256(serialize(value)).digest()
 
 
-_COPY_PIECES_BELOW = 65_536
+_CHUNK = 16_384
 
 
 def serialize_with(encoder: Encoder | None, value: Any) -> bytes:
