@@ -378,3 +378,22 @@ def test_digest_of_ready_text_read_in_pieces(count: int) -> None:
     assert canonical_sha256(received.frozen) == hashlib.sha256(expected).digest()
     assert mandate_hash(received.frozen) == mandate_hash(document)
     assert _every_path(received.frozen) == [expected] * (1 + len(ENCODERS))
+
+
+def test_a_parse_reentered_on_the_same_thread_keeps_its_own_facts() -> None:
+    """A parse started while this thread's recorder is mid-parse (a signal handler) must not reset it."""
+    from mudrika.crypto.jcs import _parse
+
+    recorder = _parse._recorder()
+    recorder.busy, recorder.floats_ready, recorder.dot_zero_literals = (
+        True,
+        False,
+        3,
+    )  # an outer parse's state
+    try:
+        assert parse_strict_with_facts(b"[1.5, 4.0]", max_bytes=100, max_depth=4) == ([1.5, 4.0], True)
+        assert parse_strict_with_facts(b"[1e-7]", max_bytes=100, max_depth=4) == ([1e-7], False)
+        assert (recorder.floats_ready, recorder.dot_zero_literals) == (False, 3)
+    finally:
+        recorder.busy = False
+    assert parse_strict_with_facts(b"[2.5]", max_bytes=100, max_depth=4) == ([2.5], True)

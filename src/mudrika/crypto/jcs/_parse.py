@@ -115,9 +115,10 @@ class _FactRecorder:
     the text can hold one.  ``floats_ready`` and ``dot_zero_literals`` are reset before every parse.
     """
 
-    __slots__ = ("astral_decoder", "decoder", "dot_zero_literals", "floats_ready", "keys_ready")
+    __slots__ = ("astral_decoder", "busy", "decoder", "dot_zero_literals", "floats_ready", "keys_ready")
 
     def __init__(self) -> None:
+        self.busy = False
         self.floats_ready = True
         self.keys_ready = True
         self.dot_zero_literals = 0
@@ -176,8 +177,18 @@ def parse_strict_with_facts(
     """:func:`parse_strict`, and whether the document is encoder-ready (see the module docstring)."""
     text, utf8 = _decode_with_utf8(raw, max_bytes)
     recorder = _recorder()
+    if recorder.busy:  # re-entered on this thread (a signal handler parsing): never share one's facts
+        recorder = _FactRecorder()
     recorder.floats_ready = recorder.keys_ready = True
     recorder.dot_zero_literals = 0
+    recorder.busy = True
+    try:
+        return _parse_recording(text, utf8, max_depth, recorder)
+    finally:
+        recorder.busy = False
+
+
+def _parse_recording(text: str, utf8: bytes, max_depth: int, recorder: _FactRecorder) -> tuple[Any, bool]:
     # Only a character above U+FFFF, written literally or as a surrogate-pair escape, can make key order
     # by code point (the encoders') differ from order by UTF-16 code unit (RFC 8785's).  In UTF-8 only
     # those characters start with a byte F0-F4 (one memchr each); the escape search is the one parsing

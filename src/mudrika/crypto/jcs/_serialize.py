@@ -323,7 +323,7 @@ def serialize_sha256(value: Any) -> bytes:
             return hashlib.sha256(out).digest()
         digest = hashlib.sha256()
         done = 0
-        if len(out) < _CHUNK:
+        if len(out) < _SHORT_TEXT:
             for match in _DOT_ZERO_BEFORE_DELIMITER.finditer(out):
                 start, end = match.span()
                 digest.update(out[done:start])
@@ -331,16 +331,17 @@ def serialize_sha256(value: Any) -> bytes:
             digest.update(out[done:])
         else:
             view = memoryview(out)
+            chunk = max(_SHORT_TEXT, len(out) >> 3)  # at most about an eighth of the text held twice
             while done < len(out):
                 # A ".0" to remove ends before its delimiter, so no match straddles a cut after a comma.
-                cut = out.find(b",", done + _CHUNK) + 1 or len(out)
+                cut = out.find(b",", done + chunk) + 1 or len(out)
                 digest.update(_DOT_ZERO_BEFORE_DELIMITER.sub(b"", view[done:cut]))
                 done = cut
         return digest.digest()
     return hashlib.sha256(serialize(value)).digest()
 
 
-_CHUNK = 16_384
+_SHORT_TEXT = 4096
 
 
 def serialize_with(encoder: Encoder | None, value: Any) -> bytes:
