@@ -242,7 +242,7 @@ def _hash_rows(shape: Shape, repetitions: int, scale: float) -> tuple[list[str],
     )
     memory_ratio = ours / theirs
     memory = [
-        f"| {shape.name} | {ours:,.0f} | {theirs:,.0f} | {memory_ratio:.2f} | ≤ {MEMORY_TARGET}× "
+        f"| {shape.name}: peak memory of one hash | {ours:,.0f} | {theirs:,.0f} | {memory_ratio:.2f} | ≤ {MEMORY_TARGET}× "
         f"| {'met' if memory_ratio <= MEMORY_TARGET else '**not met**'} |"
     ]
     return rows, memory
@@ -333,7 +333,7 @@ def main() -> None:
         "Peak memory of one hash (tracemalloc, bytes, median of 9 distinct documents): ours on the received "
         "copy against orjson with sorted keys on the same document.\n"
     )
-    print("| shape | ours peak | encoder's own peak | ratio | target | verdict |")
+    print("| shape | ours peak (B) | encoder's own peak (B) | ratio | target | verdict |")
     print("|---|---:|---:|---:|---|---|")
     print("\n".join(memory_rows))
     print()

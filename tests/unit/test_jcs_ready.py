@@ -121,7 +121,8 @@ def test_astral_keys_beside_other_keys_are_never_ready() -> None:
             assert not isinstance(received.frozen, _READY)
             assert _every_path(received.frozen) == [rfc8785.dumps(document)] * (1 + len(ENCODERS))
     # Alone in its object, or only in values, an astral character changes no order.
-    for document in ({"a": {"\U0001f600": 1}}, {"k": "\U0001f602", "b": "\U00010000"}):
+    alone: list[Any] = [{"a": {"\U0001f600": 1}}, {"k": "\U0001f602", "b": "\U00010000"}]
+    for document in alone:
         for ensure_ascii in (False, True):
             received = loads_received(json.dumps(document, ensure_ascii=ensure_ascii))
             assert type(received.frozen) is EncoderReadyDict
@@ -160,7 +161,15 @@ def test_twenty_thousand_random_doubles_through_every_shape() -> None:
 )  # fmt: skip
 def test_float_edges_outside_the_shortest_form_range(x: float) -> None:
     for value in (x, -x):
-        for document in ([value], [value, 1.5], {"v": value}, [value, "s"], [[value]], {"a": [value, None]}):
+        documents: list[Any] = [
+            [value],
+            [value, 1.5],
+            {"v": value},
+            [value, "s"],
+            [[value]],
+            {"a": [value, None]},
+        ]
+        for document in documents:
             expected = rfc8785.dumps(document)
             assert _every_path(document) == [expected] * (1 + len(ENCODERS))
             assert _every_path(loads_received(json.dumps(document)).frozen) == [expected] * (
@@ -369,7 +378,7 @@ def test_float_arrays_match_general_path_and_rfc8785(numbers: list[Any]) -> None
 
 @pytest.mark.parametrize("count", [3, 40, 2000])  # texts below and above the piece-copying threshold
 def test_digest_of_ready_text_read_in_pieces(count: int) -> None:
-    document = {
+    document: dict[str, Any] = {
         f"item{i:05d}": {"price": float(i % 7), "label": "x" * 40, "rate": 0.25 + i} for i in range(count)
     }
     received = loads_received(json.dumps(document))
@@ -397,3 +406,31 @@ def test_a_parse_reentered_on_the_same_thread_keeps_its_own_facts() -> None:
     finally:
         recorder.busy = False
     assert parse_strict_with_facts(b"[2.5]", max_bytes=100, max_depth=4) == ([2.5], True)
+
+
+def test_received_mandates_hash_alike_from_bytes_and_from_a_mapping() -> None:
+    """payments.receive keeps the ready copy as ``.raw``; every hash helper agrees with the Mapping path."""
+    from mudrika.payments.models import (
+        cart_contents_hash,
+        cart_mandate_hash,
+        intent_hash,
+        intent_mandate_hash,
+        receive_cart,
+        receive_intent,
+    )
+    from tests._support.paths import FIXTURES
+
+    contents = json.loads((FIXTURES / "ap2" / "cart_contents.json").read_text(encoding="utf-8"))
+    cart = {"contents": contents, "merchant_authorization": "h.p.s"}
+    from_bytes = receive_cart(json.dumps(cart).encode())
+    assert type(from_bytes.raw) is EncoderReadyDict
+    from_mapping = receive_cart(cart)
+    assert type(from_mapping.raw) is FrozenJSONDict
+    assert cart_contents_hash(from_bytes) == cart_contents_hash(from_mapping)
+    assert cart_mandate_hash(from_bytes) == cart_mandate_hash(from_mapping)
+    assert from_bytes.plain() == from_mapping.plain() == cart
+    intent = json.loads((FIXTURES / "ap2" / "intent_mandate.json").read_text(encoding="utf-8"))
+    intent["user_authorization"] = "h.p.s"
+    received = receive_intent(json.dumps(intent).encode())
+    assert intent_hash(received) == intent_hash(receive_intent(intent))
+    assert intent_mandate_hash(received) == intent_mandate_hash(receive_intent(intent))
