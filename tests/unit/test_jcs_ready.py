@@ -251,6 +251,10 @@ def test_deep_documents_are_ready_only_within_the_canonical_depth() -> None:
     ready = loads_received(shallow, max_depth=1000)
     assert type(ready.frozen) is EncoderReadyList
     assert _every_path(ready.frozen) == [_general(ready.value)] * (1 + len(ENCODERS))
+    # Ready but past orjson's own limit of 255 levels: orjson refuses, the general path writes it.
+    past_orjson = loads_received("[" * 300 + "4.0" + "]" * 300, max_depth=1000)
+    assert type(past_orjson.frozen) is EncoderReadyList
+    assert _every_path(past_orjson.frozen) == [b"[" * 300 + b"4" + b"]" * 300] * (1 + len(ENCODERS))
     # Deeper than 512 levels (the parser allows it here): not ready, whatever else holds.
     value, encoder_ready = parse_strict_with_facts(
         "[" * 600 + "4.5" + "]" * 600, max_bytes=10_000, max_depth=1000
