@@ -187,20 +187,21 @@ def _integral_dot_zero_removed(out: bytes) -> bytes:
 # form "d[.ddd]e+21" and up or "e-7" and down, no trailing zeros, no "-0" -- and a token it refuses is
 # rewritten by es_number_to_string.  That check does not depend on how an orjson version lays numbers
 # out; it depends only on orjson's digits being the shortest ones, as the fast path always has.
-# An array holding only numbers (and arrays of them, booleans) is written by one orjson call and its
-# tokens checked by one regex over that text (no string can be confused with a number there).
+# A flat array holding only numbers and booleans is written by one orjson call and its tokens checked
+# run by run over that text (no string can be confused with a number there).
 
 _ES_EXPONENT = rb"e(?:\+(?:[1-9][0-9][0-9]|2[1-9]|[3-9][0-9])|-(?:[1-9][0-9]{1,2}+|[7-9]))"  # e+21.., e-7..
 _ES_FRACTION = rb"\.[0-9]*+(?<=[1-9])"  # a fraction that does not end in 0
-_ES_NUMBER_TEXT = (
-    rb"(?:0|-?+(?:0\.0{0,5}+[1-9][0-9]*+(?<=[1-9])"  # -6 < n <= 0: "0." and at most five zeros
-    rb"|[1-9](?:" + _ES_FRACTION + rb"(?:" + _ES_EXPONENT + rb")?+"  # d.ddd or d.ddde+21
-    rb"|"
-    + _ES_EXPONENT  # de+21, de-7
-    + rb"|[0-9]{1,20}+(?:"
-    + _ES_FRACTION
-    + rb")?+"  # up to 21 integer digits, then a fraction
-    rb")?+))"
+_ES_NUMBER_TEXT = b"".join(
+    [
+        rb"(?:0|-?+(?:",
+        rb"0\.0{0,5}+[1-9][0-9]*+(?<=[1-9])",  # -6 < n <= 0: "0." and at most five zeros
+        rb"|[1-9](?:",
+        _ES_FRACTION + rb"(?:" + _ES_EXPONENT + rb")?+",  # d.ddd, or d.ddd in exponent form
+        rb"|" + _ES_EXPONENT,  # one digit in exponent form
+        rb"|[0-9]{1,20}+(?:" + _ES_FRACTION + rb")?+",  # up to 21 integer digits, then a fraction
+        rb")?+))",
+    ]
 )
 _ES_NUMBER = re.compile(_ES_NUMBER_TEXT)
 # The longest prefix of a flat array's text made of "[" or "," and a token in ECMAScript layout (or a
