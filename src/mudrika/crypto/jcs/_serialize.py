@@ -309,10 +309,11 @@ def serialize_sha256(value: Any) -> bytes:
     """SHA-256 of :func:`serialize` ``(value)``, without holding a second copy of the text for ready values.
 
     A ready value's text is orjson's with the ``.0`` of integral floats removed.  A short text is hashed
-    piece by piece between those ``.0`` (small copies, each freed at once); a long one chunk by chunk,
-    each chunk cut after a comma and fixed by one C-level substitution.  Either way the peak memory of
-    a mandate hash stays near the encoder's own (bench/bench_jcs.py measures both).  Everything else
-    hashes serialize's bytes.
+    piece by piece between those ``.0`` (one C-level split; the pieces add under 4 KB); a long one chunk
+    by chunk, each cut after a comma and fixed by one C-level substitution (a chunk is an eighth of the
+    text, or 4 KB), so at most one chunk is ever held twice.  Either
+    way the peak memory of a mandate hash stays near the encoder's own (bench/bench_jcs.py measures
+    both).  Everything else hashes serialize's bytes.
     """
     t = type(value)
     if _fast is _via_orjson and (t is EncoderReadyDict or t is EncoderReadyList):
@@ -323,16 +324,13 @@ def serialize_sha256(value: Any) -> bytes:
         if b".0" not in out:
             return hashlib.sha256(out).digest()
         digest = hashlib.sha256()
-        done = 0
         if len(out) < _SHORT_TEXT:
-            for match in _DOT_ZERO_BEFORE_DELIMITER.finditer(out):
-                start, end = match.span()
-                digest.update(out[done:start])
-                done = end
-            digest.update(out[done:])
+            for piece in _DOT_ZERO_BEFORE_DELIMITER.split(out):
+                digest.update(piece)
         else:
             view = memoryview(out)
-            chunk = max(_SHORT_TEXT, len(out) >> 3)  # at most about an eighth of the text held twice
+            chunk = max(_SHORT_TEXT, len(out) >> 3)
+            done = 0
             while done < len(out):
                 # A ".0" to remove ends before its delimiter, so no match straddles a cut after a comma.
                 cut = out.find(b",", done + chunk) + 1 or len(out)
