@@ -30,7 +30,7 @@ from typing import Any, Final, Literal
 
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
-from mudrika.crypto.jcs import canonicalize, loads_strict
+from mudrika.crypto.jcs import canonicalize, loads_received, loads_strict
 from mudrika.crypto.jose import TrustedKey, open_compact, parse_unverified_header, verify_compact, verify_jwt
 from mudrika.crypto.keys import KeyPair
 from mudrika.errors import InvalidInput, MudrikaError, UntrustedKeyError, VerificationError
@@ -148,8 +148,12 @@ def _jcs(data: bytes) -> object:
         raw = body.decode("utf-8", "surrogatepass") if _is_surrogate_utf8(body) else _text(body)
     elif mode == 3:
         raw = _text(body)
-    value = loads_strict(raw, max_depth=8 if mode == 1 else 64)
-    return canonicalize(value)
+    received = loads_received(raw, max_depth=8 if mode == 1 else 64)
+    canonical = canonicalize(received.value)
+    # The read-only copy may be encoder-ready (hashed with no pre-pass): it must give the same bytes.
+    if canonicalize(received.frozen) != canonical:
+        raise AssertionError("the encoder-ready copy canonicalises differently from the parsed value")
+    return canonical
 
 
 def _is_surrogate_utf8(body: bytes) -> bool:

@@ -19,7 +19,7 @@ from typing import Any, NoReturn, Self, SupportsIndex
 
 from mudrika.errors import InvalidInput
 
-__all__ = ["FrozenJSONDict", "FrozenJSONList", "freeze", "thaw"]
+__all__ = ["EncoderReadyDict", "EncoderReadyList", "FrozenJSONDict", "FrozenJSONList", "freeze", "thaw"]
 
 
 def _read_only(name: str) -> NoReturn:
@@ -117,22 +117,47 @@ class FrozenJSONList(_SelfCopying, list[Any]):
         return (FrozenJSONList, (list(self),))
 
 
+class EncoderReadyDict(FrozenJSONDict):
+    """A read-only JSON object from a document the strict parser vouched for (module docstring)."""
+
+    __slots__ = ()
+
+
+class EncoderReadyList(FrozenJSONList):
+    """A read-only JSON array from a document the strict parser vouched for (module docstring)."""
+
+    __slots__ = ()
+
+
 def freeze(value: Any, *, max_depth: int) -> Any:
     """Deep-copy a JSON value (already checked to be JSON) into read-only containers.
 
     ``max_depth`` counts containers like :func:`mudrika.crypto.jcs.loads_strict` does (the top-level
     container is depth 1); deeper input is ``InvalidInput(code="too_deep")``.
     """
-    return _freeze(value, 1, max_depth)
+    return _freeze(value, 1, max_depth, FrozenJSONDict, FrozenJSONList)
 
 
-def _freeze(value: Any, depth: int, max_depth: int) -> Any:
+def freeze_encoder_ready(value: Any, *, max_depth: int) -> Any:
+    """:func:`freeze` into :class:`EncoderReadyDict`/:class:`EncoderReadyList`.
+
+    For :mod:`mudrika.crypto.jcs` only, on a value its strict parser has just found encoder-ready:
+    the type is the claim, and canonicalisation trusts it without looking.
+    """
+    return _freeze(value, 1, max_depth, EncoderReadyDict, EncoderReadyList)
+
+
+def _freeze(
+    value: Any, depth: int, max_depth: int, dict_type: type[FrozenJSONDict], list_type: type[FrozenJSONList]
+) -> Any:
     if isinstance(value, dict):
         _check_depth(depth, max_depth)
-        return FrozenJSONDict({key: _freeze(item, depth + 1, max_depth) for key, item in value.items()})
+        return dict_type(
+            {key: _freeze(item, depth + 1, max_depth, dict_type, list_type) for key, item in value.items()}
+        )
     if isinstance(value, list | tuple):
         _check_depth(depth, max_depth)
-        return FrozenJSONList(_freeze(item, depth + 1, max_depth) for item in value)
+        return list_type(_freeze(item, depth + 1, max_depth, dict_type, list_type) for item in value)
     return value
 
 

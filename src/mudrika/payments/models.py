@@ -43,7 +43,13 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from mudrika.crypto.frozenjson import FrozenJSONDict, freeze, thaw
-from mudrika.crypto.jcs import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, canonicalize, loads_strict, mandate_hash
+from mudrika.crypto.jcs import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_DEPTH,
+    canonicalize,
+    loads_received,
+    mandate_hash,
+)
 from mudrika.errors import InvalidInput
 from mudrika.payments._time import parse_time
 from mudrika.payments._values import (
@@ -401,14 +407,16 @@ class Received(Generic[M]):
 
 
 def _from_json_value(
-    model_type: type[M], value: Any, *, max_bytes: int, max_depth: int, checked: bool
+    model_type: type[M], value: Any, *, max_bytes: int, max_depth: int, frozen: Any
 ) -> Received[M]:
+    """``frozen`` is the read-only copy :func:`loads_received` made of ``value``, or None (``value`` came
+    from the caller already parsed and is checked and copied here)."""
     if not isinstance(value, Mapping):
         raise InvalidInput(
             f"{model_type.__name__} must be a JSON object", code="not_an_object", type=model_type.__name__
         )
-    if checked:
-        plain = cast("dict[str, Any]", value)  # fresh from loads_strict: nobody else holds it
+    if frozen is not None:
+        plain = cast("dict[str, Any]", value)  # fresh from the strict parser: nobody else holds it
     else:
         # Already-parsed input may hold anything; canonicalising it checks that it is I-JSON
         # (string keys, finite numbers, safe integers, no lone surrogates, no cycles) and measures
@@ -419,12 +427,12 @@ def _from_json_value(
                 f"JSON document larger than {max_bytes} bytes", code="too_large", limit=max_bytes
             )
         plain = thaw(top)
-    raw = freeze(plain, max_depth=max_depth)
+        frozen = freeze(plain, max_depth=max_depth)
     try:
         model = model_type.model_validate(plain)
     except ValidationError as exc:
         raise _schema_error(model_type, exc) from None
-    return Received(model=model, raw=raw)
+    return Received(model=model, raw=frozen)
 
 
 def _schema_error(model_type: type[Ap2Model], exc: ValidationError) -> InvalidInput:
@@ -459,17 +467,21 @@ def receive(
 ) -> Received[M]:
     """Parse (strictly) and validate one AP2 object received from a peer.
 
-    ``bytes``/``str`` go through :func:`mudrika.crypto.jcs.loads_strict` (duplicate keys, lone
-    surrogates, NaN/Infinity, unsafe integers, too deep or too large are refused).  A ``Mapping`` is
+    ``bytes``/``str`` go through :func:`mudrika.crypto.jcs.loads_received` (the rules of
+    ``loads_strict``: duplicate keys, lone surrogates, NaN/Infinity, unsafe integers, too deep or too
+    large are refused; its read-only copy becomes :attr:`Received.raw` and hashes without a pre-pass
+    when the parser found it encoder-ready).  A ``Mapping`` is
     taken as already-parsed JSON: it is checked to be I-JSON and within the same limits, then
     deep-copied.  Raises :class:`~mudrika.errors.InvalidInput`: the parser's codes, ``not_an_object``,
     ``too_large``, ``too_deep`` or ``schema_mismatch`` (``errors`` lists ``loc``/``type``/``msg`` of
     every violation, never the offending values).
     """
     if isinstance(raw, bytes | bytearray | str):
-        value = loads_strict(raw, max_bytes=max_bytes, max_depth=max_depth)
-        return _from_json_value(model_type, value, max_bytes=max_bytes, max_depth=max_depth, checked=True)
-    return _from_json_value(model_type, raw, max_bytes=max_bytes, max_depth=max_depth, checked=False)
+        received = loads_received(raw, max_bytes=max_bytes, max_depth=max_depth)
+        return _from_json_value(
+            model_type, received.value, max_bytes=max_bytes, max_depth=max_depth, frozen=received.frozen
+        )
+    return _from_json_value(model_type, raw, max_bytes=max_bytes, max_depth=max_depth, frozen=None)
 
 
 def receive_intent(

@@ -28,20 +28,22 @@ Number model (RFC 8785 §3.2.2.3, I-JSON RFC 7493 §2.2): JSON has one number ty
 
 from __future__ import annotations
 
-import hashlib
-from typing import Any
+from typing import Any, NamedTuple
 
 from mudrika.crypto.b64url import b64url_encode
-from mudrika.crypto.jcs._parse import parse_strict
-from mudrika.crypto.jcs._serialize import MAX_CANONICAL_DEPTH, MAX_SAFE_INTEGER, serialize
+from mudrika.crypto.frozenjson import freeze, freeze_encoder_ready
+from mudrika.crypto.jcs._parse import parse_strict, parse_strict_with_facts
+from mudrika.crypto.jcs._serialize import MAX_CANONICAL_DEPTH, MAX_SAFE_INTEGER, serialize, serialize_sha256
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_DEPTH",
     "MAX_CANONICAL_DEPTH",
     "MAX_SAFE_INTEGER",
+    "ReceivedJSON",
     "canonical_sha256",
     "canonicalize",
+    "loads_received",
     "loads_strict",
     "mandate_hash",
 ]
@@ -79,6 +81,35 @@ def loads_strict(
     return parse_strict(raw, max_bytes=max_bytes, max_depth=max_depth)
 
 
+class ReceivedJSON(NamedTuple):
+    """One received document, parsed once: ``value`` as :func:`loads_strict` returns it (plain ``dict``/
+    ``list``, for validation and reading) and ``frozen``, its read-only copy (for hashing later)."""
+
+    value: Any
+    frozen: Any
+
+
+def loads_received(
+    raw: bytes | bytearray | memoryview | str,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> ReceivedJSON:
+    """:func:`loads_strict` (same limits and error codes), plus a read-only copy that hashes fast.
+
+    Why: a received object is hashed as received, so it is frozen once (mudrika.crypto.frozenjson);
+    and the strict parser, which already converts every number, also records whether the document is
+    one a compiled encoder writes as RFC 8785 with no preparation (mudrika.crypto.jcs._parse,
+    "Encoder-ready facts").  When it is, ``frozen`` is built from
+    :class:`~mudrika.crypto.frozenjson.EncoderReadyDict`/``EncoderReadyList``, and :func:`canonicalize`
+    and :func:`mandate_hash` hand it -- or any part of it -- straight to the encoder; otherwise it is
+    an ordinary frozen copy and they take their usual path.  The bytes are the same either way.
+    """
+    value, ready = parse_strict_with_facts(raw, max_bytes=max_bytes, max_depth=max_depth)
+    frozen = (freeze_encoder_ready if ready else freeze)(value, max_depth=max_depth)
+    return ReceivedJSON(value, frozen)
+
+
 def canonicalize(value: Any) -> bytes:
     """Return the RFC 8785 canonical UTF-8 bytes of a JSON value (see the module docstring for types).
 
@@ -91,9 +122,9 @@ def canonicalize(value: Any) -> bytes:
 
 def canonical_sha256(value: Any) -> bytes:
     """SHA-256 digest of :func:`canonicalize` ``(value)``, for callers that need the raw 32 bytes."""
-    return hashlib.sha256(serialize(value)).digest()
+    return serialize_sha256(value)
 
 
 def mandate_hash(value: Any) -> str:
     """The AP2 hash H(x) of docs/payments.md: unpadded base64url of SHA-256 over the RFC 8785 bytes."""
-    return b64url_encode(hashlib.sha256(serialize(value)).digest())
+    return b64url_encode(serialize_sha256(value))

@@ -11,6 +11,24 @@ value, and cheap whole-text counts decide whether that measurement and the lone-
 needed at all.  Positions are worked out only on the error path, by
 :func:`locate`, a small tokenizer that re-reads the text and finds the first offending token of the
 reported kind.
+
+Encoder-ready facts (:func:`parse_strict_with_facts`, for values that will be frozen and hashed): the
+parser already sees every number and can look at the whole text at C speed, so it also records whether
+the document is one a compiled encoder (orjson, or ``json``'s C encoder) writes as RFC 8785 once the
+``.0`` of its integral floats is dropped from the output -- see mudrika.crypto.jcs._serialize, "Ready
+values", for the claim and why each condition below makes it true:
+
+* every float is either non-integral with 1e-4 <= |x| < 1e16, or integral with |x| < 1e16 and not -0.0
+  (the number hook checks each one as it converts it);
+* no object has a key above U+FFFF beside another key (checked per object, and only when the text can
+  hold such a character at all);
+* no string, decoded, holds ``.0`` followed by ``,`` ``]`` or ``}``: the text escapes none of those
+  five characters (``\u002e`` and the like cannot spell them unseen) and every ``.0`` that the text
+  holds before whitespace or a delimiter belongs to a number literal (counted by the number hook);
+* nesting stays within MAX_CANONICAL_DEPTH.
+
+The hooks keep these facts in per-thread state (one recording decoder per thread, reset per call), so
+parsing on several threads at once never mixes them up; :func:`parse_strict` keeps the stateless hooks.
 """
 
 from __future__ import annotations
@@ -18,18 +36,24 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from collections import Counter
 from typing import Any, NoReturn
 
-from mudrika.crypto.jcs._serialize import MAX_SAFE_INTEGER, short_text
+from mudrika.crypto.jcs._serialize import MAX_CANONICAL_DEPTH, MAX_SAFE_INTEGER, short_text
 from mudrika.errors import InvalidInput
 
-__all__ = ["parse_strict"]
+__all__ = ["parse_strict", "parse_strict_with_facts"]
 
 _BOM = "\ufeff"
 # \uD800-\uDFFF escapes: only text containing one can decode to a lone surrogate.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+# ".0" before whitespace or a delimiter: in a number literal, the end of "4.0"; elsewhere, a string.
+_DOT_ZERO_END = re.compile(r"\.0[ \t\n\r,\]}]")
+# An escape of ".", "0", ",", "]" or "}": it could spell ".0," in a string without the text holding it.
+_DOT_ZERO_ESCAPE = re.compile(r"\\u00(?:2[cCeE]|30|5[dD]|7[dD])")
 # Strings (the unrolled-loop form stays linear on long strings).
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
 _TOKEN = re.compile(
@@ -84,9 +108,119 @@ _DECODER = json.JSONDecoder(
 )
 
 
+class _FactRecorder:
+    """One thread's decoders whose hooks also record the encoder-ready facts of the document being parsed.
+
+    Two decoders: the second also checks object keys for characters above U+FFFF, and is used only when
+    the text can hold one.  ``floats_ready`` and ``dot_zero_literals`` are reset before every parse.
+    """
+
+    __slots__ = ("astral_decoder", "busy", "decoder", "dot_zero_literals", "floats_ready", "keys_ready")
+
+    def __init__(self) -> None:
+        self.busy = False
+        self.floats_ready = True
+        self.keys_ready = True
+        self.dot_zero_literals = 0
+
+        def record_float(text: str) -> float:
+            value = float(text)
+            if value.is_integer():
+                if not -1e16 < value < 1e16 or (value == 0.0 and text[0] == "-"):
+                    self.floats_ready = False  # 1e16 and up print in exponent form; -0.0 as "-0.0"
+                elif text[-2:] == ".0":
+                    self.dot_zero_literals += 1
+            elif not (1e-4 <= value < 1e16 or -1e16 < value <= -1e-4):
+                if math.isinf(value):
+                    raise _Reject(
+                        "non_finite_number", "number too large for a double (it would become infinite)"
+                    )
+                self.floats_ready = False
+            return value
+
+        def record_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+            obj = _object(pairs)
+            if len(obj) > 1 and _ASTRAL.search("".join(obj)) is not None:
+                self.keys_ready = False
+            return obj
+
+        self.decoder = json.JSONDecoder(
+            object_pairs_hook=_object, parse_constant=_constant, parse_int=_int, parse_float=record_float
+        )
+        self.astral_decoder = json.JSONDecoder(
+            object_pairs_hook=record_object,
+            parse_constant=_constant,
+            parse_int=_int,
+            parse_float=record_float,
+        )
+
+
+_THREAD = threading.local()
+
+
+def _recorder() -> _FactRecorder:
+    recorder: _FactRecorder | None = getattr(_THREAD, "recorder", None)
+    if recorder is None:
+        recorder = _THREAD.recorder = _FactRecorder()
+    return recorder
+
+
 def parse_strict(raw: bytes | bytearray | memoryview | str, *, max_bytes: int, max_depth: int) -> Any:
     """Decode ``raw`` (UTF-8 bytes or text) into Python JSON values, refusing every ambiguity."""
     text = _decode(raw, max_bytes)
+    return _parse(text, max_depth, _DECODER)
+
+
+def parse_strict_with_facts(
+    raw: bytes | bytearray | memoryview | str, *, max_bytes: int, max_depth: int
+) -> tuple[Any, bool]:
+    """:func:`parse_strict`, and whether the document is encoder-ready (see the module docstring)."""
+    text, utf8 = _decode_with_utf8(raw, max_bytes)
+    recorder = _recorder()
+    if recorder.busy:  # re-entered on this thread (a signal handler parsing): never share one's facts
+        recorder = _FactRecorder()
+    recorder.floats_ready = recorder.keys_ready = True
+    recorder.dot_zero_literals = 0
+    recorder.busy = True
+    try:
+        return _parse_recording(text, utf8, max_depth, recorder)
+    finally:
+        recorder.busy = False
+
+
+def _parse_recording(text: str, utf8: bytes, max_depth: int, recorder: _FactRecorder) -> tuple[Any, bool]:
+    # Only a character above U+FFFF, written literally or as a surrogate-pair escape, can make key order
+    # by code point (the encoders') differ from order by UTF-16 code unit (RFC 8785's).  In UTF-8 only
+    # those characters start with a byte F0-F4 (one memchr each); the escape search is the one parsing
+    # runs anyway for lone surrogates.
+    escapes = "\\u" in text
+    may_be_astral = _has_astral_utf8(utf8) or (escapes and _SURROGATE_ESCAPE.search(text) is not None)
+    value = _parse(text, max_depth, recorder.astral_decoder if may_be_astral else recorder.decoder)
+    dot_zeros = recorder.dot_zero_literals
+    ready = (
+        recorder.floats_ready
+        and recorder.keys_ready
+        and (type(value) is dict or type(value) is list)
+        and not (escapes and _DOT_ZERO_ESCAPE.search(text) is not None)
+        # Every ".0" in the text is counted (C speed) before the exact count runs: equal means none is
+        # anything but the end of a "4.0"-style literal.
+        and (text.count(".0") == dot_zeros or len(_DOT_ZERO_END.findall(text)) == dot_zeros)
+        and (
+            max_depth <= MAX_CANONICAL_DEPTH
+            or text.count("[") + text.count("{") <= MAX_CANONICAL_DEPTH
+            or not _deeper_than(value, MAX_CANONICAL_DEPTH)
+        )
+    )
+    return value, ready
+
+
+def _has_astral_utf8(data: bytes) -> bool:
+    return not data.isascii() and (
+        b"\xf0" in data or b"\xf1" in data or b"\xf2" in data or b"\xf3" in data or b"\xf4" in data
+    )
+
+
+def _parse(text: str, max_depth: int, decoder: json.JSONDecoder) -> Any:
     # Parse first, then check the depth.  The C scanner guards its own recursion (a document nested
     # past the interpreter's recursion limit raises RecursionError, mapped to too_deep below), and the
     # size cap has already bounded the work, so nothing needs measuring before the parse.  Counting
@@ -94,7 +228,7 @@ def parse_strict(raw: bytes | bytearray | memoryview | str, *, max_bytes: int, m
     # whether the parsed value needs measuring at all.
     may_be_deep = text.count("[") + text.count("{") > max_depth
     try:
-        value = _DECODER.decode(text)
+        value = decoder.decode(text)
     except _Reject as exc:
         _raise_too_deep_first(text, max_depth, may_be_deep)
         _raise(exc.code, exc.detail, text, locate(text, exc.code, max_depth=max_depth))
@@ -152,23 +286,28 @@ def _deeper_than(value: Any, max_depth: int) -> bool:
 
 def _decode(raw: bytes | bytearray | memoryview | str, max_bytes: int) -> str:
     """Size cap first (before any work), then exact UTF-8 (RFC 8259 §8.1) without a byte order mark."""
+    return _decode_with_utf8(raw, max_bytes)[0]
+
+
+def _decode_with_utf8(raw: bytes | bytearray | memoryview | str, max_bytes: int) -> tuple[str, bytes]:
+    """:func:`_decode`, and the UTF-8 bytes it checked (the input, or the encoding the size cap needed)."""
     if isinstance(raw, str):
         # A str's UTF-8 length is at least its length: the cheap test runs before any encoding.
         if len(raw) > max_bytes:
             _too_large(max_bytes)
         try:
-            size = len(raw.encode("utf-8"))
+            utf8 = raw.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise InvalidInput(
                 f"text contains an unpaired surrogate code point at character {exc.start}; it is not Unicode",
                 code="bad_encoding",
                 offset=exc.start,
             ) from None
-        if size > max_bytes:
+        if len(utf8) > max_bytes:
             _too_large(max_bytes)
         if raw.startswith(_BOM):
             _bad_bom()
-        return raw
+        return raw, utf8
     if not isinstance(raw, bytes | bytearray | memoryview):
         raise TypeError(f"loads_strict takes bytes or str, not {type(raw).__name__}")
     if len(raw) > max_bytes or (isinstance(raw, memoryview) and raw.nbytes > max_bytes):
@@ -181,7 +320,7 @@ def _decode(raw: bytes | bytearray | memoryview | str, max_bytes: int) -> str:
             "JSON text must be UTF-8 (this looks like UTF-16 or UTF-32)", code="bad_encoding", offset=0
         )
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8"), data
     except UnicodeDecodeError as exc:
         raise InvalidInput(
             f"invalid UTF-8 at byte offset {exc.start}", code="bad_encoding", offset=exc.start

@@ -1,21 +1,19 @@
-"""RFC 8785 serialisation of Python JSON values: a compiled encoder behind a strict pre-pass, and a general path.
+"""RFC 8785 serialisation of Python JSON values: a compiled encoder, reached three ways, and a general path.
 
-Why three pieces: the obvious recursive serialiser (the general path below) takes several times as long
-as the compiled encoders on the bench cart (bench/bench_jcs.py, docs/performance.md), and a mandate
-hash is computed on every request.
-A compiled encoder with sorted keys, compact separators and literal UTF-8 already produces RFC 8785
-bytes *except* in three places, and a cheap pre-pass (:func:`_prepare`) tells whether the value avoids
-all three.  Two compiled encoders are wired in (docs/adr/0004-orjson-behind-the-jcs-pre-pass.md):
-``orjson`` (``OPT_SORT_KEYS | OPT_STRICT_INTEGER``, bytes out) when it is installed, else ``json``'s C
-encoder (``sort_keys=True, separators=(",", ":"), ensure_ascii=False``); both are held byte-equal to
-the general path and to ``rfc8785`` by tests/unit/test_jcs_properties.py.  The three places:
+Why: the obvious recursive serialiser (the general path below) takes many times as long as the
+compiled encoders (bench/bench_jcs.py, docs/performance.md), and a mandate hash is computed on every
+request.  A compiled encoder with sorted keys, compact separators and literal UTF-8 already produces
+RFC 8785 bytes *except* in three places.  Two compiled encoders are wired in
+(docs/adr/0004-orjson-behind-the-jcs-pre-pass.md): ``orjson`` (``OPT_SORT_KEYS | OPT_STRICT_INTEGER``,
+bytes out) when it is installed, else ``json``'s C encoder (``sort_keys=True, separators=(",", ":"),
+ensure_ascii=False``); both are held byte-equal to the general path and to ``rfc8785`` by
+tests/unit/test_jcs_properties.py and tests/unit/test_jcs_ready.py.  The three places:
 
-1. numbers (§3.2.2.3): both encoders print a finite non-integral float like ECMAScript only inside
+1. numbers (§3.2.2.3): both encoders print a finite non-integral float like ECMAScript inside
    1e-4 <= |x| < 1e16 (``repr`` switches to exponent form below 1e-4 where ECMAScript waits until
-   1e-7; orjson writes ``1e-6``-style exponents and ``12.0``; every double >= 2^52 is integral).
-   Integral floats up to 2^53 are swapped for the equal ``int`` in a path copy (``12.0`` -> ``12``,
-   ``-0.0`` -> ``0``), which is exactly the ECMAScript form of such numbers; any other float sends the
-   value to the general path;
+   1e-7; orjson's exponent layout differs between its versions; every double >= 2^52 is integral),
+   and print an integral float as its integer's digits plus ``.0`` (``12.0``), which ECMAScript
+   writes without the ``.0``;
 2. strings (§3.2.2.2): both encoders escape exactly ``"``, ``\\`` and U+0000-U+001F, with the short
    forms ``\\b \\t \\n \\f \\r`` and lowercase ``\\u00xx`` for the rest, and write everything else
    literally -- the rule of §3.2.2.2 (checked for every code point in tests/unit/test_jcs.py);
@@ -23,15 +21,29 @@ the general path and to ``rfc8785`` by tests/unit/test_jcs_properties.py.  The t
    order), RFC 8785 by UTF-16 code unit.  The two orders differ only when a key holds a character above
    U+FFFF, so an object with such a key and a sibling key goes to the general path.
 
-Everything unusual (subclasses, tuples, non-string keys, unsupported types -- orjson would happily
-write a ``datetime``, ``UUID`` or ``Enum`` --, out-of-range integers, non-finite floats, deep nesting
-or reference cycles) also goes to the general path, which validates exactly and names the offending
-location in its error.  An encoder that still refuses a prepared value (a lone surrogate, orjson's own
-nesting limit of 255) sends it there too.
+The three ways in:
+
+* **ready values** (:class:`~mudrika.crypto.frozenjson.EncoderReadyDict`/``EncoderReadyList``, made by
+  :func:`mudrika.crypto.jcs.loads_received`): the strict parser saw every number, key and string of
+  the document and vouched that none of the three places is hit except integral floats, so the value
+  goes to the encoder untouched and only the ``.0`` of integral floats is removed from the bytes (see
+  "Ready values" below).  No Python walk over the value at all;
+* **the value walk** (:func:`_prepare_values`) for anything else -- values built by code, plain values
+  from ``loads_strict``: it copies a container only where something below it changes: integral floats
+  up to 2^53 become the equal ``int``; with orjson, a float outside the shortest-form range becomes an
+  ``orjson.Fragment`` holding its ECMAScript text (a numbers-only array becomes one Fragment for the
+  whole array), and a ready part becomes the Fragment of its ready text.  Without orjson such a float
+  sends the value to the general path;
+* **the general path** for everything unusual (subclasses, tuples, non-string keys, unsupported types
+  -- orjson would happily write a ``datetime``, ``UUID`` or ``Enum`` --, out-of-range integers,
+  non-finite floats, deep nesting or reference cycles, astral keys beside other keys): it validates
+  exactly and names the offending location in its error.  An encoder that still refuses a value (a
+  lone surrogate, orjson's own nesting limit of 255) sends it there too.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -40,7 +52,7 @@ from itertools import chain
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Final, Literal
 
-from mudrika.crypto.frozenjson import FrozenJSONDict, FrozenJSONList
+from mudrika.crypto.frozenjson import EncoderReadyDict, EncoderReadyList, FrozenJSONDict, FrozenJSONList
 from mudrika.crypto.jcs._number import es_number_to_string
 from mudrika.errors import InvalidInput
 
@@ -51,6 +63,7 @@ __all__ = [
     "MAX_SAFE_INTEGER",
     "Encoder",
     "serialize",
+    "serialize_sha256",
     "serialize_with",
     "short_text",
 ]
@@ -140,19 +153,140 @@ class _UseGeneralPath(Exception):
     """Raised by the pre-pass when the value needs the exact (slower) serialiser."""
 
 
+# ------------------------------------------------------------------------------------ ready values
+#
+# An EncoderReadyDict/EncoderReadyList comes from a document the strict parser vouched for
+# (mudrika.crypto.jcs._parse, "Encoder-ready facts"): every float is non-integral inside
+# [1e-4, 1e16) or integral below 1e16 (and not -0.0), no object has an astral key beside another key,
+# no string holds ".0" before "," "]" or "}", and the nesting is within MAX_CANONICAL_DEPTH.  Then:
+#   * strings, key order, ints, literals: the encoder is right (1.-3. in the module docstring);
+#   * non-integral floats: both encoders print them like ECMAScript in that range (1.);
+#   * integral floats below 1e16: both print the integer's digits and ".0" (``4.0``, ``-25.0``,
+#     ``1000000000000000.0``), which ECMAScript writes without the ".0";
+# so the encoder's output with every ".0" before "," "]" or "}" removed is the RFC 8785 text: no
+# string holds that sequence, no other number ends in ".0" (a non-integral float's shortest digits
+# never end in 0), and -0.0, whose "-0" would be wrong, is not in the document.  Removing them is one
+# C-speed pass over the bytes, and only when the output holds ".0" at all.
+
+_DOT_ZERO_BEFORE_DELIMITER = re.compile(rb"\.0(?=[,\]}])")
+_READY: Final = (EncoderReadyDict, EncoderReadyList)
+
+
+def _integral_dot_zero_removed(out: bytes) -> bytes:
+    return _DOT_ZERO_BEFORE_DELIMITER.sub(b"", out) if b".0" in out else out
+
+
+# ------------------------------------------------------------------------- floats outside [1e-4, 1e16)
+#
+# The walk below replaces such a float with an orjson.Fragment (text orjson inserts verbatim) holding
+# its ECMAScript form, instead of sending the document to the general path.  Formatting the double is
+# the expensive part (``repr`` of a 17-digit double costs more than rfc8785's whole per-number work),
+# so orjson formats it (shortest round-trip digits, the same digits ``repr`` and ECMAScript choose) and
+# Python only checks the layout: _ES_NUMBER accepts exactly the layouts ECMAScript's Number::toString
+# produces -- plain digits while the decimal exponent n (x = 0.d1d2... * 10^n) is in -5..21, exponent
+# form "d[.ddd]e+21" and up or "e-7" and down, no trailing zeros, no "-0" -- and a token it refuses is
+# rewritten by es_number_to_string.  That check does not depend on how an orjson version lays numbers
+# out; it depends only on orjson's digits being the shortest ones, as the fast path always has.
+# A flat array holding only numbers and booleans is written by one orjson call and its tokens checked
+# run by run over that text (no string can be confused with a number there).
+
+_ES_EXPONENT = rb"e(?:\+(?:[1-9][0-9][0-9]|2[1-9]|[3-9][0-9])|-(?:[1-9][0-9]{1,2}+|[7-9]))"  # e+21.., e-7..
+_ES_FRACTION = rb"\.[0-9]*+(?<=[1-9])"  # a fraction that does not end in 0
+_ES_NUMBER_TEXT = b"".join(
+    [
+        rb"(?:0|-?+(?:",
+        rb"0\.0{0,5}+[1-9][0-9]*+(?<=[1-9])",  # -6 < n <= 0: "0." and at most five zeros
+        rb"|[1-9](?:",
+        _ES_FRACTION + rb"(?:" + _ES_EXPONENT + rb")?+",  # d.ddd, or d.ddd in exponent form
+        rb"|" + _ES_EXPONENT,  # one digit in exponent form
+        rb"|[0-9]{1,20}+(?:" + _ES_FRACTION + rb")?+",  # up to 21 integer digits, then a fraction
+        rb")?+))",
+    ]
+)
+_ES_NUMBER = re.compile(_ES_NUMBER_TEXT)
+# The longest prefix of a flat array's text made of "[" or "," and a token in ECMAScript layout (or a
+# literal): one C-level match per run of good tokens, a Python step only per token outside the layout.
+_ES_TOKEN_RUN = re.compile(rb"(?:[\[,](?:" + _ES_NUMBER_TEXT + rb"|true|false)(?=[,\]]))*")
+
+
+def _make_fragment() -> Callable[[bytes], Any] | None:
+    try:
+        from orjson import Fragment
+    except ImportError:  # no orjson, or one older than Fragment
+        return None
+    return Fragment
+
+
+def _no_fragment(contents: bytes) -> Any:
+    raise _UseGeneralPath  # unreachable: the walk only makes Fragments when _FRAGMENTS is True
+
+
+_found_fragment = _make_fragment()
+_FRAGMENTS: Final = _found_fragment is not None
+_fragment: Callable[[bytes], Any] = _no_fragment if _found_fragment is None else _found_fragment
+
+
+def _float_fragment(x: float) -> Any:
+    """``x`` (a finite float orjson may misprint) as a Fragment holding its ECMAScript text."""
+    if not -1.7976931348623157e308 <= x <= 1.7976931348623157e308:  # NaN and the infinities
+        raise _UseGeneralPath
+    token = _ENCODERS["orjson"](x)
+    if _ES_NUMBER.fullmatch(token) is None:
+        token = es_number_to_string(x).encode()
+    return _fragment(token)
+
+
+def _numbers_only_text(arr: list[Any]) -> bytes | None:
+    """The RFC 8785 text of ``arr`` when it holds only finite numbers and booleans, else None.
+
+    No ``"`` in orjson's text means no string and no key; no ``{`` or second ``[`` no object or array;
+    no ``null`` no None and no NaN or infinity (orjson writes those as null).  What remains is numbers
+    and literals between commas, checked run by run (_ES_TOKEN_RUN); each token outside the layout is
+    rewritten from its value (orjson's text reads back as exactly the double it printed).
+    """
+    out = _ENCODERS["orjson"](arr)
+    if b'"' in out or b"{" in out or b"[" in out[1:] or b"null" in out:
+        return None
+    pieces: list[bytes] = []
+    done = 0
+    last = len(out) - 1  # the closing "]"
+    while True:
+        run = _ES_TOKEN_RUN.match(out, done)  # matches at least the empty string
+        bad = done if run is None else run.end()  # the "," or "[" before a token in another layout
+        if bad >= last:
+            break
+        comma, bracket = out.find(b",", bad + 1), out.find(b"]", bad + 1)
+        end = bracket if comma == -1 else min(comma, bracket)
+        pieces += (out[done : bad + 1], es_number_to_string(float(out[bad + 1 : end])).encode())
+        done = end
+    if not pieces:
+        return out
+    pieces.append(out[done:])
+    return b"".join(pieces)
+
+
+# -------------------------------------------------------------------------------------------- paths
+
+
 def _via_json(value: Any) -> bytes:
+    if type(value) in _READY:
+        return _integral_dot_zero_removed(_ENCODERS["json"](value))
     return _ENCODERS["json"](_prepare(value))
 
 
 def _via_orjson(value: Any) -> bytes:
-    """The pre-pass without its key checks, which orjson's output makes cheaper to do afterwards.
+    """Ready values straight to orjson; others through the value walk, without its key checks.
 
     orjson itself refuses non-string keys (``json`` would stringify them), so only the UTF-16 order
     check (3. in the module docstring) remains, and it matters only when some key holds a character
     above U+FFFF: output without such a character (almost always, and tested at C speed) needs no key
     check at all; otherwise the full pre-pass decides.
     """
-    out = _ENCODERS["orjson"](_prepare_values(value))
+    t = type(value)
+    if t is EncoderReadyDict or t is EncoderReadyList:
+        return _integral_dot_zero_removed(_ENCODERS["orjson"](value))
+    prepared = _prepare_values(value, _FRAGMENTS)
+    out = prepared if type(prepared) is bytes else _ENCODERS["orjson"](prepared)
     if _has_astral(out):
         _check_keys(value)  # raises _UseGeneralPath when an object with an astral key has siblings
     return out
@@ -169,6 +303,44 @@ def serialize(value: Any) -> bytes:
     except (_UseGeneralPath, TypeError, ValueError):
         pass  # the general path validates exactly and reports the offending location
     return _general(value)
+
+
+def serialize_sha256(value: Any) -> bytes:
+    """SHA-256 of :func:`serialize` ``(value)``, without holding a second copy of the text for ready values.
+
+    A ready value's text is orjson's with the ``.0`` of integral floats removed.  A short text is hashed
+    piece by piece between those ``.0`` (one C-level split; the pieces add under 4 KB); a long one chunk
+    by chunk, each cut after a comma and fixed by one C-level substitution (a chunk is an eighth of the
+    text, or 4 KB), so at most one chunk is ever held twice.  Either
+    way the peak memory of a mandate hash stays near the encoder's own (bench/bench_jcs.py measures
+    both).  Everything else hashes serialize's bytes.
+    """
+    t = type(value)
+    if _fast is _via_orjson and (t is EncoderReadyDict or t is EncoderReadyList):
+        try:
+            out = _ENCODERS["orjson"](value)
+        except TypeError:  # nesting past orjson's limit: the general path decides
+            return hashlib.sha256(serialize(value)).digest()
+        if b".0" not in out:
+            return hashlib.sha256(out).digest()
+        digest = hashlib.sha256()
+        if len(out) < _SHORT_TEXT:
+            for piece in _DOT_ZERO_BEFORE_DELIMITER.split(out):
+                digest.update(piece)
+        else:
+            view = memoryview(out)
+            chunk = max(_SHORT_TEXT, len(out) >> 3)
+            done = 0
+            while done < len(out):
+                # A ".0" to remove ends before its delimiter, so no match straddles a cut after a comma.
+                cut = out.find(b",", done + chunk) + 1 or len(out)
+                digest.update(_DOT_ZERO_BEFORE_DELIMITER.sub(b"", view[done:cut]))
+                done = cut
+        return digest.digest()
+    return hashlib.sha256(serialize(value)).digest()
+
+
+_SHORT_TEXT = 4096
 
 
 def serialize_with(encoder: Encoder | None, value: Any) -> bytes:
@@ -189,10 +361,15 @@ def serialize_with(encoder: Encoder | None, value: Any) -> bytes:
 
 # --------------------------------------------------------------------------------------- fast path
 #
-# Two walks.  :func:`_prepare_values` raises _UseGeneralPath for any value the encoders would get wrong
-# and copies a container only when something below it changed (an integral float swapped for its int):
-# the caller's value is never modified, and a document without integral floats is never copied at all.
-# It is the whole cost of the fast path, so it checks nothing else (a reference cycle ends it with
+# Two walks, for values that are not ready (built by code, from loads_strict, or ready parts inside
+# containers built by code).  :func:`_prepare_values` raises _UseGeneralPath for any value the encoders
+# would get wrong and copies a container only when something below it changed (an integral float
+# swapped for its int; with ``fragments`` -- the orjson path -- also a float outside the shortest-form
+# range swapped for a Fragment, a numbers-only array for the Fragment of its whole text, and a ready
+# container for the Fragment of its ready text): the caller's value is never modified, and a document
+# without such floats is never copied at all.  On the ``json`` path (no Fragments) such a float still
+# sends the value to the general path, and a ready container is walked like any frozen one.
+# The walk is the whole cost of this path, so it checks nothing else (a reference cycle ends it with
 # RecursionError), tests the commonest types first and writes the float tests with literals rather than
 # the named constants above:
 #   (1e-4 <= x < 1e16 or -1e16 < x <= -1e-4)   is   _MIN_REPR_SAFE <= abs(x) < _MAX_REPR_SAFE
@@ -204,21 +381,21 @@ def serialize_with(encoder: Encoder | None, value: Any) -> bytes:
 
 
 def _prepare(value: Any) -> Any:
-    """``value`` itself, or a copy with integral floats as ints, when the C encoders get it right."""
-    prepared = _prepare_values(value)
+    """``value`` itself, or a copy with integral floats as ints, when json's C encoder gets it right."""
+    prepared = _prepare_values(value, False)
     _check_keys(value)
     return prepared
 
 
-def _prepare_values(value: Any) -> Any:
+def _prepare_values(value: Any, fragments: bool) -> Any:
     """The value walk (see above) from the top: containers, or a scalar on its own."""
     t = type(value)
-    copy: dict[Any, Any] | list[Any] | None
+    copy: dict[Any, Any] | list[Any] | bytes | None
     try:
-        if t is dict or t is FrozenJSONDict:
-            copy = _prepare_dict(value)
-        elif t is list or t is FrozenJSONList:
-            copy = _prepare_list(value)
+        if t is dict or t is FrozenJSONDict or t is EncoderReadyDict:
+            copy = _prepare_dict(value, fragments)
+        elif t is list or t is FrozenJSONList or t is EncoderReadyList:
+            copy = _prepare_list(value, fragments)
         else:
             return _prepare_scalar(value)
     except RecursionError:
@@ -241,33 +418,49 @@ def _prepare_scalar(value: Any) -> Any:
     raise _UseGeneralPath
 
 
-def _prepare_dict(obj: dict[Any, Any]) -> dict[Any, Any] | None:
-    """None when ``obj`` is fine as it is, else the copy with its integral floats replaced."""
+def _ready_or_walked(x: Any, fragments: bool) -> Any:
+    """A ready container met inside a walked one: its ready text as a Fragment, or (json) walk it."""
+    if fragments:
+        return _fragment(_integral_dot_zero_removed(_ENCODERS["orjson"](x)))
+    return _prepare_dict(x, False) if type(x) is EncoderReadyDict else _prepare_list(x, False)
+
+
+def _prepare_dict(obj: dict[Any, Any], fragments: bool) -> dict[Any, Any] | None:
+    """None when ``obj`` is fine as it is, else the copy with its floats (and ready parts) replaced."""
     copy = None
     for key, x in obj.items():
         t = type(x)
         if t is str:
             continue
         if t is dict or t is FrozenJSONDict:
-            y: Any = _prepare_dict(x)
+            y: Any = _prepare_dict(x, fragments)
             if y is None:
                 continue
         elif t is float:
             if (1e-4 <= x < 1e16 or -1e16 < x <= -1e-4) and not x.is_integer():
                 continue
-            if not (x.is_integer() and -9007199254740992.0 <= x <= 9007199254740992.0):
+            if x.is_integer() and -9007199254740992.0 <= x <= 9007199254740992.0:
+                y = int(x)
+            elif fragments:
+                y = _float_fragment(x)
+            else:
                 raise _UseGeneralPath
-            y = int(x)
         elif t is list or t is FrozenJSONList:
-            y = _prepare_list(x)
+            y = _prepare_list(x, fragments)
             if y is None:
                 continue
+            if type(y) is bytes:
+                y = _fragment(y)
         elif t is int:
             if -9007199254740991 <= x <= 9007199254740991:
                 continue
             raise _UseGeneralPath
         elif t is bool or x is None:
             continue
+        elif t is EncoderReadyDict or t is EncoderReadyList:
+            y = _ready_or_walked(x, fragments)
+            if y is None:
+                continue
         else:
             raise _UseGeneralPath
         if copy is None:
@@ -276,33 +469,54 @@ def _prepare_dict(obj: dict[Any, Any]) -> dict[Any, Any] | None:
     return copy
 
 
-def _prepare_list(arr: list[Any]) -> list[Any] | None:
-    """The array counterpart of :func:`_prepare_dict` (kept apart: one call per container is the cost)."""
+def _prepare_list(arr: list[Any], fragments: bool) -> list[Any] | bytes | None:
+    """The array counterpart of :func:`_prepare_dict` (kept apart: one call per container is the cost).
+
+    Returns bytes instead of a copy when the array holds only numbers (and booleans, and arrays of
+    them) and some float needed its ECMAScript form: then the whole array's canonical text is cheaper
+    than a Fragment per float (see :func:`_numbers_only_text`).
+    """
     copy = None
+    whole_array_tried = not fragments
     for index, x in enumerate(arr):
         t = type(x)
         if t is str:
             continue
         if t is dict or t is FrozenJSONDict:
-            y: Any = _prepare_dict(x)
+            y: Any = _prepare_dict(x, fragments)
             if y is None:
                 continue
         elif t is float:
             if (1e-4 <= x < 1e16 or -1e16 < x <= -1e-4) and not x.is_integer():
                 continue
-            if not (x.is_integer() and -9007199254740992.0 <= x <= 9007199254740992.0):
+            if x.is_integer() and -9007199254740992.0 <= x <= 9007199254740992.0:
+                y = int(x)
+            elif not whole_array_tried:
+                whole_array_tried = True
+                whole = _numbers_only_text(arr)
+                if whole is not None:
+                    return whole
+                y = _float_fragment(x)
+            elif fragments:
+                y = _float_fragment(x)
+            else:
                 raise _UseGeneralPath
-            y = int(x)
         elif t is list or t is FrozenJSONList:
-            y = _prepare_list(x)
+            y = _prepare_list(x, fragments)
             if y is None:
                 continue
+            if type(y) is bytes:
+                y = _fragment(y)
         elif t is int:
             if -9007199254740991 <= x <= 9007199254740991:
                 continue
             raise _UseGeneralPath
         elif t is bool or x is None:
             continue
+        elif t is EncoderReadyDict or t is EncoderReadyList:
+            y = _ready_or_walked(x, fragments)
+            if y is None:
+                continue
         else:
             raise _UseGeneralPath
         if copy is None:
@@ -328,12 +542,12 @@ def _check_keys(value: Any) -> None:
 
 def _collect_objects(value: Any, depth: int, objects: list[dict[Any, Any]]) -> None:
     t = type(value)
-    if t is dict or t is FrozenJSONDict:
+    if t is dict or t is FrozenJSONDict or t is EncoderReadyDict:
         if depth > MAX_CANONICAL_DEPTH:
             raise _UseGeneralPath
         objects.append(value)
         items = value.values()
-    elif t is list or t is FrozenJSONList:
+    elif t is list or t is FrozenJSONList or t is EncoderReadyList:
         if depth > MAX_CANONICAL_DEPTH:
             raise _UseGeneralPath
         items = value
@@ -344,7 +558,9 @@ def _collect_objects(value: Any, depth: int, objects: list[dict[Any, Any]]) -> N
             _collect_objects(item, depth + 1, objects)
 
 
-_CONTAINERS: Final = frozenset({dict, list, FrozenJSONDict, FrozenJSONList})
+_CONTAINERS: Final = frozenset(
+    {dict, list, FrozenJSONDict, FrozenJSONList, EncoderReadyDict, EncoderReadyList}
+)
 
 
 # ------------------------------------------------------------------------------------ general path
