@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from mudrika.crypto import jose
 from mudrika.errors import IdpUnavailable, InvalidInput
 from mudrika.trust.jsonrpc import AuthenticationRequired, InvalidToken, TokenExpired
 from mudrika.trust.keycloak.jwks import JwksCache
@@ -294,7 +295,8 @@ def test_a_jwt_result_is_cached_for_300_seconds_by_default(
 ) -> None:
     verifier = _verifier(realm, long_lived_jwks, clock)
     token = realm.token(exp=int(clock()) + 3000)
-    first = verifier.verify(token)
+    verifier.verify(token)
+    first = verifier.verify(token)  # stored: the token came again
     clock.advance(299.5)
     assert verifier.verify(token) is first
     clock.advance(0.5)
@@ -305,6 +307,7 @@ def test_a_jwt_result_never_outlives_the_jwks_ttl(realm: LocalRealm, clock: Cloc
     with realm_jwks(realm, ttl=100) as jwks:
         verifier = _verifier(realm, jwks, clock)
         token = realm.token(exp=int(clock()) + 3000)
+        verifier.verify(token)
         first = verifier.verify(token)
         clock.advance(99.5)
         assert verifier.verify(token) is first
@@ -373,19 +376,35 @@ def test_clear_cache_forgets_every_result(realm: LocalRealm, jwks: JwksCache, cl
     assert answers.calls == 2
 
 
-def test_header_checks_are_remembered_for_at_most_64_headers(
-    realm: LocalRealm, jwks: JwksCache, clock: Clock
+def test_a_header_is_parsed_once_per_token_and_once_per_key(
+    realm: LocalRealm, jwks: JwksCache, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every distinct protected header a caller sends is remembered only until 64 are: the memo
-    of checked headers must not grow with what callers send.  (It is private; its size is the
-    behaviour under test.)"""
+    """The verifier reads the header to choose the key and verifies the token it opened: the
+    header is decoded once for a new header, and not again for further tokens carrying it."""
+    decoded: list[str] = []
+    original = jose.decode_protected_header
+
+    def counting(encoded: str) -> dict[str, Any]:
+        decoded.append(encoded)
+        return original(encoded)
+
+    monkeypatch.setattr(jose, "decode_protected_header", counting)
     verifier = _verifier(realm, jwks, clock, cache_size=0)
-    verifier.verify(realm.token(header={"x": 0}))
-    verifier.verify(realm.token(header={"x": 1}))
-    assert len(verifier._headers) == 2
-    for n in range(70):
-        verifier.verify(realm.token(header={"x": n}))
-        assert len(verifier._headers) <= 64
+    fresh = {"x-test": token_id(realm.token())}  # a header no earlier test produced
+    for n in range(3):
+        assert verifier.verify(realm.token(header=fresh, jti=f"p{n}")).source == "jwt"
+    assert len(decoded) == 1
+
+
+def test_distinct_tokens_leave_only_digests_behind(realm: LocalRealm, jwks: JwksCache, clock: Clock) -> None:
+    """What a token verified once leaves in the verifier is its 32-byte digest, bounded by the cache
+    size, and no result."""
+    verifier = _verifier(realm, jwks, clock, cache_size=2)
+    for n in range(5):
+        verifier.verify(realm.token(jti=f"d{n}"))
+        assert verifier.cache_len == 0
+        assert len(verifier._seen) <= 2
+    assert all(isinstance(digest, bytes) and len(digest) == 32 for digest in verifier._seen)
 
 
 # --- opaque tokens and introspection --------------------------------------------------------------
@@ -686,6 +705,7 @@ def test_a_key_set_refreshed_elsewhere_voids_the_cached_results(
     verifier = _verifier(realm, jwks, clock)
     old = realm.token()
     verifier.verify(old)
+    verifier.verify(old)
     assert verifier.cache_len == 1
     realm.rotate("k2")
     realm.retire("k1")
@@ -710,10 +730,14 @@ def test_resource_access_may_name_exactly_the_cap_of_clients(
 
 def test_a_cache_of_one_holds_one_result(realm: LocalRealm, jwks: JwksCache, clock: Clock) -> None:
     verifier = _verifier(realm, jwks, clock, cache_size=1)
-    verifier.verify(realm.token(jti="a"))
+    a, b = realm.token(jti="a"), realm.token(jti="b")
+    verifier.verify(a)
+    verifier.verify(a)
     assert verifier.cache_len == 1
-    verifier.verify(realm.token(jti="b"))
+    verifier.verify(b)
+    verifier.verify(b)
     assert verifier.cache_len == 1
+    assert set(verifier._cache) == {hashlib.sha256(b.encode()).digest()}
 
 
 @pytest.mark.parametrize("name", ["jku", "x5u", "jwk", "x5c"])
@@ -751,7 +775,9 @@ async def test_an_introspection_failure_is_logged_by_its_type_only(
 
 
 @pytest.mark.parametrize(
-    "header", [{"jku": "https://attacker.example/keys"}, {"alg": "HS256"}], ids=["jku", "alg-not-allowed"]
+    "header",
+    [{"jku": "https://attacker.example/keys"}, {"alg": "HS256"}, {"crit": ["x-ext"], "x-ext": 1}],
+    ids=["jku", "alg-not-allowed", "crit"],
 )
 def test_a_refused_header_never_costs_a_key_set_fetch(
     realm: LocalRealm, jwks: JwksCache, clock: Clock, header: dict[str, str]
@@ -763,7 +789,8 @@ def test_a_refused_header_never_costs_a_key_set_fetch(
     fetched = realm.fetches
     with pytest.raises(InvalidToken) as refused:
         verifier.verify(realm.token(kid="k1", header={**header, "kid": "no-such-kid"}))
-    assert refused.value.code == ("forbidden_header" if "jku" in header else "alg_not_allowed")
+    expected = {"jku": "forbidden_header", "alg": "alg_not_allowed", "crit": "unknown_crit"}
+    assert refused.value.code == next(code for name, code in expected.items() if name in header)
     assert realm.fetches == fetched
 
 
@@ -773,10 +800,59 @@ def test_a_result_stored_again_is_the_most_recent(realm: LocalRealm, jwks: JwksC
     verifier = _verifier(realm, jwks, clock, cache_size=2, cache_ttl=10)
     a, b, c = (realm.token(jti=name) for name in "abc")
     verifier.verify(a)
+    verifier.verify(a)
     clock.advance(1)
     verifier.verify(b)
+    verifier.verify(b)
     clock.advance(20)  # both results out of the cache's lifetime, the tokens still valid
-    verifier.verify(a)  # verified again and stored again: now the newest
+    verifier.verify(a)  # verified again and stored again (its old entry shows it in use): the newest
+    verifier.verify(c)
     verifier.verify(c)  # evicts the oldest: b
     held = {hashlib.sha256(token.encode()).digest() for token in (a, c)}
     assert set(verifier._cache) == held
+
+
+def _refusal_in_the_documented_order(header: dict[str, Any]) -> str | None:
+    """The verifier's header rules, written out independently: the allow-list, then key-selection
+    headers, then the kid, then anything jose does not understand (crit)."""
+    alg = header.get("alg")
+    if not isinstance(alg, str) or alg != "RS256":
+        return "alg_not_allowed"
+    if {"jku", "x5u", "x5c", "jwk"} & set(header):
+        return "forbidden_header"
+    kid = header.get("kid")
+    if not isinstance(kid, str) or not kid:
+        return "missing_kid"
+    if "crit" in header:
+        return "unknown_crit"
+    return None
+
+
+_ALGS: list[Any] = ["RS256", "HS256", "none", 7, None]
+_KIDS: list[Any] = ["k1", "", 7, None]
+_EXTRAS: list[dict[str, Any]] = [
+    {},
+    {"jku": "https://attacker.example/keys"},
+    {"crit": ["x-ext"], "x-ext": 1},
+]
+
+
+@pytest.mark.parametrize("alg", _ALGS)
+@pytest.mark.parametrize("kid", _KIDS)
+@pytest.mark.parametrize("extra", _EXTRAS, ids=["plain", "jku", "crit"])
+def test_the_header_read_once_refuses_what_the_rules_refuse(
+    realm: LocalRealm, jwks: JwksCache, clock: Clock, alg: Any, kid: Any, extra: dict[str, Any]
+) -> None:
+    """Every combination of allow-list, kid and key-selection/crit headers: the refusal code (or the
+    acceptance) is the one the documented order of checks gives, whichever check jose meets first."""
+    header: dict[str, Any] = {"alg": alg, "kid": kid, **extra}
+    token = realm.token(header=header)  # None removes the member; signed with k1 (RS256) either way
+    present = {name: value for name, value in header.items() if value is not None}
+    expected = _refusal_in_the_documented_order(present)
+    verifier = _verifier(realm, jwks, clock, cache_size=0)
+    if expected is None:
+        assert verifier.verify(token).kid == "k1"
+        return
+    with pytest.raises(InvalidToken) as refused:
+        verifier.verify(token)
+    assert refused.value.code == expected

@@ -70,14 +70,49 @@ def test_cache_hit_skips_verification(realm: LocalRealm, jwks: JwksCache, clock:
     verifier = _verifier(realm, jwks, clock)
     token = realm.token()
     first = verifier.verify(token)
+    assert verifier.cache_len == 0  # a JWT's result is stored when its token comes again
+    stored = verifier.verify(token)
+    assert stored is not first
     assert verifier.cache_len == 1
-    assert verifier.verify(token) is first
+    assert not verifier._seen  # its first sighting is forgotten once the result is stored
+    assert verifier.verify(token) is stored
+
+
+def test_distinct_tokens_store_nothing(realm: LocalRealm, jwks: JwksCache, clock: Clock) -> None:
+    """A token met once cannot be served from the cache again, so its result is never stored."""
+    verifier = _verifier(realm, jwks, clock)
+    for n in range(20):
+        verifier.verify(realm.token(jti=f"once-{n}"))
+    assert verifier.cache_len == 0
+
+
+def test_first_sightings_are_remembered_within_the_cache_size(
+    realm: LocalRealm, jwks: JwksCache, clock: Clock
+) -> None:
+    verifier = _verifier(realm, jwks, clock, cache_size=3)
+    first, *others = (realm.token(jti=f"t{n}") for n in range(5))
+    verifier.verify(others[0])
+    verifier.verify(others[1])
+    verifier.verify(others[0])  # seen two tokens ago: the record holds more than the last one
+    assert verifier.cache_len == 1
+    verifier.clear_cache()
+    assert (verifier.cache_len, len(verifier._seen)) == (0, 0)
+    verifier.verify(first)
+    for token in others:  # three more first sightings: the record is full and starts again
+        verifier.verify(token)
+        assert len(verifier._seen) <= 3
+    verifier.verify(first)
+    assert verifier.cache_len == 0  # its first sighting was forgotten: this one counts as first
+    verifier.verify(first)
+    assert verifier.cache_len == 1
 
 
 def test_cache_entry_expires_with_token(realm: LocalRealm, jwks: JwksCache, clock: Clock) -> None:
     verifier = _verifier(realm, jwks, clock, leeway=0)
     token = realm.token(exp=int(clock()) + 20)
     verifier.verify(token)
+    verifier.verify(token)
+    assert verifier.cache_len == 1
     clock.advance(21)
     with pytest.raises(TokenExpired):
         verifier.verify(token)
@@ -86,20 +121,27 @@ def test_cache_entry_expires_with_token(realm: LocalRealm, jwks: JwksCache, cloc
 def test_cache_ttl_bounds_entry(realm: LocalRealm, jwks: JwksCache, clock: Clock) -> None:
     verifier = _verifier(realm, jwks, clock, cache_ttl=5)
     token = realm.token()
+    verifier.verify(token)
     first = verifier.verify(token)
+    assert verifier.verify(token) is first
     clock.advance(6)
     second = verifier.verify(token)
     assert second is not first
     assert second.principal == first.principal
+    assert verifier.verify(token) is second  # its expired entry showed it in use: stored at once
 
 
 def test_cache_emptied_on_key_set_change(realm: LocalRealm, jwks: JwksCache, clock: Clock) -> None:
     verifier = _verifier(realm, jwks, clock)
     old = realm.token()
     verifier.verify(old)
+    verifier.verify(old)
+    assert verifier.cache_len == 1
     realm.rotate("k2")
     realm.retire("k1")
-    verifier.verify(realm.token())  # unknown kid k2 -> refresh -> new generation
+    new = realm.token()
+    verifier.verify(new)  # unknown kid k2 -> refresh -> new generation
+    verifier.verify(new)
     assert jwks.generation == 2
     assert verifier.cache_len == 1  # the k1 entry is gone
     with pytest.raises(InvalidToken) as info:
@@ -112,6 +154,7 @@ def test_cache_is_bounded_lru(realm: LocalRealm, jwks: JwksCache, clock: Clock) 
     tokens = [realm.token(jti=f"t{n}") for n in range(5)]
     for token in tokens:
         verifier.verify(token)
+        verifier.verify(token)
     assert verifier.cache_len == 3
 
 
@@ -119,7 +162,10 @@ def test_cache_keys_are_hashes(realm: LocalRealm, jwks: JwksCache, clock: Clock)
     verifier = _verifier(realm, jwks, clock)
     token = realm.token()
     verifier.verify(token)
+    verifier.verify(token)
+    assert verifier.cache_len == 1
     assert all(isinstance(key, bytes) and len(key) == 32 for key in verifier._cache)
+    assert all(isinstance(key, bytes) and len(key) == 32 for key in verifier._seen)
     assert token.encode() not in verifier._cache
 
 

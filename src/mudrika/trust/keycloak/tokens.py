@@ -28,6 +28,15 @@ token's ``exp`` or ``cache_ttl`` (capped at the JWKS cache's ``ttl``; introspect
 generation changes (rotation or retirement).  So a retired key stops vouching for any token within
 two JWKS TTLs of its retirement (one to notice, one for the last cached entry), 10 minutes by default.
 
+When a result is stored: a JWT's on the *second* verification of the same token (among the last
+``cache_size`` tokens verified), an introspection result at once.  Why: a stored entry costs on every
+token (the entry, and every object of the result kept alive for the garbage collector to walk, about
+a quarter of a verification), and it pays back only if the token comes again.  A client that reuses
+its token for minutes pays one verification more, once; a server that meets every token once (a
+fresh token per call, or a flood of distinct ones) stores nothing.  An introspection costs a round
+trip to the IdP, so its result is always worth keeping.  What the cache may serve is unchanged: only
+results every check passed, never past the token's ``exp``, the entry's lifetime or its key set.
+
 Errors are the typed errors of :mod:`mudrika.trust.jsonrpc`, one per JSON-RPC code: no token
 ``AuthenticationRequired`` (-32009); malformed, wrong iss/aud/azp/typ, unknown kid, alg not allowed,
 missing claim, inactive, ``nbf`` not reached (not yet valid is not expired: "expired" tells the client
@@ -60,10 +69,12 @@ from typing import Any, Final, Literal, NamedTuple, Protocol
 
 from mudrika.crypto.jose import (
     FORBIDDEN_HEADERS,
+    OpenedJWS,
     TrustedKey,
     check_jwt_claims,
+    open_compact,
     parse_unverified_header,
-    verify_jwt,
+    verify_opened_jwt,
 )
 from mudrika.errors import (
     ExpiredError,
@@ -102,7 +113,7 @@ _MAX_ROLE_CHARS: Final = 256
 # RFC 6750 §2.1 b64token.
 _B64TOKEN: Final = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
 _SUMMARY_CLAIMS: Final = ("iss", "sub", "azp", "client_id", "exp", "iat")
-_MAX_HEADERS: Final = 64
+_REQUIRED_CLAIMS: Final = ("exp", "iat")
 # One shared empty set: every cached principal keeps its sets alive, and a fresh empty frozenset per
 # token would be one more object for the garbage collector to walk on every cache miss.
 _NONE: Final[frozenset[str]] = frozenset()
@@ -153,11 +164,13 @@ class _Entry:
 class _Plan(NamedTuple):
     """What the cheap checks decided (a tuple: one is built per cache miss, and a frozen dataclass
     costs more to build).  ``generation`` is the key set an introspection result
-    belongs to; a JWT's result belongs to the key set its key came from."""
+    belongs to; a JWT's result belongs to the key set its key came from.  ``opened`` is the JWT with
+    its header understood (opened once: the same object is verified), ``kid`` the key it names."""
 
     digest: bytes
     generation: int
-    kid: str | None  # None: opaque token, introspect
+    opened: OpenedJWS | None  # None: opaque token, introspect
+    kid: str | None
 
 
 class _Checked(NamedTuple):
@@ -312,7 +325,8 @@ class AccessTokenVerifier:
         self._max_bytes = max_token_bytes
         self._cache: OrderedDict[bytes, _Entry] = OrderedDict()
         self._cache_generation = jwks.generation
-        self._headers: dict[str, str] = {}  # encoded protected header -> kid, for headers that passed
+        # Digests of tokens verified once whose result was not stored (see _admit).
+        self._seen: set[bytes] = set()
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -335,9 +349,10 @@ class AccessTokenVerifier:
         found = self._cached_or_plan(token)
         if isinstance(found, VerifiedToken):
             return found
+        opened, kid = found.opened, found.kid
         try:
-            if found.kid is not None:
-                checked = self._checked_jwt(token, self._jwks.key_for(found.kid))
+            if opened is not None and kid is not None:
+                checked = self._checked_jwt(opened, self._jwks.key_for(kid))
                 if checked is None:  # signed by the IdP but lightweight: introspect it
                     checked = self._checked_introspection(self._introspect(token), found.generation)
             else:
@@ -353,9 +368,10 @@ class AccessTokenVerifier:
         found = self._cached_or_plan(token)
         if isinstance(found, VerifiedToken):
             return found
+        opened, kid = found.opened, found.kid
         try:
-            if found.kid is not None:
-                checked = self._checked_jwt(token, await self._jwks.akey_for(found.kid))
+            if opened is not None and kid is not None:
+                checked = self._checked_jwt(opened, await self._jwks.akey_for(kid))
                 if checked is None:  # signed by the IdP but lightweight: introspect it
                     checked = self._checked_introspection(await self._aintrospect(token), found.generation)
             else:
@@ -372,6 +388,7 @@ class AccessTokenVerifier:
     def clear_cache(self) -> None:
         with self._lock:
             self._cache.clear()
+            self._seen.clear()
 
     # -- cache --------------------------------------------------------------------------------------
 
@@ -390,9 +407,27 @@ class AccessTokenVerifier:
             pass  # evicted by another thread meanwhile; the result is still valid
         return entry.result
 
+    def _admit(self, digest: bytes) -> bool:
+        """Whether a JWT's result is worth storing: True on the second verification of the same token
+        among the last ``cache_size`` first ones, or when its earlier result is still held (module
+        docstring: a store costs on every token).
+
+        The first sighting is remembered by its digest alone (32 bytes, nothing for the garbage
+        collector to walk); the record is bounded by clearing it when full, like the other memos.
+        """
+        seen = self._seen
+        if digest in seen:
+            seen.discard(digest)
+            return True
+        if digest in self._cache:
+            # Its earlier result is still held, past the cache's lifetime: the token is in use.
+            return True
+        if len(seen) >= self._cache_size:
+            seen.clear()
+        seen.add(digest)
+        return False
+
     def _store(self, digest: bytes, result: VerifiedToken, generation: int, valid_until: float) -> None:
-        if self._cache_size == 0:
-            return
         with self._lock:
             current = self._sync_generation()
             if generation != current:
@@ -448,50 +483,57 @@ class AccessTokenVerifier:
                 raise InvalidToken("not a JWT and no introspection configured", code="malformed_token")
             if not _B64TOKEN.fullmatch(token):
                 raise InvalidToken("malformed token", code="malformed_token")
-            return _Plan(digest, generation, None)
-        # Step 2: the unverified header, only to choose the key.  Every token a key signs carries the
-        # same encoded header, so the outcome of these checks is memoised by that exact segment (jose
-        # still parses and checks the header again when it verifies).
-        encoded_header = token[: token.index(".")]
-        kid = self._headers.get(encoded_header)
-        if kid is None:
-            kid = self._check_header(token)
-            if len(self._headers) >= _MAX_HEADERS:
-                self._headers.clear()
-            self._headers[encoded_header] = kid
-        return _Plan(digest, generation, kid)
-
-    def _check_header(self, token: str) -> str:
+            return _Plan(digest, generation, None, None)
+        # Step 2: the unverified header, only to choose the key, read once: jose opens the token
+        # (splits it, decodes and understands the header, refusing jku/x5u/x5c/jwk and any crit; the
+        # outcome is remembered per exact header segment, which every token a key signs shares), and
+        # the very same opened token is verified in step 3.
         try:
-            header = parse_unverified_header(token, max_bytes=self._max_bytes)
+            opened = open_compact(token, max_bytes=self._max_bytes)
         except MudrikaError as exc:
-            raise InvalidToken("malformed token", code=exc.code) from None
+            raise self._header_refusal(token, exc) from None
+        header = opened.header
         alg = header.get("alg")
         if not isinstance(alg, str) or alg not in self.algorithms:
             raise InvalidToken("algorithm not allowed", code="alg_not_allowed")
-        if FORBIDDEN_HEADERS.intersection(header):
-            raise InvalidToken("token carries key-selection headers", code="forbidden_header")
         kid = header.get("kid")
         if not isinstance(kid, str) or not kid:
             raise InvalidToken("token has no kid", code="missing_kid")
-        return kid
+        return _Plan(digest, generation, opened, kid)
 
-    def _checked_jwt(self, token: str, key: TrustedKey) -> _Checked | None:
+    def _header_refusal(self, token: str, exc: MudrikaError) -> InvalidToken:
+        """Why a header jose would not open is refused, in this verifier's order of checks (the
+        allow-list, then key-selection headers, then the kid) so a refusal names the same cause
+        whichever check jose met first.  Refusals only: the header is parsed again here."""
+        try:
+            header = parse_unverified_header(token, max_bytes=self._max_bytes)
+        except MudrikaError as malformed:
+            return InvalidToken("malformed token", code=malformed.code)
+        alg = header.get("alg")
+        if not isinstance(alg, str) or alg not in self.algorithms:
+            return InvalidToken("algorithm not allowed", code="alg_not_allowed")
+        if FORBIDDEN_HEADERS.intersection(header):
+            return InvalidToken("token carries key-selection headers", code="forbidden_header")
+        kid = header.get("kid")
+        if not isinstance(kid, str) or not kid:
+            return InvalidToken("token has no kid", code="missing_kid")
+        return InvalidToken("invalid token", code=exc.code)
+
+    def _checked_jwt(self, opened: OpenedJWS, key: TrustedKey) -> _Checked | None:
         """Steps 3-4: the claims of a JWT that passed every check.  None means "signed by the IdP but
         lightweight": introspect it."""
         # The entry belongs to the key set ``key`` came from (read after a possible refresh).
         generation = self._jwks.generation
         now = self._clock()
         try:
-            claims = verify_jwt(
-                token,
+            claims = verify_opened_jwt(
+                opened,
                 key=key,
                 issuer=self.issuer,
                 audience=None,  # checked below, after the lightweight-token decision
                 now=now,
                 leeway=self.leeway,
-                required=("exp", "iat"),
-                max_bytes=self._max_bytes,
+                required=_REQUIRED_CLAIMS,
             )
         except MudrikaError as exc:
             raise _auth_error(exc) from None
@@ -534,15 +576,17 @@ class AccessTokenVerifier:
         """The one place a :class:`VerifiedToken` is built: from checked claims, then cached."""
         claims = checked.claims
         exp = float(claims["exp"])
+        # Positional (principal, claims, token_id, expires_at, source, kid): built on every miss.
         result = VerifiedToken(
-            principal=_principal(claims),
-            claims=MappingProxyType(claims),
-            token_id=digest[:6].hex(),  # the 12-hex-digit label of token_id()
-            expires_at=exp,
-            source=checked.source,
-            kid=checked.kid,
+            _principal(claims),
+            MappingProxyType(claims),
+            digest[:6].hex(),  # the 12-hex-digit label of token_id()
+            exp,
+            checked.source,
+            checked.kid,
         )
-        self._store(digest, result, checked.generation, min(exp, checked.now + checked.ttl))
+        if self._cache_size and (checked.source == "introspection" or self._admit(digest)):
+            self._store(digest, result, checked.generation, min(exp, checked.now + checked.ttl))
         return result
 
     def _introspect(self, token: str) -> Mapping[str, Any]:
