@@ -27,15 +27,12 @@ from mudrika.trust.policy import Policy, Principal
 
 ORIGIN = "http://127.0.0.1:8000"
 JSON = {"content-type": "application/json", "a2a-version": "1.0"}
-POLICY = Policy.from_document(
-    {
-        "version": 1,
-        "roles": [
-            {"role_id": "r1", "role_name": "agent", "realm_name": "mudrika", "trust_level": "operator"}
-        ],
-        "operations": {"message/send": {"min_level": "operator"}},
-    }
-)
+POLICY_DOCUMENT: dict[str, Any] = {
+    "version": 1,
+    "roles": [{"role_id": "r1", "role_name": "agent", "realm_name": "mudrika", "trust_level": "operator"}],
+    "operations": {"message/send": {"min_level": "operator"}},
+}
+POLICY = Policy.from_document(POLICY_DOCUMENT)
 SEND = {"jsonrpc": "2.0", "id": 7, "method": "SendMessage", "params": {"message": {}}}
 
 
@@ -250,6 +247,36 @@ async def test_a_body_that_stalls_is_cut_off_with_408_and_logged(caplog: pytest.
     assert agent.scopes == []
 
 
+@pytest.mark.anyio
+async def test_a_body_that_arrives_in_pieces_within_the_deadline_is_read_whole() -> None:
+    """A body whose later pieces are waited for is read under the deadline and forwarded whole
+    (only a body already there is read without one)."""
+    bodies: list[bytes] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        bodies.append((await receive())["body"])
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    gate = A2AAuthMiddleware(app, authenticators=[_Signer()], policy=POLICY, limits=Limits(body_timeout=60.0))
+    whole = json.dumps(SEND).encode()
+    pieces = [whole[:5], whole[5:9], whole[9:]]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> Any:
+        await anyio.sleep(0)  # every piece is waited for: the read suspends
+        piece = pieces.pop(0)
+        return {"type": "http.request", "body": piece, "more_body": bool(pieces)}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    scope: dict[str, Any] = {"type": "http", "method": "POST", "path": "/", "headers": [], "state": {}}
+    await gate(scope, receive, send)
+    assert sent[0]["status"] == 200
+    assert bodies == [whole]
+
+
 # --- policy denials -----------------------------------------------------------------------------------
 
 
@@ -430,13 +457,40 @@ def test_the_grants_memo_stays_within_its_bound_however_many_credentials_are_see
     # One entry per cached credential: a caller minting credentials must not grow it without end.
     gate = _gate(_Agent(), _Signer())
     seen = [
-        Authenticated(Principal(f"agent-{index}"), "Bearer", f"label-{index}")
+        Authenticated(
+            Principal(f"agent-{index}", did=f"did:web:a{index}.example"), "Signature", f"label-{index}"
+        )
         for index in range(_MEMO_LIMIT + 3)
     ]
     for auth in seen:
         gate._with_policy_grants(auth)
-        assert len(gate._grants_memo) <= _MEMO_LIMIT
+        assert 0 < len(gate._grants_memo) <= _MEMO_LIMIT
     assert gate._with_policy_grants(seen[-1]) is seen[-1]
+
+
+def test_a_caller_the_policy_can_grant_nothing_leaves_no_memo_entry() -> None:
+    """A token caller under a policy without ``tenant_claim`` (or whose token names its tenants) gets
+    nothing from the policy file: it is passed on as it is, and nothing is remembered for it (a
+    store per distinct credential would cost on every request and never pay)."""
+    gate = _gate(_Agent(), _Signer())
+    plain = Authenticated(Principal("agent-1"), "Bearer", "label-1")
+    signer = Authenticated(Principal("agent-2", did="did:web:b.example"), "Bearer", "label-2")
+    assert gate._with_policy_grants(plain) is plain
+    assert gate._with_policy_grants(signer) is signer  # a DID under a token scheme: no did_roles
+    assert gate._grants_memo == {}
+    claimed = A2AAuthMiddleware(
+        _Agent(),
+        authenticators=[_Signer()],
+        policy=Policy.from_document({**POLICY_DOCUMENT, "tenant_claim": "tenant"}),
+    )
+    named = Authenticated(Principal("agent-3", tenants=frozenset({"acme"})), "Bearer", "label-3")
+    assert claimed._with_policy_grants(named) is named
+    assert claimed._grants_memo == {}
+    unnamed = Authenticated(Principal("agent-4"), "Bearer", "label-4", claims={"tenant": "acme"})
+    enriched = claimed._with_policy_grants(unnamed)
+    assert enriched.principal.tenants == frozenset({"acme"})
+    assert claimed._with_policy_grants(unnamed) is enriched
+    assert list(claimed._grants_memo) == [id(unnamed)]
 
 
 @pytest.mark.anyio

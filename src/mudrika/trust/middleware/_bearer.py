@@ -47,8 +47,11 @@ class BearerAuthenticator:
         self._verifier = verifier
         self._dpop = dpop
         # The verifier's cache hands back the same VerifiedToken for the same token; reuse the
-        # Authenticated built for it (keyed by identity, the object kept to rule out id reuse).
-        self._memo: dict[int, tuple[VerifiedToken, Authenticated]] = {}
+        # Authenticated built for it (keyed by the token's label, served only for that very object).
+        self._memo: dict[str, tuple[VerifiedToken, Authenticated]] = {}
+        # Labels of tokens met once: the memo keeps a token's Authenticated from its second request
+        # on, as the verifier keeps its result (a store per distinct token costs and never pays).
+        self._seen: set[str] = set()
 
     async def authenticate(self, request: AuthRequest) -> Authenticated | None:
         values = header_values(request.headers, b"authorization")
@@ -75,18 +78,26 @@ class BearerAuthenticator:
             )
         if kind == "dpop":
             raise InvalidToken("DPoP scheme with a token that is not DPoP-bound", code="dpop_unbound")
-        memo = self._memo.get(id(verified))
+        label = verified.token_id
+        memo = self._memo.get(label)
         if memo is not None and memo[0] is verified:
             return memo[1]
         result = Authenticated(
             principal=verified.principal,
             scheme=self.scheme,
-            credential_id=verified.token_id,
+            credential_id=label,
             claims=verified.claims,
         )
-        if len(self._memo) >= _MEMO_LIMIT:
-            self._memo.clear()
-        self._memo[id(verified)] = (verified, result)
+        seen = self._seen
+        if label in seen:
+            seen.discard(label)
+            if len(self._memo) >= _MEMO_LIMIT:
+                self._memo.clear()
+            self._memo[label] = (verified, result)
+        else:
+            if len(seen) >= _MEMO_LIMIT:
+                seen.clear()
+            seen.add(label)
         return result
 
     async def _sender_constraint(

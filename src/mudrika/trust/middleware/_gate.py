@@ -74,6 +74,7 @@ from mudrika.trust.middleware._http import (
     body_timed_out,
     read_body,
     replay,
+    run_until_suspended,
     send_json,
 )
 from mudrika.trust.middleware._limits import Limits
@@ -340,13 +341,18 @@ class AuthGate(ABC, Generic[RoutesT]):
             _log.warning("pre-auth read limit (%d) reached; refusing", self.limits.max_concurrent_reads)
             await self._send_refusal(send, UNAVAILABLE, how, close=True)
             return
-        # Step 3: the body, capped while streaming, under a deadline.
+        # Step 3: the body, capped while streaming, under a deadline while it is waited for (a body
+        # already there is read at once, with no timer to arm).
+        timed_out = False
         try:
-            with anyio.move_on_after(self.limits.body_timeout) as deadline:
-                body = await read_body(scope, receive, send, self.limits.max_body_bytes)
+            body, rest = run_until_suspended(read_body(scope, receive, send, self.limits.max_body_bytes))
+            if rest is not None:
+                with anyio.move_on_after(self.limits.body_timeout) as deadline:
+                    body = await rest
+                timed_out = deadline.cancelled_caught
         finally:
             slots.release()
-        if deadline.cancelled_caught:
+        if timed_out:
             _log.warning("body read deadline passed for %s %s", log_value(method, limit=16), log_value(path))
             await body_timed_out(send)
             return
@@ -541,17 +547,22 @@ class AuthGate(ABC, Generic[RoutesT]):
         """Add what the policy file grants this caller: a DID signer's ``did_roles`` (roles and
         tenants), a token caller's tenants from the configured ``tenant_claim``.  Memoised per
         :class:`Authenticated` (Bearer reuses one per cached token), so the principal's decision memo
-        survives across requests."""
+        survives across requests.  A caller the policy file can grant nothing to (a token caller
+        without a ``tenant_claim``, or one whose token names its tenants) is returned as it is, with
+        no memo entry: there is nothing to remember, and a store per distinct credential costs."""
+        principal = auth.principal
+        did = principal.did if auth.scheme not in TOKEN_SCHEMES else None
+        if did is None and (self.policy.tenant_claim is None or principal.tenants):
+            return auth
         memo = self._grants_memo.get(id(auth))
         if memo is not None and memo[0] is auth:
             return memo[1]
-        principal = auth.principal
         roles, tenants = principal.roles, principal.tenants
-        if principal.did is not None and auth.scheme not in TOKEN_SCHEMES:
-            grant = self.policy.did_grant(principal.did)
+        if did is not None:
+            grant = self.policy.did_grant(did)
             if grant is not None:
                 roles, tenants = roles | grant.roles, tenants | grant.tenants
-        elif self.policy.tenant_claim is not None and not tenants:
+        else:
             tenants = self.policy.tenants_for_claims(auth.claims)
         enriched = auth
         if roles != principal.roles or tenants != principal.tenants:

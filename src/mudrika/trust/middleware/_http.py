@@ -7,8 +7,8 @@ steps; nothing here decides anything.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from collections.abc import Awaitable, Coroutine, Generator, Iterable, Sequence
+from typing import Any, Final, Generic, TypeVar
 
 from mudrika.trust._asgi import (
     ASGIApp,
@@ -34,8 +34,11 @@ __all__ = [
     "header_values",
     "read_body",
     "replay",
+    "run_until_suspended",
     "send_json",
 ]
+
+T = TypeVar("T")
 
 _TOO_LARGE: Final = json.dumps(
     {"jsonrpc": "2.0", "error": {"code": -32600, "message": "Request too large"}, "id": None}
@@ -109,6 +112,52 @@ async def read_body(scope: Scope, receive: Receive, send: Send, limit: int) -> b
     except BodyTooLarge:
         await body_too_large(send)
         return None
+
+
+class _Rest(Generic[T]):
+    """The rest of a coroutine that stopped at its first suspension point, as an awaitable: it hands
+    the event loop what the coroutine was waiting for, then drives the coroutine on exactly as an
+    ``await`` would (values sent and exceptions thrown in, a cancellation included, are passed on)."""
+
+    __slots__ = ("_coroutine", "_pending")
+
+    def __init__(self, coroutine: Coroutine[Any, Any, T], pending: Any) -> None:
+        self._coroutine = coroutine
+        self._pending = pending
+
+    def __await__(self) -> Generator[Any, Any, T]:
+        coroutine, pending = self._coroutine, self._pending
+        while True:
+            try:
+                sent = yield pending
+            except GeneratorExit:
+                coroutine.close()
+                raise
+            except BaseException as exc:  # every exception thrown in goes on to the coroutine
+                try:
+                    pending = coroutine.throw(exc)
+                except StopIteration as finished:
+                    return finished.value  # type: ignore[no-any-return]
+            else:
+                try:
+                    pending = coroutine.send(sent)
+                except StopIteration as finished:
+                    return finished.value  # type: ignore[no-any-return]
+
+
+def run_until_suspended(coroutine: Coroutine[Any, Any, T]) -> tuple[T | None, Awaitable[T] | None]:
+    """Run ``coroutine`` until it first waits: ``(result, None)`` when it finished without waiting,
+    else ``(None, rest)`` with ``rest`` an awaitable that finishes it.
+
+    Why: a request body that has already arrived is read without suspending, and a deadline for it
+    (a cancel scope and a timer armed and disarmed per request) would guard a wait that never
+    happens.  The caller arms its deadline only around ``rest``.
+    """
+    try:
+        pending = coroutine.send(None)
+    except StopIteration as finished:
+        return finished.value, None
+    return None, _Rest(coroutine, pending)
 
 
 class ResponseCapture:
