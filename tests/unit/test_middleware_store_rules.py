@@ -1,7 +1,9 @@
 """What the middleware keeps per credential, and when the body read arms its deadline.
 
-The Bearer authenticator keeps a token's ``Authenticated`` from the token's second request on (as the
-verifier keeps its result): a token met once leaves only its 12-hex-digit label behind.  The body
+The Bearer authenticator keeps a token's ``Authenticated`` when the token comes again and the
+verifier keeps its result (``AccessTokenVerifier.holds``; the verifier keeps results from a token's
+second verification on): a token met once, or one the verifier does not keep, leaves only its
+12-hex-digit label behind.  The body
 read runs until it first waits; only then is a deadline armed around the rest
 (:func:`~mudrika.trust.middleware._http.run_until_suspended`), and the rest behaves exactly as an
 ``await`` of the whole read would.
@@ -64,14 +66,30 @@ async def test_a_token_that_comes_again_is_served_one_authenticated(
     bearer = _bearer(realm, jwks, clock)
     token = realm.token()
     first = await bearer.authenticate(_request(token))
-    second = await bearer.authenticate(_request(token))  # the verifier stores its result now
+    assert bearer._memo == {}
+    second = await bearer.authenticate(_request(token))  # the verifier keeps its result now: so do we
     assert first is not None
     assert second is not None
     assert second is not first
     assert list(bearer._memo) == [second.credential_id]
-    assert not bearer._seen  # the label's first sighting is forgotten once the result is kept
+    assert not bearer._seen  # the label's record goes once the Authenticated is kept
     assert await bearer.authenticate(_request(token)) is second
     assert await bearer.authenticate(_request(token)) is second
+
+
+@pytest.mark.anyio
+async def test_a_token_the_verifier_does_not_keep_is_not_kept_either(
+    realm: LocalRealm, jwks: JwksCache, clock: Clock
+) -> None:
+    verifier = AccessTokenVerifier(
+        issuer=realm.issuer, audience=realm.audience, azp_allowlist=None, jwks=jwks, clock=clock, cache_size=0
+    )
+    bearer = BearerAuthenticator(verifier)
+    token = realm.token()
+    for _ in range(4):
+        assert await bearer.authenticate(_request(token)) is not None
+    assert bearer._memo == {}
+    assert len(bearer._seen) == 1
 
 
 @pytest.mark.anyio
@@ -82,8 +100,9 @@ async def test_a_label_in_the_memo_serves_only_its_own_verified_token(
     older Authenticated is not served for it."""
     bearer = _bearer(realm, jwks, clock)
     token = realm.token()
-    await bearer.authenticate(_request(token))
-    kept = await bearer.authenticate(_request(token))
+    for _ in range(2):
+        kept = await bearer.authenticate(_request(token))
+    assert len(bearer._memo) == 1
     bearer._verifier.clear_cache()
     fresh = await bearer.authenticate(_request(token))
     assert fresh is not None
@@ -103,7 +122,7 @@ async def test_the_record_of_labels_stays_within_its_bound(
         await bearer.authenticate(_request(token))
         assert len(bearer._seen) <= 3
     assert _MEMO_LIMIT == 4096
-    await bearer.authenticate(_request(tokens[3]))  # still recorded: kept from now on
+    await bearer.authenticate(_request(tokens[3]))  # still recorded, and the verifier keeps it now
     assert len(bearer._memo) == 1
 
 

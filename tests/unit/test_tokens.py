@@ -454,3 +454,16 @@ def test_issuer_claim_that_is_not_the_issuer_string_is_wrong_iss(
     with pytest.raises(InvalidToken) as info:
         verifier.verify(realm.token(iss=iss))
     assert info.value.code == "wrong_iss"
+
+
+def test_holds_says_whether_the_cache_keeps_that_very_result(
+    realm: LocalRealm, jwks: JwksCache, clock: Clock
+) -> None:
+    verifier = _verifier(realm, jwks, clock)
+    token, other = realm.token(jti="h1"), realm.token(jti="h2")
+    first = verifier.verify(token)
+    assert not verifier.holds(token, first)  # met once: not kept
+    kept = verifier.verify(token)
+    assert verifier.holds(token, kept)
+    assert not verifier.holds(token, first)  # another result for the same token
+    assert not verifier.holds(other, kept)  # the right result under another token

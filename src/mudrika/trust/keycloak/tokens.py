@@ -385,6 +385,13 @@ class AccessTokenVerifier:
     def cache_len(self) -> int:
         return len(self._cache)
 
+    def holds(self, token: str, result: VerifiedToken) -> bool:
+        """Whether the cache keeps ``result`` for ``token``: the same object is then handed back for
+        that token while its entry lives, so whatever a caller derives from it is worth keeping too
+        (and is not, for a result the cache does not keep)."""
+        entry = self._cache.get(hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest())
+        return entry is not None and entry.result is result
+
     def clear_cache(self) -> None:
         with self._lock:
             self._cache.clear()

@@ -49,8 +49,9 @@ class BearerAuthenticator:
         # The verifier's cache hands back the same VerifiedToken for the same token; reuse the
         # Authenticated built for it (keyed by the token's label, served only for that very object).
         self._memo: dict[str, tuple[VerifiedToken, Authenticated]] = {}
-        # Labels of tokens met once: the memo keeps a token's Authenticated from its second request
-        # on, as the verifier keeps its result (a store per distinct token costs and never pays).
+        # Labels of tokens met before: for those the verifier is asked whether it keeps the result
+        # (AccessTokenVerifier.holds), and the Authenticated is kept with it.  A token met once
+        # leaves only its label: a store per distinct token costs and never pays.
         self._seen: set[str] = set()
 
     async def authenticate(self, request: AuthRequest) -> Authenticated | None:
@@ -89,15 +90,16 @@ class BearerAuthenticator:
             claims=verified.claims,
         )
         seen = self._seen
-        if label in seen:
+        if label not in seen:
+            if len(seen) >= _MEMO_LIMIT:
+                seen.clear()
+            seen.add(label)
+        elif self._verifier.holds(credential, verified):
+            # The verifier keeps this result, so it will hand the same object back: keep ours too.
             seen.discard(label)
             if len(self._memo) >= _MEMO_LIMIT:
                 self._memo.clear()
             self._memo[label] = (verified, result)
-        else:
-            if len(seen) >= _MEMO_LIMIT:
-                seen.clear()
-            seen.add(label)
         return result
 
     async def _sender_constraint(
