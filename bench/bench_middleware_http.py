@@ -370,7 +370,7 @@ def main() -> None:
     for mode, label in labels.items():
         verifies = {"RS256": 1} if mode in ("floor", "cold") else None
         cell = _openssl.per_core_cell(in_process[mode].median, verifies)
-        share = "" if mode == "plain" else fmt(ratio(in_process["floor"], in_process[mode]), 2)
+        share = "" if mode in ("plain", "floor") else fmt(ratio(in_process["floor"], in_process[mode]), 2)
         print(f"| {label} | {fmt(in_process[mode])} | {cell} | {share} |")
 
 
