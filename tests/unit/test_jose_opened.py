@@ -4,6 +4,8 @@ with the same error codes, and never show a token in a repr."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from mudrika.crypto.b64url import b64url_encode
@@ -13,7 +15,9 @@ from mudrika.crypto.jose import (
     sign_compact,
     sign_jwt,
     verify_compact,
+    verify_jwt,
     verify_opened,
+    verify_opened_jwt,
 )
 from mudrika.crypto.keys import KeyPair, KeyType
 from mudrika.errors import MudrikaError
@@ -93,3 +97,70 @@ def test_an_opened_jws_shows_no_token_text(pair: KeyPair) -> None:
     text = repr(open_compact(token))
     assert text == "OpenedJWS(alg='ES256')"
     assert token.split(".")[1] not in text
+
+
+_CHECKS: dict[str, Any] = {
+    "issuer": "https://idp.example",
+    "audience": None,
+    "now": 1_700_000_000,
+    "leeway": 30,
+}
+
+
+def _whole(token: str, key: TrustedKey) -> dict[str, Any] | str:
+    try:
+        return verify_jwt(token, key=key, **_CHECKS)
+    except MudrikaError as exc:
+        return exc.code
+
+
+def _halves(token: str, key: TrustedKey) -> dict[str, Any] | str:
+    try:
+        return verify_opened_jwt(open_compact(token), key=key, **_CHECKS)
+    except MudrikaError as exc:
+        return exc.code
+
+
+def test_verify_opened_jwt_accepts_and_refuses_what_verify_jwt_does(pair: KeyPair) -> None:
+    """The second half of verify_jwt on an opened token: the same claims or the same refusal, for
+    signatures, keys and every claim rule (a verifier that opens a token once relies on it)."""
+    now = _CHECKS["now"]
+    good = {"iss": "https://idp.example", "aud": "api", "sub": "a", "exp": now + 60, "iat": now}
+    variants: list[dict[str, Any]] = [
+        good,
+        {**good, "exp": now - 31},
+        {**good, "exp": now - 29},
+        {**good, "nbf": now + 31},
+        {**good, "iat": now + 31},
+        {**good, "iss": "https://elsewhere.example"},
+        {key: value for key, value in good.items() if key != "iat"},
+        {**good, "exp": "tomorrow"},
+    ]
+    key = TrustedKey.for_key(pair.public_key, kid="k1")
+    tokens = [sign_jwt(claims, pair, kid="k1") for claims in variants] + _tokens(pair)
+    outcomes = []
+    for token in tokens:
+        halves = _halves(token, key)
+        assert halves == _whole(token, key), token[:80]
+        outcomes.append(halves)
+    assert outcomes[0] == good
+    assert outcomes[2] == variants[2]  # expired 29 s ago: within the leeway
+    refusals = {outcome for outcome in outcomes if isinstance(outcome, str)}
+    assert {
+        "expired",
+        "not_yet_valid",
+        "iat_in_future",
+        "wrong_iss",
+        "missing_claim",
+        "malformed_claim",
+    } <= refusals
+
+
+def test_verify_opened_jwt_keeps_the_size_cap_the_token_was_opened_with(pair: KeyPair) -> None:
+    token = sign_jwt({"sub": "a", "pad": "x" * 600, "exp": 2_000_000_000, "iat": 1}, pair, kid="k1")
+    key = TrustedKey.for_key(pair.public_key, kid="k1")
+    opened = open_compact(token, max_bytes=len(token))
+    assert verify_opened_jwt(opened, key=key, issuer=None, audience=None, now=2)["sub"] == "a"
+    with pytest.raises(MudrikaError) as refused:
+        open_compact(token, max_bytes=len(token) - 1)
+    assert refused.value.code == "too_large"
