@@ -467,3 +467,4 @@ def test_holds_says_whether_the_cache_keeps_that_very_result(
     assert verifier.holds(token, kept)
     assert not verifier.holds(token, first)  # another result for the same token
     assert not verifier.holds(other, kept)  # the right result under another token
+    assert not verifier.holds("a.b\ud800.c", kept)  # a token no UTF-8 can carry: held by nothing

@@ -170,7 +170,7 @@ class _Plan(NamedTuple):
     digest: bytes
     generation: int
     opened: OpenedJWS | None  # None: opaque token, introspect
-    kid: str | None
+    kid: str  # "" for an opaque token
 
 
 class _Checked(NamedTuple):
@@ -349,10 +349,10 @@ class AccessTokenVerifier:
         found = self._cached_or_plan(token)
         if isinstance(found, VerifiedToken):
             return found
-        opened, kid = found.opened, found.kid
+        opened = found.opened
         try:
-            if opened is not None and kid is not None:
-                checked = self._checked_jwt(opened, self._jwks.key_for(kid))
+            if opened is not None:
+                checked = self._checked_jwt(opened, self._jwks.key_for(found.kid))
                 if checked is None:  # signed by the IdP but lightweight: introspect it
                     checked = self._checked_introspection(self._introspect(token), found.generation)
             else:
@@ -368,10 +368,10 @@ class AccessTokenVerifier:
         found = self._cached_or_plan(token)
         if isinstance(found, VerifiedToken):
             return found
-        opened, kid = found.opened, found.kid
+        opened = found.opened
         try:
-            if opened is not None and kid is not None:
-                checked = self._checked_jwt(opened, await self._jwks.akey_for(kid))
+            if opened is not None:
+                checked = self._checked_jwt(opened, await self._jwks.akey_for(found.kid))
                 if checked is None:  # signed by the IdP but lightweight: introspect it
                     checked = self._checked_introspection(await self._aintrospect(token), found.generation)
             else:
@@ -490,7 +490,7 @@ class AccessTokenVerifier:
                 raise InvalidToken("not a JWT and no introspection configured", code="malformed_token")
             if not _B64TOKEN.fullmatch(token):
                 raise InvalidToken("malformed token", code="malformed_token")
-            return _Plan(digest, generation, None, None)
+            return _Plan(digest, generation, None, "")
         # Step 2: the unverified header, only to choose the key, read once: jose opens the token
         # (splits it, decodes and understands the header, refusing jku/x5u/x5c/jwk and any crit; the
         # outcome is remembered per exact header segment, which every token a key signs shares), and
