@@ -24,7 +24,7 @@ bench/autocannon_tokens.mjs, loopback only, at 1, 8, 32 and 128 connections, fou
 Each repetition runs the four back to back at each connection count (interleaved), and ratios are
 formed per repetition; rows give the median (min–max) of ``--repetitions`` runs (bench/_timing.py).
 The throughput of the one-worker server is also stated per core beside this machine's OpenSSL ceiling
-for one RS256 verify per request (bench/_openssl.py); the load generator shares the machine's cores.
+for one RS256 verify per request (bench/_ceiling.py); the load generator shares the machine's cores.
 
 Run: .venv/bin/python bench/bench_middleware_http.py [--duration 1] [--repetitions 5]
 """
@@ -32,7 +32,6 @@ Run: .venv/bin/python bench/bench_middleware_http.py [--duration 1] [--repetitio
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import shutil
@@ -53,14 +52,8 @@ sys.path.insert(0, str(REPO_ROOT / "bench"))
 from tests._support.net import free_port, wait_listening  # noqa: E402
 from tests._support.processes import stop_process  # noqa: E402
 
+from _ceiling import per_core_cell  # noqa: E402
 from _timing import Spread, fmt, measure_async, ratio, verdict  # noqa: E402
-
-# By path: cryptography's Rust bindings register a module of their own under the name "_openssl".
-_spec = importlib.util.spec_from_file_location("bench_openssl", REPO_ROOT / "bench" / "_openssl.py")
-assert _spec is not None
-assert _spec.loader is not None
-_openssl = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_openssl)
 
 AUTOCANNON = REPO_ROOT / "tests" / "node" / "node_modules" / "autocannon" / "autocannon.js"
 DRIVER = Path(__file__).resolve().parent / "autocannon_tokens.mjs"
@@ -346,7 +339,7 @@ def main() -> None:
         warm = ratio(rate["repeated"], rate["plain"])
         floor_share = ratio(rate["floor"], rate["plain"])
         of_floor = ratio(rate["distinct"], rate["floor"])
-        per_core = _openssl.per_core_cell(1e6 / rate["distinct"].median, {"RS256": 1})
+        per_core = per_core_cell(1e6 / rate["distinct"].median, {"RS256": 1})
         print(
             f"| {connections} connection{'s' if connections > 1 else ''} | {fmt(rate['plain'], 0)} "
             f"| {fmt(rate['repeated'], 0)} ({warm.median:.2f}) | {fmt(rate['floor'], 0)} ({floor_share.median:.2f}) "
@@ -369,7 +362,7 @@ def main() -> None:
     }
     for mode, label in labels.items():
         verifies = {"RS256": 1} if mode in ("floor", "cold") else None
-        cell = _openssl.per_core_cell(in_process[mode].median, verifies)
+        cell = per_core_cell(in_process[mode].median, verifies)
         share = "" if mode in ("plain", "floor") else fmt(ratio(in_process["floor"], in_process[mode]), 2)
         print(f"| {label} | {fmt(in_process[mode])} | {cell} | {share} |")
 

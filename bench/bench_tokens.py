@@ -26,7 +26,7 @@ no token comes twice to any verifier).
   token + LRU lookup).  Target: <= 3 µs.
 
 Every row that verifies a signature states its throughput on one core beside this machine's OpenSSL
-ceiling for one RS256 verify (bench/_openssl.py).
+ceiling for one RS256 verify (bench/_ceiling.py).
 
 Method: bench/_timing.py (interleaved repetitions, median and min–max, ratios per repetition).
 
@@ -36,7 +36,6 @@ Run: .venv/bin/python bench/bench_tokens.py
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import sys
 import time
@@ -61,19 +60,12 @@ sys.path.insert(0, str(REPO_ROOT / "bench"))
 
 from tests._support.tokenfactory import Clock, LocalRealm  # noqa: E402
 
+from _ceiling import per_core_cell  # noqa: E402
 from _timing import fmt, measure, ratio, verdict  # noqa: E402
 from mudrika.crypto.jose import _CHECKED_HEADERS  # noqa: E402
 from mudrika.trust.keycloak._http_bridge import install_transports  # noqa: E402
 from mudrika.trust.keycloak.jwks import JwksCache  # noqa: E402
 from mudrika.trust.keycloak.tokens import AccessTokenVerifier  # noqa: E402
-
-# By path: cryptography's Rust bindings register a module of their own under the name "_openssl".
-_spec = importlib.util.spec_from_file_location("bench_openssl", REPO_ROOT / "bench" / "_openssl.py")
-assert _spec is not None
-assert _spec.loader is not None
-_openssl = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_openssl)
-per_core_cell = _openssl.per_core_cell
 
 REPETITIONS = 9
 #: Calls per batch of the cold rows (python-keycloak's are dearer: fewer calls, the same pool).
