@@ -7,6 +7,7 @@ uses the Bitcoin alphabet, each leading zero byte is one leading '1'), multicode
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Final
 
@@ -27,6 +28,15 @@ _ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 #: pass maps and (with one ``in`` test) validates the whole value, leaving only the arithmetic to Python.
 _DIGITS = bytes(_ALPHABET.index(chr(byte)) if chr(byte) in _ALPHABET else 0xFF for byte in range(256))
 _MAX_INPUT = 4096
+#: Two base58 digits -> their value (58 * first + second), indexed by the two digit bytes read as one
+#: native unsigned 16-bit integer.  With it the decoder consumes four digits per step (one 32-bit
+#: read, two lookups) instead of one, which is most of its cost on a did:key.  Digit bytes above 57
+#: never reach it (the alphabet check comes first), so the entries for them are never read.
+_PAIRS: Final = (
+    [(index & 0xFF) * 58 + (index >> 8) for index in range(65536)] if sys.byteorder == "little" else []
+)
+_FOUR_DIGITS: Final = 58**4
+_PAIR: Final = 58**2
 
 #: multiformats/multicodec table.csv, the signing-key codes (ed25519-pub, secp256k1-pub, p256-pub,
 #: rsa-pub), by :class:`mudrika.crypto.keys.KeyType` value.  One table for Multikey, did:key and the
@@ -58,12 +68,33 @@ def base58btc_decode(text: str) -> bytes:
         raise InvalidInput("invalid base58btc character", code="bad_multibase") from None
     if b"\xff" in digits:
         raise InvalidInput("invalid base58btc character", code="bad_multibase")
-    number = 0
-    for value in digits:
-        number = number * 58 + value
+    number = _digits_value(digits) if _PAIRS else _digits_value_slow(digits)
     zeros = len(digits) - len(digits.lstrip(b"\0"))  # each leading '1' (digit 0) is one zero byte
     body = number.to_bytes((number.bit_length() + 7) // 8, "big") if number else b""
     return b"\0" * zeros + body
+
+
+def _digits_value_slow(digits: bytes) -> int:
+    """The number base58 ``digits`` (values 0-57) spell, most significant first: one digit a step."""
+    number = 0
+    for value in digits:
+        number = number * 58 + value
+    return number
+
+
+def _digits_value(digits: bytes) -> int:
+    """:func:`_digits_value_slow`, four digits a step (little-endian machines: see ``_PAIRS``).
+
+    Leading zero digits are added to make whole groups of four; they change nothing.  Each 32-bit
+    word holds the first pair of its digits in its low half on a little-endian machine.
+    """
+    padding = -len(digits) % 4
+    words = memoryview(b"\0" * padding + digits if padding else digits).cast("I")
+    pairs = _PAIRS
+    number = 0
+    for word in words:
+        number = number * _FOUR_DIGITS + pairs[word & 0xFFFF] * _PAIR + pairs[word >> 16]
+    return number
 
 
 def varint_encode(value: int) -> bytes:

@@ -56,6 +56,11 @@ _DID_URL_RE: Final = re.compile(
     rf"did:([a-z0-9]{{1,{MAX_METHOD_NAME_LENGTH}}}):((?:{_IDCHAR}*:)*{_IDCHAR}+)"
     rf"((?:/{_PCHAR}*)*)(?:\?((?:{_PCHAR}|[/?])*))?(?:#((?:{_PCHAR}|[/?])*))?"
 )
+#: The most common shape on its own: a bare DID whose method-specific id is one run of unencoded
+#: idchars (every did:key, did:jwk and did:bindu, a did:web without a path).  Whatever this matches,
+#: the full grammar above matches with the same method and id and no path, query or fragment; it
+#: costs a tenth as much because it has no alternation to backtrack through, and it is tried first.
+_PLAIN_DID_RE: Final = re.compile(rf"did:([a-z0-9]{{1,{MAX_METHOD_NAME_LENGTH}}}):([A-Za-z0-9._-]+)")
 _BAD_PCT_RE: Final = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _SEGMENT_RE: Final = re.compile(rf"{_IDCHAR}+")
 _PCT_BYTE_RE: Final = re.compile(r"%([0-9A-Fa-f]{2})")
@@ -212,6 +217,9 @@ def _explain(text: str) -> InvalidInput:
 
 @lru_cache(maxsize=4096)
 def _parse(text: str) -> DIDURL:
+    plain = _PLAIN_DID_RE.fullmatch(text)
+    if plain is not None:
+        return DIDURL(DID(plain[1], plain[2]))
     match = _DID_URL_RE.fullmatch(text)
     if match is None:
         raise _explain(text)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Final, Literal
 
 from mudrika.crypto.keys import KeyType, PublicKey
-from mudrika.crypto.multibase import PUBLIC_KEY_CODECS, multikey_decode
+from mudrika.crypto.multibase import PUBLIC_KEY_CODECS, base58btc_decode, varint_decode, varint_encode
 from mudrika.errors import InvalidInput
 from mudrika.identity._x25519 import X25519_MULTICODEC, X25519PublicKey, edwards_y, x25519_from_edwards_y
 from mudrika.identity.did import DID, parse_did
@@ -54,6 +54,10 @@ _LENGTHS: Final[dict[int, int | None]] = {
     X25519_MULTICODEC: 32,
 }
 _MAX_MULTIBASE: Final = 1600  # an RSA-8192 key; the DID parser caps the whole DID at 2048 anyway
+#: The varint prefix of every supported codec (all between 128 and 16383: two bytes each) -> the codec.
+#: A value that starts with one of these is the codec read by ``varint_decode`` (a minimal two-byte
+#: varint); anything else still goes through ``varint_decode``, which gives the same refusals as before.
+_PREFIXES: Final[dict[bytes, int]] = {varint_encode(code): code for code in _LENGTHS}
 
 
 def create(public_key: PublicKey | X25519PublicKey) -> str:
@@ -73,7 +77,13 @@ def decode(did: DID | str) -> AgreementKey:
             "did:key value must be one base58btc multibase string", code="invalidDid", did=str(parsed)[:128]
         )
     try:
-        codec, raw = multikey_decode(value)
+        data = base58btc_decode(value[1:])
+        codec = _PREFIXES.get(data[:2])
+        if codec is not None:
+            raw = data[2:]
+        else:
+            codec, used = varint_decode(data)
+            raw = data[used:]
     except InvalidInput:
         raise InvalidInput(
             "did:key value is not valid base58btc multicodec", code="invalidDid", did=str(parsed)[:128]

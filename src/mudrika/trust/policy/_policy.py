@@ -8,12 +8,14 @@ Everything that can be worked out in advance is worked out when the policy is lo
 * the permissions each operation requires, as a frozenset;
 * role name -> rank and role name -> granted permissions;
 * external IdP group -> roles (Azure AD names and object GUIDs — GUIDs compared case-insensitively —
-  Okta, Auth0, custom; Keycloak group paths when built from a realm export).
+  Okta, Auth0, custom; Keycloak group paths when built from a realm export);
+* per operation, the ``Decision`` for a caller of each rank (and for one with no mapped role), so a
+  decision that allows or refuses on level alone is read, never built.
 
-At request time ``decide`` does two dictionary lookups on a warm path: the principal's *grant* (its
-level and effective permissions, computed once per principal per policy and also memoised by its
-role/group sets) and that grant's cached ``Decision`` for the operation.  Nothing is interpreted per
-request and a deny never raises.
+At request time ``decide`` works out the principal's *grant* (its rank and effective permissions: one
+dictionary lookup per token role, kept on the principal for its next decisions) and reads the
+operation's compiled decision at that rank; only a ``missing_permission`` or ``unknown_operation``
+deny is built per request.  Nothing is interpreted per request and a deny never raises.
 
 Deny by default: an operation the policy does not name is refused (``unknown_operation``); a principal
 none of whose roles maps to a level is refused (``no_role``) unless the operation's minimum is
@@ -90,8 +92,8 @@ Reason = Literal[
 ]
 
 MAX_POLICY_BYTES = 1024 * 1024
-# Bound on the role/group-set memo: principals are built per request from tokens, so the memo is what
-# makes the second request of the same caller cheap; clearing when full keeps memory bounded.
+# Bound on the role/group-set memo of callers with IdP groups (their group names are normalised once
+# per distinct set, not per request); clearing when full keeps memory bounded.
 _MEMO_LIMIT = 65_536
 _EMPTY: frozenset[str] = frozenset()
 _GUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -130,14 +132,20 @@ class Decision(NamedTuple):
         }
 
 
-@dataclass(frozen=True, slots=True)
-class _Grant:
-    """A principal's standing under one policy: its level and permissions, and decisions made so far."""
+#: A principal's standing under one policy: its rank (-1 when no role maps to a level) and its
+#: effective permissions.  A plain pair, not an object: a server brings a new principal with every
+#: request, and what the first decision for it allocates (and leaves for the garbage collector to
+#: trace while the principal lives) is part of every request's cost.
+_Grant = tuple[int, frozenset[str]]
 
-    rank: int  # -1 when no role maps to a level
-    level: TrustLevel | None
-    permissions: frozenset[str]
-    decisions: dict[str, Decision] = field(default_factory=dict)
+
+#: One operation, compiled: ``(decisions, guards)``.  ``decisions[r]`` is the decision for a caller
+#: of rank ``r`` whose permissions suffice (allowed, or ``insufficient_trust`` below the minimum);
+#: ``decisions[-1]`` -- a caller with no mapped role -- is ``no_role``, or allowed for a ``guest``
+#: operation of a policy that admits anonymous callers.  ``guards[r]`` is the permission set an
+#: allowing ``decisions[r]`` still requires (None: nothing to check).  Plain tuples, read by index:
+#: attribute reads on a named tuple take the interpreter's slow path, and this is read per request.
+_Rule = tuple[tuple[Decision, ...], tuple[frozenset[str] | None, ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,8 +159,8 @@ class Principal:
     ``did_roles``).  ``token_claims`` may hold a short, secret-free summary for logs (never the token
     itself).
 
-    The private ``_grants`` memo holds this principal's level per policy so a principal reused across
-    requests is evaluated once; it is excluded from equality, hashing and ``repr``.
+    The private ``_grants`` memo holds this principal's rank and permissions per policy so a principal
+    reused across requests is evaluated once; it is excluded from equality, hashing and ``repr``.
     """
 
     subject: str
@@ -281,8 +289,10 @@ class Policy:
         "_op_perms",
         "_op_rank",
         "_require_tenant",
+        "_role_info",
         "_role_perms",
         "_role_rank",
+        "_rules",
         "_tenant_claim",
         "_tenant_prefix",
         "_verify_trust",
@@ -324,6 +334,10 @@ class Policy:
         self._role_perms: dict[str, frozenset[str]] = {
             name: frozenset(r.permissions) for name, r in by_name.items() if r.permissions
         }
+        # Both at once for the fresh-principal path: one lookup per role the caller holds.
+        self._role_info: dict[str, tuple[int, frozenset[str]]] = {
+            name: (rank, self._role_perms.get(name, _EMPTY)) for name, rank in self._role_rank.items()
+        }
 
         # 2. Operation minimums: the stricter requirement wins, whichever source states it.
         minimum: dict[str, TrustLevel] = {}
@@ -354,6 +368,7 @@ class Policy:
         self._op_perms: dict[str, frozenset[str]] = {
             op: frozenset(rule.permissions) for op, rule in operations.items() if rule.permissions
         }
+        self._rules: dict[str, _Rule] = {op: self._compile(op, level) for op, level in minimum.items()}
 
         # 3. External groups -> roles, per identity provider.
         groups: dict[str, dict[str, set[str]]] = {}
@@ -490,14 +505,51 @@ class Policy:
 
     def principal_level(self, principal: Principal) -> TrustLevel | None:
         """The highest level among the principal's roles (direct or via IdP groups); None if none maps."""
-        return self._grant(principal).level
+        return _LEVEL_OF_RANK[self._grant(principal)[0]]
 
     # -- deciding ---------------------------------------------------------------------------------
 
     def _grant(self, principal: Principal) -> _Grant:
         grant = principal._grants.get(self._id)
-        if grant is not None:
-            return grant
+        return grant if grant is not None else self._standing(principal)
+
+    def _standing(self, principal: Principal) -> _Grant:
+        """Work out a principal's grant (it has none under this policy yet) and keep it on the principal.
+
+        Why no cache in front of the common case: a server builds a new principal from every token,
+        so what counts is the cost for a principal seen for the first time.  Token roles only (no
+        IdP groups) take one dictionary lookup per role, and the union of permissions is formed only
+        when a second role adds some, so a one-role caller's grant shares its role's permission set.
+        Callers with IdP groups go through the memo keyed by role and group sets, which saves the
+        group-name normalisation (a GUID pattern per group).
+        """
+        if principal.groups:
+            grant = self._grant_with_groups(principal)
+        else:
+            # A one-role caller's grant is its role's entry itself (nothing allocated); a second role
+            # or direct permissions make a new pair.
+            permissions = principal.permissions
+            if not permissions:
+                grant = _NO_GRANT
+            else:
+                grant = (-1, permissions if type(permissions) is frozenset else frozenset(permissions))
+            info = self._role_info
+            for role in principal.roles:
+                entry = info.get(role)
+                if entry is None:
+                    continue
+                if grant is _NO_GRANT:
+                    grant = entry
+                    continue
+                held, granted = grant[1], entry[1]
+                grant = (
+                    entry[0] if entry[0] > grant[0] else grant[0],
+                    held | granted if held and granted else held or granted,
+                )
+        principal._grants[self._id] = grant
+        return grant
+
+    def _grant_with_groups(self, principal: Principal) -> _Grant:
         key = (principal.roles, principal.groups, principal.identity_provider, principal.permissions)
         grant = self._memo.get(key)
         if grant is None:
@@ -518,16 +570,29 @@ class Policy:
                 granted = self._role_perms.get(role)
                 if granted:
                     permissions |= granted
-            grant = _Grant(
-                rank=rank,
-                level=_LEVELS[rank] if rank >= 0 else None,
-                permissions=frozenset(permissions),
-            )
+            grant = (rank, frozenset(permissions))
             if len(self._memo) >= _MEMO_LIMIT:
                 self._memo.clear()
             self._memo[key] = grant
-        principal._grants[self._id] = grant
         return grant
+
+    def _compile(self, operation: str, level: TrustLevel) -> _Rule:
+        """The :data:`_Rule` of a known operation (built once, when the policy is loaded)."""
+        required = level.rank
+        needed = self._op_perms.get(operation, _EMPTY)
+        decisions = [
+            Decision(True, operation, level, caller, _EMPTY, ALLOWED)
+            if rank >= required
+            else Decision(False, operation, level, caller, _EMPTY, INSUFFICIENT_TRUST)
+            for rank, caller in enumerate(_LEVELS)
+        ]
+        # No mapped role: only a guest-level operation of a policy that allows anonymous callers.
+        if required == 0 and self._anon_ok:
+            decisions.append(Decision(True, operation, level, None, _EMPTY, ALLOWED))
+        else:
+            decisions.append(Decision(False, operation, level, None, _EMPTY, NO_ROLE))
+        guards = tuple(needed if decision.allowed and needed else None for decision in decisions)
+        return tuple(decisions), guards
 
     # -- DID callers and tenants ----------------------------------------------------------------
 
@@ -578,35 +643,34 @@ class Policy:
 
         Never raises for a deny; see ``Decision.reason``.  ``tenant`` is the A2A tenant the call
         names (JSON-RPC ``params.tenant`` or the REST ``/{tenant}`` prefix); ``""`` and None mean none.
-        """
-        if self._tenant_refused(principal, tenant):
-            level = self._grant(principal).level
-            return Decision(False, operation, self._op_level.get(operation), level, _EMPTY, WRONG_TENANT)
-        grant = principal._grants.get(self._id) or self._grant(principal)
-        decision = grant.decisions.get(operation)
-        if decision is not None:
-            return decision
-        required = self._op_rank.get(operation)
-        if required is None:
-            # Not cached: operation names come from callers, caching them would let them grow memory.
-            return Decision(False, operation, None, grant.level, _EMPTY, UNKNOWN_OPERATION)
-        decision = self._evaluate(grant, operation, required)
-        grant.decisions[operation] = decision
-        return decision
 
-    def _evaluate(self, grant: _Grant, operation: str, required: int) -> Decision:
-        level = _LEVELS[required]
-        needed = self._op_perms.get(operation, _EMPTY)
-        if grant.rank < 0:
-            # No mapped role: only a guest-level operation of a policy that allows anonymous callers.
-            if not (required == 0 and self._anon_ok):
-                return Decision(False, operation, level, None, _EMPTY, NO_ROLE)
-        elif grant.rank < required:
-            return Decision(False, operation, level, grant.level, _EMPTY, INSUFFICIENT_TRUST)
-        missing = needed - grant.permissions
-        if missing:
-            return Decision(False, operation, level, grant.level, frozenset(missing), MISSING_PERMISSION)
-        return Decision(True, operation, level, grant.level, _EMPTY, ALLOWED)
+        The principal's grant is worked out on its first decision (:meth:`_standing`) and kept on it;
+        the decision is then the operation's compiled :class:`_Rule` read at the caller's rank, with
+        the permission check only for an allowing entry: nothing is built unless it is a
+        ``missing_permission`` or ``unknown_operation`` deny.
+        """
+        if (tenant or self._require_tenant) and self._tenant_refused(principal, tenant):
+            level = _LEVEL_OF_RANK[self._grant(principal)[0]]
+            return Decision(False, operation, self._op_level.get(operation), level, _EMPTY, WRONG_TENANT)
+        grant = principal._grants.get(self._id)
+        rank, permissions = grant if grant is not None else self._standing(principal)
+        rule = self._rules.get(operation)
+        if rule is None:
+            # Deny by default: an operation the policy does not name.
+            return Decision(False, operation, None, _LEVEL_OF_RANK[rank], _EMPTY, UNKNOWN_OPERATION)
+        decisions, guards = rule
+        needed = guards[rank]
+        if needed is not None and not needed <= permissions:
+            decision = decisions[rank]
+            return Decision(
+                False,
+                operation,
+                decision.required_level,
+                decision.caller_level,
+                needed - permissions,
+                MISSING_PERMISSION,
+            )
+        return decisions[rank]
 
     def decide_execution(
         self,
@@ -627,24 +691,29 @@ class Policy:
         required = cost.minimum_trust_level
         # 1. Tenant.
         if self._tenant_refused(principal, tenant):
-            level = self._grant(principal).level
+            level = _LEVEL_OF_RANK[self._grant(principal)[0]]
             return Decision(False, EXECUTE_OPERATION, required, level, _EMPTY, WRONG_TENANT)
-        grant = self._grant(principal)
+        rank = self._grant(principal)[0]
+        level = _LEVEL_OF_RANK[rank]
         # 2. The request names the agent this cost belongs to.
         if request.agent_id != cost.agent_id:
-            return Decision(False, EXECUTE_OPERATION, required, grant.level, _EMPTY, WRONG_AGENT)
+            return Decision(False, EXECUTE_OPERATION, required, level, _EMPTY, WRONG_AGENT)
         # 3. The executor is whoever authenticated, never whoever the request says.
         if principal.did is None or principal.did != request.executor_did:
-            return Decision(False, EXECUTE_OPERATION, required, grant.level, _EMPTY, EXECUTOR_MISMATCH)
+            return Decision(False, EXECUTE_OPERATION, required, level, _EMPTY, EXECUTOR_MISMATCH)
         # 4. Trust: the policy's level for the caller, not the level the request claims.
-        if grant.rank < 0:
+        if rank < 0:
             return Decision(False, EXECUTE_OPERATION, required, None, _EMPTY, NO_ROLE)
-        if grant.rank < required.rank or request.trust_level.rank > grant.rank:
-            return Decision(False, EXECUTE_OPERATION, required, grant.level, _EMPTY, INSUFFICIENT_TRUST)
+        if rank < required.rank or request.trust_level.rank > rank:
+            return Decision(False, EXECUTE_OPERATION, required, level, _EMPTY, INSUFFICIENT_TRUST)
         # 5. Credits offered against the price.
         if request.estimated_credits < cost.credits_per_request:
-            return Decision(False, EXECUTE_OPERATION, required, grant.level, _EMPTY, PAYMENT_REQUIRED)
-        return Decision(True, EXECUTE_OPERATION, required, grant.level, _EMPTY, ALLOWED)
+            return Decision(False, EXECUTE_OPERATION, required, level, _EMPTY, PAYMENT_REQUIRED)
+        return Decision(True, EXECUTE_OPERATION, required, level, _EMPTY, ALLOWED)
 
 
 _LEVELS: tuple[TrustLevel, ...] = tuple(TrustLevel)
+#: Rank -> level, with rank -1 (no mapped role) -> None as the last entry.
+_LEVEL_OF_RANK: tuple[TrustLevel | None, ...] = (*_LEVELS, None)
+#: The grant of a caller with no mapped role and no permissions of its own (shared, never copied).
+_NO_GRANT: Final[_Grant] = (-1, _EMPTY)
