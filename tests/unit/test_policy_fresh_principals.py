@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mudrika.trust.levels import TrustLevel
-from mudrika.trust.models import KeycloakRole
+from mudrika.trust.models import IdentityProvider, KeycloakRole
 from mudrika.trust.policy import (
     ALLOWED,
     INSUFFICIENT_TRUST,
@@ -82,7 +82,7 @@ ASKED = [*OPERATIONS, "tasks/delete", ""]
 ROLE_NAMES = ["admin", "operator", "viewer", "auditor", "support", "offline_access", "uma_authorization"]
 PERMISSIONS = ["a2a:tasks.read", "audit:read", "public:read", "payments:refund"]
 GROUPS = [GUID.lower(), GUID, "Agents-Viewers", "agents-viewers", "agent-admins", "unknown"]
-PROVIDERS = ["keycloak", "azure_ad", "okta"]
+PROVIDERS: list[IdentityProvider] = ["keycloak", "azure_ad", "okta"]
 
 
 def reference(
@@ -219,7 +219,7 @@ def test_any_principal_matches_the_rules(
     roles: frozenset[str],
     permissions: frozenset[str],
     groups: frozenset[str],
-    provider: str,
+    provider: IdentityProvider,
     operation: str,
     allow_anonymous: bool,
 ) -> None:

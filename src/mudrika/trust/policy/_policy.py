@@ -652,8 +652,18 @@ class Policy:
         if (tenant or self._require_tenant) and self._tenant_refused(principal, tenant):
             level = _LEVEL_OF_RANK[self._grant(principal)[0]]
             return Decision(False, operation, self._op_level.get(operation), level, _EMPTY, WRONG_TENANT)
-        grant = principal._grants.get(self._id)
-        rank, permissions = grant if grant is not None else self._standing(principal)
+        grants = principal._grants
+        grant = grants.get(self._id)
+        if grant is None:
+            if principal.groups or principal.permissions or len(principal.roles) != 1:
+                grant = self._standing(principal)
+            else:
+                # The commonest caller, inline: one token role and nothing else.  Its grant is its
+                # role's entry (no mapped role: the shared no-role grant); see _standing.
+                (role,) = principal.roles
+                grant = self._role_info.get(role, _NO_GRANT)
+                grants[self._id] = grant
+        rank, permissions = grant
         rule = self._rules.get(operation)
         if rule is None:
             # Deny by default: an operation the policy does not name.
