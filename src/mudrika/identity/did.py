@@ -34,6 +34,7 @@ __all__ = [
     "DIDURL",
     "MAX_DID_URL_LENGTH",
     "MAX_METHOD_NAME_LENGTH",
+    "parse_cache_clear",
     "parse_did",
     "parse_did_url",
     "path_segment_refusal",
@@ -168,6 +169,31 @@ def path_segment_refusal(segment: str) -> str | None:
     return None
 
 
+# The slots of the two frozen dataclasses, set through their descriptors for the plain-DID fast path:
+# the generated ``__init__`` goes through ``object.__setattr__`` once per field, which re-checks the
+# class on every call and costs more than matching the DID.  Same objects, same fields, same values.
+_NEW: Final = object.__new__
+_SET_METHOD: Final = DID.__dict__["method"].__set__
+_SET_MSID: Final = DID.__dict__["method_specific_id"].__set__
+_SET_URL_DID: Final = DIDURL.__dict__["did"].__set__
+_SET_PATH: Final = DIDURL.__dict__["path"].__set__
+_SET_QUERY: Final = DIDURL.__dict__["query"].__set__
+_SET_FRAGMENT: Final = DIDURL.__dict__["fragment"].__set__
+
+
+def _bare(method: str, method_specific_id: str) -> DIDURL:
+    """``DIDURL(DID(method, method_specific_id))``, built without the dataclass ``__init__``."""
+    did = _NEW(DID)
+    _SET_METHOD(did, method)
+    _SET_MSID(did, method_specific_id)
+    url = _NEW(DIDURL)
+    _SET_URL_DID(url, did)
+    _SET_PATH(url, "")
+    _SET_QUERY(url, None)
+    _SET_FRAGMENT(url, None)
+    return url
+
+
 def _fail(code: str, message: str, text: str) -> InvalidInput:
     return InvalidInput(message, code=code, did=text[:128])
 
@@ -219,12 +245,21 @@ def _explain(text: str) -> InvalidInput:
 def _parse(text: str) -> DIDURL:
     plain = _PLAIN_DID_RE.fullmatch(text)
     if plain is not None:
-        return DIDURL(DID(plain[1], plain[2]))
+        return _bare(plain[1], plain[2])
     match = _DID_URL_RE.fullmatch(text)
     if match is None:
         raise _explain(text)
     method, msid, path, query, fragment = match.groups()
     return DIDURL(DID(method, msid), path, query, fragment)
+
+
+def parse_cache_clear() -> None:
+    """Empty the LRU of parsed DID URLs.
+
+    Why public: a benchmark that claims a cold parse must be able to say this cache was empty, and a
+    test can start from a known state.  Correctness never depends on it (entries are immutable).
+    """
+    _parse.cache_clear()
 
 
 def parse_did_url(text: str) -> DIDURL:

@@ -310,15 +310,7 @@ def _construct(
     instance is set up exactly as ``model_construct`` sets it up (``__dict__``, fields set, extras,
     private attributes); tests check the result against a fully validated document.
     """
-    layout = _LAYOUTS.get(model)
-    if layout is None:
-        fields = model.model_fields
-        layout = (
-            dict.fromkeys(fields),
-            {(info.alias or name): name for name, info in fields.items()},
-        )
-        _LAYOUTS[model] = layout
-    empty, names = layout
+    empty, names = _layout(model)
     # Walk the few values given rather than every field: a copy of the all-None template, then the
     # given ones written over it (the resolution hot path builds two or three of these per DID).
     state = empty.copy()
@@ -327,11 +319,40 @@ def _construct(
         name = names[alias]
         state[name] = value
         fields_set.add(name)
+    return _instance(model, state, fields_set, private)
+
+
+def _layout(model: type[BaseModel]) -> tuple[dict[str, None], dict[str, str]]:
+    """The all-None ``__dict__`` template of ``model`` and its alias -> field name map."""
+    layout = _LAYOUTS.get(model)
+    if layout is None:
+        fields = model.model_fields
+        layout = (
+            dict.fromkeys(fields),
+            {(info.alias or name): name for name, info in fields.items()},
+        )
+        _LAYOUTS[model] = layout
+    return layout
+
+
+# BaseModel's own slots, set through their descriptors: ``object.__setattr__`` would first check, on
+# every call, that no class between the model and ``object`` overrides attribute setting (a walk up a
+# pydantic model's bases that cost more than the rest of building a verification method).
+_SET_DICT: Final = BaseModel.__dict__["__dict__"].__set__
+_SET_FIELDS_SET: Final = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_SET_EXTRA: Final = BaseModel.__dict__["__pydantic_extra__"].__set__
+_SET_PRIVATE: Final = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
+def _instance(
+    model: type[_Model], state: dict[str, Any], fields_set: set[str], private: dict[str, Any] | None
+) -> _Model:
+    """An instance of ``model`` set up as ``model_construct`` sets one up, from its finished parts."""
     instance = model.__new__(model)
-    object.__setattr__(instance, "__dict__", state)
-    object.__setattr__(instance, "__pydantic_fields_set__", fields_set)
-    object.__setattr__(instance, "__pydantic_extra__", {})
-    object.__setattr__(instance, "__pydantic_private__", private)
+    _SET_DICT(instance, state)
+    _SET_FIELDS_SET(instance, fields_set)
+    _SET_EXTRA(instance, {})
+    _SET_PRIVATE(instance, private)
     return instance
 
 
@@ -480,19 +501,28 @@ class DIDDocument(BaseModel):
         (attributes, queries, dumps, equality, copies) builds the method first, so no reader
         can tell the difference.
         """
-        built = tuple([_construct(VerificationMethod, fields) for fields, _ in methods])
-        values: dict[str, Any] = {"@context": context, "id": str(did), "verificationMethod": built}
-        for purpose, ids in purposes.items():
-            values[purpose] = ids
-        if deferred_key_agreement is not None:
-            # Empty until first read, so _construct records keyAgreement as explicitly set (it is in
-            # the model dump); _build_deferred fills in the real method ids.
-            values["keyAgreement"] = ()
         keys: dict[str, AgreementKey | None] = {}
         by_id: dict[str, VerificationMethod] = {}
-        for method, (fields, key) in zip(built, methods, strict=True):
-            by_id[fields["id"]] = method
+        for fields, key in methods:
+            by_id[fields["id"]] = _construct(VerificationMethod, fields)
             keys[fields["id"]] = key
+        empty, names = _layout(cls)
+        # The document's fields written straight by name (what _construct would do with the aliases).
+        state = empty.copy()
+        state["context"] = context
+        state["id"] = str(did)
+        state["verification_methods"] = tuple(by_id.values())
+        fields_set = {"context", "id", "verification_methods"}
+        for purpose, ids in purposes.items():
+            name = names[purpose]
+            state[name] = ids
+            fields_set.add(name)
+        if deferred_key_agreement is not None:
+            # Recorded as set (keyAgreement is in the model dump) but absent from __dict__ until
+            # first read, with verificationMethod; _build_deferred fills both in.
+            fields_set.add("key_agreement")
+            for name in _DEFERRED_FIELDS:
+                del state[name]
         all_purposes = _NO_PURPOSES.copy()  # every relationship, in PURPOSES order
         all_purposes.update(purposes)
         private = {
@@ -502,11 +532,7 @@ class DIDDocument(BaseModel):
             "_keys": keys,
             "_deferred": deferred_key_agreement,
         }
-        document = _construct(cls, values, private)
-        if deferred_key_agreement is not None:
-            for name in _DEFERRED_FIELDS:
-                del document.__dict__[name]
-        return document
+        return _instance(cls, state, fields_set, private)
 
     def _build_deferred(self) -> None:
         """Build the deferred ``keyAgreement`` method, once (a lock keeps two threads from both adding it)."""

@@ -54,6 +54,13 @@ class ResolutionResult:
         return self.document_metadata.get("deactivated") is True
 
 
+# The result's slots, set through their descriptors (see ``result``).
+_NEW: Final = object.__new__
+_SET_DOCUMENT: Final = ResolutionResult.__dict__["document"].__set__
+_SET_DOCUMENT_METADATA: Final = ResolutionResult.__dict__["document_metadata"].__set__
+_SET_RESOLUTION_METADATA: Final = ResolutionResult.__dict__["resolution_metadata"].__set__
+
+
 def result(
     document: DIDDocument,
     *,
@@ -64,7 +71,9 @@ def result(
 
     The resolution metadata depends only on the method and the driver, so each pair's read-only
     mapping is built once and shared (it cannot be changed through the proxy); building it per
-    result showed up in the profile of an uncached did:key resolution.
+    result showed up in the profile of an uncached did:key resolution.  For the same reason the
+    frozen result is filled in through its slots' descriptors rather than its generated ``__init__``
+    (whose ``object.__setattr__`` per field re-checks the class each time): the same three fields.
     """
     method = document.did.method
     resolution_metadata = _RESOLUTION_METADATA.get((method, driver))
@@ -74,11 +83,13 @@ def result(
         )
         if len(_RESOLUTION_METADATA) < _MAX_SHARED_METADATA:
             _RESOLUTION_METADATA[(method, driver)] = resolution_metadata
-    return ResolutionResult(
-        document,
-        MappingProxyType(dict(document_metadata)) if document_metadata else _EMPTY,
-        resolution_metadata,
+    resolved = _NEW(ResolutionResult)
+    _SET_DOCUMENT(resolved, document)
+    _SET_DOCUMENT_METADATA(
+        resolved, MappingProxyType(dict(document_metadata)) if document_metadata else _EMPTY
     )
+    _SET_RESOLUTION_METADATA(resolved, resolution_metadata)
+    return resolved
 
 
 @runtime_checkable
