@@ -313,7 +313,7 @@ def _construct(
     empty, names = _layout(model)
     # Walk the few values given rather than every field: a copy of the all-None template, then the
     # given ones written over it (the resolution hot path builds two or three of these per DID).
-    state = empty.copy()
+    state: dict[str, Any] = empty.copy()
     fields_set: set[str] = set()
     for alias, value in values.items():
         name = names[alias]
@@ -508,7 +508,7 @@ class DIDDocument(BaseModel):
             keys[fields["id"]] = key
         empty, names = _layout(cls)
         # The document's fields written straight by name (what _construct would do with the aliases).
-        state = empty.copy()
+        state: dict[str, Any] = empty.copy()
         state["context"] = context
         state["id"] = str(did)
         state["verification_methods"] = tuple(by_id.values())
