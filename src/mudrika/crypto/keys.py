@@ -271,7 +271,7 @@ class PublicKey:
         again.  RSA (where BER could hide behind DER) is still re-encoded.
         """
         try:
-            if key_type is KeyType.ED25519:
+            if key_type is _ED25519:  # the module constant: see verify
                 if len(data) != 32:
                     raise InvalidInput("Ed25519 public key must be 32 bytes", code="bad_key", got=len(data))
                 return cls._of(key_type, ed25519.Ed25519PublicKey.from_public_bytes(data), bytes(data))

@@ -85,6 +85,10 @@ class X25519PublicKey:
         return f"X25519PublicKey({self._raw.hex()})"
 
 
+#: Read once: on Python 3.11 ``KeyType.ED25519`` goes through the enum class's attribute machinery.
+_ED25519: Final = KeyType.ED25519
+
+
 def ed25519_to_x25519(key: PublicKey) -> X25519PublicKey:
     """Map an Ed25519 public key to its X25519 (Montgomery) form: u = (1 + y) / (1 - y) mod p.
 
@@ -104,7 +108,7 @@ def edwards_y(key: PublicKey) -> int:
     1. Read y: the 32 bytes little-endian with the top bit (the sign of x) cleared (RFC 8032 §5.1.3).
     2. Refuse y >= p (non-canonical encoding) and y = 1 (the neutral point, for which 1 - y = 0).
     """
-    if key.key_type is not KeyType.ED25519:
+    if key.key_type is not _ED25519:
         raise InvalidInput("only Ed25519 keys map to X25519", code="unsupported_key")
     y = int.from_bytes(key.raw, "little") & ((1 << 255) - 1)  # (1)
     if y >= _P or y == 1:  # (2)

@@ -53,6 +53,8 @@ _LENGTHS: Final[dict[int, int | None]] = {
     PUBLIC_KEY_CODECS[KeyType.RSA]: None,
     X25519_MULTICODEC: 32,
 }
+#: Read once: on Python 3.11 ``KeyType.ED25519`` goes through the enum class's attribute machinery.
+_ED25519: Final = KeyType.ED25519
 _MAX_MULTIBASE: Final = 1600  # an RSA-8192 key; the DID parser caps the whole DID at 2048 anyway
 #: The varint prefix of every supported codec (all between 128 and 16383: two bytes each) -> the codec.
 #: A value that starts with one of these is the codec read by ``varint_decode`` (a minimal two-byte
@@ -160,7 +162,7 @@ def document(
         purposes["keyAgreement"] = (first["id"],)
     else:
         purposes = dict.fromkeys(SIGNING_PURPOSES, (first["id"],))  # 6
-        if derive_key_agreement and key.key_type is KeyType.ED25519:  # 7
+        if derive_key_agreement and key.key_type is _ED25519:  # 7
             deferred = _agreement_method(did_text, edwards_y(key), representation)
     context = (CONTEXT_DID, CONTEXT_JWS_2020 if representation == "jwk" else CONTEXT_MULTIKEY)  # 8
     return DIDDocument._assemble(  # 4: the id is the DID
