@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 from mudrika.crypto.keys import KeyPair
 from mudrika.crypto.multibase import (
     _DIGITS,
-    _digits_value,
     _digits_value_slow,
     base58btc_decode,
     base58btc_encode,
@@ -125,17 +124,22 @@ def test_shortcut_objects_are_frozen_like_the_dataclasses() -> None:
 def test_base58_four_digits_a_step_equals_one_digit_a_step(data: bytes, leading: int) -> None:
     value = b"\0" * leading + data
     text = base58btc_encode(value)
-    digits = text.encode("ascii").translate(_DIGITS)
-    assert _digits_value(digits) == _digits_value_slow(digits)
-    assert base58btc_decode(text) == value
+    assert base58btc_decode(text) == _decode_one_digit_a_step(text) == value
 
 
 def test_base58_every_length_up_to_a_large_rsa_key() -> None:
     for size in range(0, 600, 7):
         value = os.urandom(size)
         text = base58btc_encode(value)
-        digits = text.encode("ascii").translate(_DIGITS)
-        assert _digits_value(digits) == _digits_value_slow(digits)
+        assert base58btc_decode(text) == _decode_one_digit_a_step(text) == value
+        assert base58btc_decode("1" + text) == b"\0" + value
+
+
+def _decode_one_digit_a_step(text: str) -> bytes:
+    digits = text.encode("ascii").translate(_DIGITS)
+    number = _digits_value_slow(digits)
+    zeros = len(digits) - len(digits.lstrip(b"\0"))
+    return b"\0" * zeros + (number.to_bytes((number.bit_length() + 7) // 8, "big") if number else b"")
 
 
 def _did_key(codec_prefix: bytes, raw: bytes) -> str:

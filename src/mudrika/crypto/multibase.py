@@ -68,7 +68,17 @@ def base58btc_decode(text: str) -> bytes:
         raise InvalidInput("invalid base58btc character", code="bad_multibase") from None
     if b"\xff" in digits:
         raise InvalidInput("invalid base58btc character", code="bad_multibase")
-    number = _digits_value(digits) if _PAIRS else _digits_value_slow(digits)
+    if _PAIRS:
+        # _digits_value_slow four digits a step (most of a did:key's decoding).  Leading zero digits
+        # make whole groups of four and change nothing; each 32-bit word holds the first pair of its
+        # four digits in its low half on a little-endian machine.
+        padding = -len(digits) % 4
+        pairs = _PAIRS
+        number = 0
+        for word in memoryview(b"\0" * padding + digits if padding else digits).cast("I"):
+            number = number * _FOUR_DIGITS + pairs[word & 0xFFFF] * _PAIR + pairs[word >> 16]
+    else:
+        number = _digits_value_slow(digits)
     zeros = len(digits) - len(digits.lstrip(b"\0"))  # each leading '1' (digit 0) is one zero byte
     body = number.to_bytes((number.bit_length() + 7) // 8, "big") if number else b""
     return b"\0" * zeros + body
@@ -79,21 +89,6 @@ def _digits_value_slow(digits: bytes) -> int:
     number = 0
     for value in digits:
         number = number * 58 + value
-    return number
-
-
-def _digits_value(digits: bytes) -> int:
-    """:func:`_digits_value_slow`, four digits a step (little-endian machines: see ``_PAIRS``).
-
-    Leading zero digits are added to make whole groups of four; they change nothing.  Each 32-bit
-    word holds the first pair of its digits in its low half on a little-endian machine.
-    """
-    padding = -len(digits) % 4
-    words = memoryview(b"\0" * padding + digits if padding else digits).cast("I")
-    pairs = _PAIRS
-    number = 0
-    for word in words:
-        number = number * _FOUR_DIGITS + pairs[word & 0xFFFF] * _PAIR + pairs[word >> 16]
     return number
 
 

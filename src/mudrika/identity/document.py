@@ -310,7 +310,7 @@ def _construct(
     instance is set up exactly as ``model_construct`` sets it up (``__dict__``, fields set, extras,
     private attributes); tests check the result against a fully validated document.
     """
-    empty, names = _layout(model)
+    empty, names = _LAYOUTS.get(model) or _layout(model)
     # Walk the few values given rather than every field: a copy of the all-None template, then the
     # given ones written over it (the resolution hot path builds two or three of these per DID).
     state: dict[str, Any] = empty.copy()
@@ -319,7 +319,12 @@ def _construct(
         name = names[alias]
         state[name] = value
         fields_set.add(name)
-    return _instance(model, state, fields_set, private)
+    instance = model.__new__(model)  # as _instance does, inline: this runs twice per did:key
+    _SET_DICT(instance, state)
+    _SET_FIELDS_SET(instance, fields_set)
+    _SET_EXTRA(instance, {})
+    _SET_PRIVATE(instance, private)
+    return instance
 
 
 def _layout(model: type[BaseModel]) -> tuple[dict[str, None], dict[str, str]]:
@@ -506,7 +511,7 @@ class DIDDocument(BaseModel):
         for fields, key in methods:
             by_id[fields["id"]] = _construct(VerificationMethod, fields)
             keys[fields["id"]] = key
-        empty, names = _layout(cls)
+        empty, names = _LAYOUTS.get(cls) or _layout(cls)
         # The document's fields written straight by name (what _construct would do with the aliases).
         state: dict[str, Any] = empty.copy()
         state["context"] = context
