@@ -30,12 +30,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from cryptography.hazmat.primitives.asymmetric import ec
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-# Before anything imports cryptography: its Rust bindings register a module named ``_openssl`` too.
-from _openssl import per_core_cell  # noqa: E402
+from _ceiling import per_core_cell  # noqa: E402
 from _timing import Spread, fmt, measure, measure_async, ratio, verdict  # noqa: E402
 from mudrika.crypto.keys import KeyPair, KeyType, PublicKey  # noqa: E402
 from mudrika.identity.did import parse_cache_clear  # noqa: E402
@@ -68,7 +69,6 @@ def resolution_table() -> None:
         print("didkit is not installed (wheels exist for Python 3.10–3.12 only): no anchor, no rows.\n")
         return
     import didkit
-    from cryptography.hazmat.primitives.asymmetric import ec
 
     print(
         f"Cold rows: {REPETITIONS} interleaved repetitions of {DIDS_PER_BATCH:,} distinct DIDs each (new keys, "
