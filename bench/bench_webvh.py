@@ -35,7 +35,7 @@ from _timing import Spread, fmt, measure, ratio, verdict  # noqa: E402
 from mudrika.crypto.jcs import canonicalize  # noqa: E402
 from mudrika.crypto.keys import PublicKey  # noqa: E402
 from mudrika.crypto.multibase import base58btc_decode  # noqa: E402
-from mudrika.identity.did import _parse as _parse_did_url  # noqa: E402
+from mudrika.identity.did import parse_cache_clear  # noqa: E402
 from mudrika.identity.methods.webvh._log import parse_log, verify_log  # noqa: E402
 
 ENTRIES = 100
@@ -119,8 +119,8 @@ def main() -> None:
     t = measure(
         {
             "floor": floor,
-            "ours": lambda: (_parse_did_url.cache_clear(), verify_log(parse_log(data))),
-            "verify only": lambda: (_parse_did_url.cache_clear(), verify_log(entries)),
+            "ours": lambda: (parse_cache_clear(), verify_log(parse_log(data))),
+            "verify only": lambda: (parse_cache_clear(), verify_log(entries)),
         },
         repetitions=REPEATS,
         number=3,
