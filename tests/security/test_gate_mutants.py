@@ -600,3 +600,29 @@ async def test_public_paths_the_deployer_gives_replace_the_defaults() -> None:
     assert health.status_code == 200
     assert card.status_code == 401
     assert [scope["path"] for scope in agent.scopes] == ["/health"]
+
+
+@dataclass
+class _PrecheckingSigner(_Signer):
+    """A body-reading scheme with a header precheck that records every request it is shown."""
+
+    prechecked: int = 0
+
+    async def precheck(self, request: AuthRequest) -> None:
+        self.prechecked += 1
+
+
+@pytest.mark.anyio
+async def test_a_scheme_whose_headers_are_absent_never_prechecks_the_request() -> None:
+    """The headers decide which scheme speaks first: a request carrying only the second scheme's
+    header is never shown to the first scheme's precheck (which could refuse it before its body)."""
+    agent = _Agent()
+    first = _PrecheckingSigner(credential_headers=("Signature", "Signature-Input"), absent=True)
+    second = _PrecheckingSigner(credential_headers=("X-Other-Credential",))
+    gate = A2AAuthMiddleware(agent, authenticators=[first, second], policy=POLICY)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=gate), base_url=ORIGIN) as http:
+        answer = await http.post(
+            "/", content=json.dumps(SEND).encode(), headers={**JSON, "X-Other-Credential": "7"}
+        )
+    assert answer.status_code == 200
+    assert (first.prechecked, second.prechecked) == (0, 1)
