@@ -49,7 +49,8 @@ def distinct_trust_root(seed: str = _DISTINCT_SEED) -> bytes:
     """The analyst's trust root for :func:`distinct_batch_of`: it pins the seeded P-256 merchant
     and credential issuer that every bundle of the batch shares."""
     chain = _distinct_chain(0, seed)
-    return (chain.trust_root().to_json() + "\n").encode()
+    text: str = chain.trust_root().to_json()
+    return (text + "\n").encode()
 
 
 def distinct_bundle(index: int, seed: str = _DISTINCT_SEED) -> tuple[bytes, Case]:
