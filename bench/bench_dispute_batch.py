@@ -141,7 +141,7 @@ def _dask_rows(
                 threads_per_worker=1,
                 processes=True,
                 host="127.0.0.1",
-                dashboard_address=None,
+                dashboard_address="127.0.0.1:0",
             )
         )
         client = stack.enter_context(Client(cluster))

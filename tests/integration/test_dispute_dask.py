@@ -65,7 +65,7 @@ def _in_process_cluster() -> Any:
         processes=False,
         protocol="tcp",
         host="127.0.0.1",
-        dashboard_address=None,
+        dashboard_address="127.0.0.1:0",
     )
 
 

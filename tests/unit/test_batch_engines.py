@@ -247,3 +247,24 @@ def test_without_dask_scheduler_says_what_to_install(
     document = json.loads(out)["error"]
     assert document["code"] == "dask_not_installed"
     assert "distributed" in document["message"]
+
+
+def _death_signal_after_the_initializer() -> int:
+    import ctypes
+
+    from mudrika.cli.dispute import die_with_parent
+
+    die_with_parent(os.getppid())
+    found = ctypes.c_int()
+    ctypes.CDLL(None).prctl(2, ctypes.byref(found), 0, 0, 0)  # PR_GET_PDEATHSIG
+    return found.value
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_worker_asks_to_end_with_the_command() -> None:
+    """A killed command must not leave its forked workers waiting forever on their queue."""
+    import multiprocessing
+    import signal
+
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork")) as pool:
+        assert pool.submit(_death_signal_after_the_initializer).result() == signal.SIGTERM

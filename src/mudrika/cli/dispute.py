@@ -13,9 +13,10 @@ brought is UNANCHORED, never OK.
 the key material it verified them with into a bundle, recording where and when each key came from.
 
 Batches: every bundle is verified by :func:`mudrika.payments.batch.verify_bundle_bytes`, a pure
-function of the bundle's bytes, the trust root's bytes and the case, in ``--jobs`` processes; one
-line per bundle is printed as each finishes, full reports only for failures (or ``--verbose``), and
-a summary at the end.
+function of the bundle's bytes, the trust root's bytes and the case, in ``--jobs`` processes or on a
+Dask cluster (``--scheduler``), through :func:`mudrika.payments.batch.verify_batch`; one line per
+bundle is printed in input order as soon as it and every bundle before it are done, full reports
+only for failures (or ``--verbose``), and a summary at the end: the same bytes wherever the work ran.
 
 Exit codes: 0 every verdict is OK; 1 a check failed or a verdict is UNANCHORED; 2 a bundle, a case
 or the trust root is malformed, or the command line is wrong.  A batch reports a case it could not
@@ -294,8 +295,29 @@ def _process_pool(workers: int, trust_root: bytes | None) -> ProcessPoolExecutor
     if trust_root is not None:
         warm_trust_root(trust_root)
     if sys.platform == "linux" and threading.active_count() == 1:
-        return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+        return ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=die_with_parent,
+            initargs=(os.getpid(),),
+        )
     return ProcessPoolExecutor(max_workers=workers)
+
+
+def die_with_parent(parent: int) -> None:
+    """In a forked worker (Linux): ask the kernel to end it when the command (``parent``) ends.
+
+    Why: a worker waits on a queue whose other end every worker also holds, so when the command is
+    killed (SIGTERM, SIGKILL, out of memory) its workers would never see the end of their input and
+    would wait forever, each holding the batch's memory.
+    """
+    import ctypes
+    import signal
+
+    set_parent_death_signal = 1  # PR_SET_PDEATHSIG, <linux/prctl.h>
+    ctypes.CDLL(None, use_errno=True).prctl(set_parent_death_signal, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent:  # the command ended before the request was made
+        os._exit(1)
 
 
 def _line(result: BundleResult) -> str:
@@ -387,7 +409,7 @@ def _exit_code(results: list[BundleResult]) -> int:
     "--json-out",
     "json_out",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Write one JSON line per bundle to FILE as each finishes.",
+    help="Write one JSON line per bundle to FILE, in input order, as the batch goes.",
 )
 @html_option("Also write a self-contained HTML report to this file (one bundle only).")
 @click.option(
@@ -436,14 +458,20 @@ def verify_command(
     --cases FILE   JSON Lines of cases: a bundle and your expectations for that payment
 
     One bundle: the full report (verdict paragraph, failures with what they mean, the keys) on
-    stderr. A batch: one line per bundle as it finishes, full reports for failures (all with
-    --verbose), then a summary. Key material in a bundle is evidence: a verdict resting on it, or
+    stderr. A batch: one line per bundle in input order, full reports for failures (all with
+    --verbose), then a summary; the same output whatever --jobs or --scheduler says. Key material in a bundle is evidence: a verdict resting on it, or
     on an expectation the bundle asserted, is UNANCHORED. Exit 0 when every verdict is OK, 1 when
     a check failed or a verdict is UNANCHORED, 2 for a malformed bundle, case or trust root.
     """
     at = parse_time_option(at_text)
     if not bundles and cases_path is None:
         raise click.UsageError("give BUNDLE..., a DIR, '-' or --cases FILE")
+    if scheduler is not None:
+        if jobs != 1:
+            raise click.UsageError(
+                "--scheduler runs the batch on a Dask cluster: give it or --jobs, not both"
+            )
+        _check_scheduler_address(scheduler)
     trust_root: bytes | None = None
     if trust_root_path is not None:
         from mudrika.payments.trustroot import MAX_TRUST_ROOT_BYTES, parse_trust_root
@@ -496,8 +524,6 @@ def verify_command(
     }
     if summary_only and (verbose or html_path is not None):
         raise click.UsageError("--summary-only prints no report: give it or --verbose/--html, not both")
-    if scheduler is not None and jobs != 1:
-        raise click.UsageError("--scheduler runs the batch on a Dask cluster: give it or --jobs, not both")
     if first is not None:
         if not summary_only:
             return _verify_single(first, options, as_json=as_json, json_out=json_out, html_path=html_path)
@@ -511,10 +537,10 @@ def verify_command(
     if scheduler is not None:
         with _dask_client(scheduler) as client:
             return batch(executor=client)
-    workers = (os.cpu_count() or 1) if jobs == 0 else jobs
+    workers = min((os.cpu_count() or 1) if jobs == 0 else jobs, len(items))
     if workers <= 1:
         return batch(executor=None)
-    with _process_pool(min(workers, len(items)), trust_root) as pool:
+    with _process_pool(workers, trust_root) as pool:
         return batch(executor=pool)
 
 
@@ -522,15 +548,21 @@ def _read_already(item: _Item) -> _Item:
     return item
 
 
-def _dask_client(address: str) -> Any:
-    """A ``distributed.Client`` connected to the scheduler at ``address`` (``dask`` is optional:
-    a clear usage error when it is not installed, or when no scheduler answers there)."""
-    if "://" not in address or not address.split("://", 1)[1]:
+def _check_scheduler_address(address: str) -> None:
+    """``PROTOCOL://HOST:PORT``, checked before anything is read (even for one bundle, which is
+    verified here: a typo must not pass unnoticed until the first batch)."""
+    protocol, _, rest = address.partition("://")
+    if not protocol or not rest:
         raise InvalidInput(
             "--scheduler takes a Dask scheduler address such as tcp://127.0.0.1:8786",
             code="bad_scheduler",
             scheduler=address,
         )
+
+
+def _dask_client(address: str) -> Any:
+    """A ``distributed.Client`` connected to the scheduler at ``address`` (``dask`` is optional:
+    a clear usage error when it is not installed, or when no scheduler answers there)."""
     try:
         from distributed import Client
     except ImportError:
