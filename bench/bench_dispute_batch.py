@@ -242,6 +242,7 @@ def section(bundles: int, repetitions: int, dask_workers: list[int]) -> str:
         for name in ("jobs-1", "jobs-2")
     }
     amdahl = anchor.median / (fixed.median + (anchor.median - fixed.median) / 2)
+    extra_cpu = ratio(cpu["jobs-2"], cpu["jobs-1"])
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     table = [line for line in summary if line.startswith(("SUMMARY", "  "))][-8:]
 
@@ -278,7 +279,9 @@ def section(bundles: int, repetitions: int, dask_workers: list[int]) -> str:
         "alone reaches on one core for the 4 ES256 verifies a bundle needs. What a pool cannot spread is "
         f"the start-up (interpreter, imports, trust root: {fixed.median:.2f} s); with it, Amdahl's law caps "
         f"`--jobs 2` at {amdahl:.2f}× on this run; the pure-CPU loop shows how much of two cores the "
-        "machine gave.",
+        f"machine gave. What the pool adds: `--jobs 2` used {fmt(extra_cpu, 2)} times the CPU time of "
+        "`--jobs 1` (forking, sending chunks, sending results back); the rest of the gap to 2× is the "
+        "start-up and the cores other processes took (the pure-CPU loop row).",
         "",
     ]
     if dask_note:
