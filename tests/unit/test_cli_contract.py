@@ -262,6 +262,7 @@ MALFORMED: tuple[Case, ...] = (
     Case(("mandate", "v02", "sign-receipt"), lambda w: [w.empty_object, "--kind", "checkout", "--key", w.key, "--kid", "k", *PW, "--json"], 2, "malformed_mandate"),
     Case(("mandate", "v02", "verify"), lambda w: [w.bad_bundle, "--trust-root", str(V02 / "trust-root.json"), "--json"], 2, "not_a_bundle"),
     Case(("dispute", "verify"), lambda w: [w.bad_bundle, "--json"], 2, "bad_bundle"),
+    Case(("dispute", "verify"), lambda w: [str(BUNDLE), str(BUNDLE), "--scheduler", "not-an-address", "--json"], 2, "bad_scheduler"),
     Case(("dispute", "inspect"), lambda w: [w.bad_bundle, "--json"], 2, "bad_bundle"),
     Case(("dispute", "bundle"), lambda w: ["--intent", w.garbage, "--cart", w.cart, "--payment", w.garbage, "--merchant-aud", "a", "--kb-aud", "a", "--kb-nonce", "n", "--json"], 2, "malformed_json"),
     Case(("credential", "issue"), lambda w: ["--key", w.key, "--issuer", w.did, "--kid", f"{w.did}#k", *_ISSUE, "--claims", w.array, *PW, "--json"], 2, "not_an_object"),

@@ -13,9 +13,10 @@ brought is UNANCHORED, never OK.
 the key material it verified them with into a bundle, recording where and when each key came from.
 
 Batches: every bundle is verified by :func:`mudrika.payments.batch.verify_bundle_bytes`, a pure
-function of the bundle's bytes, the trust root's bytes and the case, in ``--jobs`` processes; one
-line per bundle is printed as each finishes, full reports only for failures (or ``--verbose``), and
-a summary at the end.
+function of the bundle's bytes, the trust root's bytes and the case, in ``--jobs`` processes or on a
+Dask cluster (``--scheduler``), through :func:`mudrika.payments.batch.verify_batch`; one line per
+bundle is printed in input order as soon as it and every bundle before it are done, full reports
+only for failures (or ``--verbose``), and a summary at the end: the same bytes wherever the work ran.
 
 Exit codes: 0 every verdict is OK; 1 a check failed or a verdict is UNANCHORED; 2 a bundle, a case
 or the trust root is malformed, or the command line is wrong.  A batch reports a case it could not
@@ -27,12 +28,12 @@ Human text goes to stderr; ``--json`` prints one JSON document on stdout and not
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import sys
 from collections import Counter
-from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -79,9 +80,8 @@ __all__ = ["dispute_group", "parse_time_option", "print_report", "write_html"]
 
 #: Largest case file / stdin accepted (JSON Lines of cases, or one bundle).
 _MAX_CASES_BYTES = 64 * 1024 * 1024
-#: Bundles per task sent to a worker process, and tasks in flight per worker (bounds memory).
-_CHUNK = 4
-_IN_FLIGHT_PER_WORKER = 4
+#: Seconds to wait for a Dask scheduler to answer (--scheduler).
+_SCHEDULER_TIMEOUT = "10s"
 
 
 def parse_time_option(text: str | None, name: str = "--at") -> datetime | None:
@@ -150,6 +150,12 @@ class _Item:
         self.problem = problem
 
 
+Pending = Callable[[], _Item]
+"""A bundle not read yet: the work list is made of these, so a batch knows its size at once and
+reads each case line and bundle file only when a worker is about to need it (reading overlaps
+verifying instead of coming before it)."""
+
+
 def _bundle_item(path: Path, case: Case) -> _Item:
     from mudrika.payments.bundle import MAX_BUNDLE_BYTES
 
@@ -159,40 +165,43 @@ def _bundle_item(path: Path, case: Case) -> _Item:
         return _Item(case, None, exc)
 
 
-def _case_items(text: bytes, *, origin: str, base: Path, audiences: dict[str, str | None]) -> Iterator[_Item]:
-    """JSON Lines of cases: ``{"bundle": PATH-or-object, "kb_nonce", "merchant_audience", …}``.
+def _case_item(line: bytes, *, label: str, base: Path, audiences: dict[str, str | None]) -> _Item:
+    """One case line: ``{"bundle": PATH-or-object, "kb_nonce", "merchant_audience", …}``.
 
     A case's own audience wins; one it leaves out comes from ``--merchant-aud`` / ``--kb-aud``.
     """
-    import dataclasses
     import json
 
     from mudrika.crypto.jcs import loads_strict
     from mudrika.payments.batch import Case, parse_case
 
+    try:
+        case, bundle = parse_case(loads_strict(line), name=label)
+        case = dataclasses.replace(
+            case,
+            merchant_audience=case.merchant_audience or audiences["merchant_audience"],
+            kb_audience=case.kb_audience or audiences["kb_audience"],
+        )
+        if isinstance(bundle, str):
+            path = Path(bundle)
+            return _bundle_item(path if path.is_absolute() else base / path, case)
+        if isinstance(bundle, dict):
+            return _Item(case, json.dumps(bundle, ensure_ascii=False).encode("utf-8"))
+        problem = InvalidInput("a case's 'bundle' is a path or a bundle object", code="bad_case", case=label)
+        return _Item(case, None, problem)
+    except Exception as exc:  # InvalidInput, or a bug: this case's ERROR row, the next line still read
+        return _Item(Case(name=label), None, exc)
+
+
+def _case_items(
+    text: bytes, *, origin: str, base: Path, audiences: dict[str, str | None]
+) -> Iterator[Pending]:
+    """JSON Lines of cases, one pending item per non-blank line (read by :func:`_case_item`)."""
     for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        label = f"{origin}:{number}"
-        try:
-            case, bundle = parse_case(loads_strict(line), name=label)
-            case = dataclasses.replace(
-                case,
-                merchant_audience=case.merchant_audience or audiences["merchant_audience"],
-                kb_audience=case.kb_audience or audiences["kb_audience"],
+        if line.strip():
+            yield functools.partial(
+                _case_item, line, label=f"{origin}:{number}", base=base, audiences=audiences
             )
-            if isinstance(bundle, str):
-                path = Path(bundle)
-                yield _bundle_item(path if path.is_absolute() else base / path, case)
-            elif isinstance(bundle, dict):
-                yield _Item(case, json.dumps(bundle, ensure_ascii=False).encode("utf-8"))
-            else:
-                problem = InvalidInput(
-                    "a case's 'bundle' is a path or a bundle object", code="bad_case", case=label
-                )
-                yield _Item(case, None, problem)
-        except Exception as exc:  # InvalidInput, or a bug: this case's ERROR row, the next line still read
-            yield _Item(Case(name=label), None, exc)
 
 
 def _is_one_bundle(data: bytes) -> bool:
@@ -210,7 +219,7 @@ def _work_items(
     sources: tuple[str, ...],
     cases_path: str | None,
     defaults: dict[str, str | None],
-) -> list[_Item]:
+) -> list[Pending]:
     from mudrika.payments.batch import Case
 
     def case_for(name: str) -> Case:
@@ -221,7 +230,7 @@ def _work_items(
             kb_audience=defaults["kb_audience"],
         )
 
-    items: list[_Item] = []
+    items: list[Pending] = []
     audiences = {name: defaults[name] for name in ("merchant_audience", "kb_audience")}
     stdin_used = False
     for source in sources:
@@ -231,16 +240,16 @@ def _work_items(
             stdin_used = True
             data = read_input("-", max_bytes=_MAX_CASES_BYTES)
             if _is_one_bundle(data):
-                items.append(_Item(case_for("-"), data))
+                items.append(functools.partial(_Item, case_for("-"), data))
             else:
                 items.extend(_case_items(data, origin="stdin", base=Path.cwd(), audiences=audiences))
             continue
         path = Path(source)
         if path.is_dir():
             found = sorted(child for child in path.iterdir() if child.suffix == ".json" and child.is_file())
-            items.extend(_bundle_item(child, case_for(str(child))) for child in found)
+            items.extend(functools.partial(_bundle_item, child, case_for(str(child))) for child in found)
         else:
-            items.append(_bundle_item(path, case_for(source)))
+            items.append(functools.partial(_bundle_item, path, case_for(source)))
     if cases_path is not None:
         if cases_path == "-":
             if stdin_used:
@@ -257,79 +266,58 @@ def _work_items(
 # -- running ----------------------------------------------------------------------------------------------
 
 
-def _failed_result(item: _Item) -> BundleResult:
+def _job(item: _Item) -> tuple[bytes, Case] | BundleResult:
+    """What the batch verifies for one item: its bytes and case, or the ERROR row of an item that
+    could not be read (it passes through the batch in its place)."""
     from mudrika.payments.batch import BundleResult
 
+    if item.data is not None:
+        return item.data, item.case
     assert item.problem is not None
     if isinstance(item.problem, MudrikaError):
         return BundleResult.from_error(item.case.name, item.problem)
     return BundleResult.from_unexpected(item.case.name, item.problem)
 
 
-def _chunk_results(
-    items: list[_Item], chunk: list[int], future: Future[list[BundleResult]]
-) -> Iterator[tuple[int, BundleResult]]:
-    """The results of one finished chunk; a chunk whose worker failed (it died, or its results could
-    not be sent back) gives each of its bundles an ERROR row, so the batch goes on."""
-    from mudrika.payments.batch import BundleResult
+def _process_pool(workers: int, trust_root: bytes | None) -> ProcessPoolExecutor:
+    """``workers`` processes, forked where fork is safe (Linux, and this process has one thread:
+    the pool is made before the progress bar starts its own).
 
-    problem = future.exception()
-    if problem is None:
-        yield from zip(chunk, future.result(), strict=True)
-        return
-    for index in chunk:
-        yield index, BundleResult.from_unexpected(items[index].case.name, problem)
-
-
-def _results(
-    items: list[_Item], *, workers: int, options: dict[str, Any]
-) -> Iterator[tuple[int, BundleResult]]:
-    """``(index, result)`` as each bundle finishes (in input order with one worker).
-
-    With several workers, bundles travel in small chunks (:data:`_CHUNK`) so the inter-process
-    round trip is paid once per chunk, and at most ``workers * _IN_FLIGHT_PER_WORKER`` chunks are
-    in flight, so a batch of any size runs in bounded memory and streams as chunks finish.
+    Why fork: a forked worker starts with the verifier already imported and this trust root already
+    parsed (its per-process cache is warmed first), so it verifies at once; a spawned or forkserver
+    worker imports pydantic, cryptography and the payment modules itself before its first bundle.
     """
-    from mudrika.payments.batch import BundleResult, verify_bundle_bytes, verify_bundles
+    import multiprocessing
+    import threading
 
-    if workers <= 1 or len(items) <= 1:
-        for index, item in enumerate(items):
-            if item.data is None:
-                yield index, _failed_result(item)
-            else:
-                yield index, verify_bundle_bytes(item.data, case=item.case, **options)
-        return
-    chunks: list[list[int]] = []
-    for index, item in enumerate(items):
-        if item.data is None:
-            yield index, _failed_result(item)
-        elif chunks and len(chunks[-1]) < _CHUNK:
-            chunks[-1].append(index)
-        else:
-            chunks.append([index])
-    with ProcessPoolExecutor(max_workers=min(workers, len(chunks) or 1)) as pool:
-        pending: dict[Future[list[BundleResult]], list[int]] = {}
-        queue = iter(chunks)
-        limit = workers * _IN_FLIGHT_PER_WORKER
-        exhausted = False
-        while pending or not exhausted:
-            while not exhausted and len(pending) < limit:
-                chunk = next(queue, None)
-                if chunk is None:
-                    exhausted = True
-                    break
-                jobs = [(data, items[i].case) for i in chunk if (data := items[i].data) is not None]
-                try:
-                    pending[pool.submit(verify_bundles, jobs, **options)] = chunk
-                except BrokenProcessPool as exc:
-                    # A worker died (killed, out of memory): no chunk can be sent any more; each
-                    # bundle left still gets its row, and the summary and exit code still come.
-                    yield from ((i, BundleResult.from_unexpected(items[i].case.name, exc)) for i in chunk)
-            if not pending:
-                continue
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                yield from _chunk_results(items, pending.pop(future), future)
+    from mudrika.payments.batch import warm_trust_root
+
+    if trust_root is not None:
+        warm_trust_root(trust_root)
+    if sys.platform == "linux" and threading.active_count() == 1:
+        return ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=die_with_parent,
+            initargs=(os.getpid(),),
+        )
+    return ProcessPoolExecutor(max_workers=workers)
+
+
+def die_with_parent(parent: int) -> None:
+    """In a forked worker (Linux): ask the kernel to end it when the command (``parent``) ends.
+
+    Why: a worker waits on a queue whose other end every worker also holds, so when the command is
+    killed (SIGTERM, SIGKILL, out of memory) its workers would never see the end of their input and
+    would wait forever, each holding the batch's memory.
+    """
+    import ctypes
+    import signal
+
+    set_parent_death_signal = 1  # PR_SET_PDEATHSIG, <linux/prctl.h>
+    ctypes.CDLL(None, use_errno=True).prctl(set_parent_death_signal, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent:  # the command ended before the request was made
+        os._exit(1)
 
 
 def _line(result: BundleResult) -> str:
@@ -421,7 +409,7 @@ def _exit_code(results: list[BundleResult]) -> int:
     "--json-out",
     "json_out",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Write one JSON line per bundle to FILE as each finishes.",
+    help="Write one JSON line per bundle to FILE, in input order, as the batch goes.",
 )
 @html_option("Also write a self-contained HTML report to this file (one bundle only).")
 @click.option(
@@ -430,6 +418,13 @@ def _exit_code(results: list[BundleResult]) -> int:
     default=1,
     show_default=True,
     help="Verify bundles in this many processes (0: one per CPU core).",
+)
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    help="Verify the batch on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:PORT; needs "
+    "the optional package 'distributed'). Bundles and your trust root are sent to the workers as "
+    "bytes; the output is the same as with --jobs.",
 )
 @report_verbose_option(
     "List passed checks too, print full reports for every bundle of a batch (and, on an error, its causes)."
@@ -453,6 +448,7 @@ def verify_command(
     json_out: Path | None,
     html_path: Path | None,
     jobs: int,
+    scheduler: str | None,
     verbose: bool,
 ) -> int:
     """Verify evidence bundles (AP2 v0.1 or v0.2) against your --trust-root, offline.
@@ -462,14 +458,20 @@ def verify_command(
     --cases FILE   JSON Lines of cases: a bundle and your expectations for that payment
 
     One bundle: the full report (verdict paragraph, failures with what they mean, the keys) on
-    stderr. A batch: one line per bundle as it finishes, full reports for failures (all with
-    --verbose), then a summary. Key material in a bundle is evidence: a verdict resting on it, or
+    stderr. A batch: one line per bundle in input order, full reports for failures (all with
+    --verbose), then a summary; the same output whatever --jobs or --scheduler says. Key material in a bundle is evidence: a verdict resting on it, or
     on an expectation the bundle asserted, is UNANCHORED. Exit 0 when every verdict is OK, 1 when
     a check failed or a verdict is UNANCHORED, 2 for a malformed bundle, case or trust root.
     """
     at = parse_time_option(at_text)
     if not bundles and cases_path is None:
         raise click.UsageError("give BUNDLE..., a DIR, '-' or --cases FILE")
+    if scheduler is not None:
+        if jobs != 1:
+            raise click.UsageError(
+                "--scheduler runs the batch on a Dask cluster: give it or --jobs, not both"
+            )
+        _check_scheduler_address(scheduler)
     trust_root: bytes | None = None
     if trust_root_path is not None:
         from mudrika.payments.trustroot import MAX_TRUST_ROOT_BYTES, parse_trust_root
@@ -483,6 +485,9 @@ def verify_command(
         raise click.UsageError("no bundles found")
     if kb_nonce is not None and len(items) != 1:
         raise click.UsageError("--kb-nonce is the nonce of one payment; give each bundle's nonce in --cases")
+    # One bundle is read now (the options of one payment apply to it); a batch reads each bundle
+    # only as the workers are about to need it.
+    first = items[0]() if len(items) == 1 else None
     checkout_hops, payment_hops, usage = v02_anchors(
         checkout_aud=checkout_aud,
         checkout_nonce=checkout_nonce,
@@ -496,8 +501,9 @@ def verify_command(
                 "--checkout-*/--payment-* hops and --usage are the records of one payment; give each "
                 "bundle's checkout_hops, payment_hops and usage in --cases"
             )
-        items[0].case = dataclasses.replace(
-            items[0].case,
+        assert first is not None
+        first.case = dataclasses.replace(
+            first.case,
             checkout_hops=tuple(checkout_hops) or None,
             payment_hops=tuple(payment_hops) or None,
             usage=usage,
@@ -507,7 +513,8 @@ def verify_command(
             raise click.UsageError(
                 "--later-status belongs to one payment's credential; give exactly one BUNDLE"
             )
-        items[0].case = dataclasses.replace(items[0].case, later_status_lists=later)
+        assert first is not None
+        first.case = dataclasses.replace(first.case, later_status_lists=later)
     if html_path is not None and len(items) != 1:
         raise click.UsageError("--html writes the report of one bundle; give exactly one BUNDLE")
     options: dict[str, Any] = {
@@ -517,13 +524,60 @@ def verify_command(
     }
     if summary_only and (verbose or html_path is not None):
         raise click.UsageError("--summary-only prints no report: give it or --verbose/--html, not both")
-    if len(items) == 1 and not summary_only:
-        return _verify_single(items[0], options, as_json=as_json, json_out=json_out, html_path=html_path)
-    workers = (os.cpu_count() or 1) if jobs == 0 else jobs
+    if first is not None:
+        if not summary_only:
+            return _verify_single(first, options, as_json=as_json, json_out=json_out, html_path=html_path)
+        items = [functools.partial(_read_already, first)]
     options["render"] = "never" if summary_only else "always" if verbose else "failures"
-    return _verify_batch(
-        items, options, workers=workers, as_json=as_json, json_out=json_out, summary_only=summary_only
+    # The JSON report travels back from a worker only when something prints it.
+    options["keep_report"] = json_out is not None or (as_json and not summary_only)
+    batch = functools.partial(
+        _verify_batch, items, options, as_json=as_json, json_out=json_out, summary_only=summary_only
     )
+    if scheduler is not None:
+        with _dask_client(scheduler) as client:
+            return batch(executor=client)
+    workers = min((os.cpu_count() or 1) if jobs == 0 else jobs, len(items))
+    if workers <= 1:
+        return batch(executor=None)
+    with _process_pool(workers, trust_root) as pool:
+        return batch(executor=pool)
+
+
+def _read_already(item: _Item) -> _Item:
+    return item
+
+
+def _check_scheduler_address(address: str) -> None:
+    """``PROTOCOL://HOST:PORT``, checked before anything is read (even for one bundle, which is
+    verified here: a typo must not pass unnoticed until the first batch)."""
+    protocol, _, rest = address.partition("://")
+    if not protocol or not rest:
+        raise InvalidInput(
+            "--scheduler takes a Dask scheduler address such as tcp://127.0.0.1:8786",
+            code="bad_scheduler",
+            scheduler=address,
+        )
+
+
+def _dask_client(address: str) -> Any:
+    """A ``distributed.Client`` connected to the scheduler at ``address`` (``dask`` is optional:
+    a clear usage error when it is not installed, or when no scheduler answers there)."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise InvalidInput(
+            "--scheduler needs the optional package 'distributed' (pip install distributed)",
+            code="dask_not_installed",
+        ) from None
+    try:
+        return Client(address, timeout=_SCHEDULER_TIMEOUT, set_as_default=False)  # type: ignore[no-untyped-call]
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise InvalidInput(
+            f"no Dask scheduler answered at {address}: {type(exc).__name__}",
+            code="bad_scheduler",
+            scheduler=address,
+        ) from None
 
 
 def _verify_single(
@@ -590,22 +644,28 @@ def _json_document(results: list[BundleResult], summary: dict[str, Any]) -> dict
 
 
 def _verify_batch(
-    items: list[_Item],
+    items: list[Pending],
     options: dict[str, Any],
     *,
-    workers: int,
+    executor: Any,
     as_json: bool,
     json_out: Path | None,
     summary_only: bool = False,
 ) -> int:
+    """Verify every item on ``executor`` (``None``: here), printing each result in input order as
+    soon as it and all before it are done: the same lines, JSON and exit code with one process, a
+    pool or a Dask cluster."""
     import json
 
-    ordered: list[BundleResult | None] = [None] * len(items)
+    from mudrika.payments.batch import verify_batch
+
+    results: list[BundleResult] = []
     sink = json_out.open("w", encoding="utf-8") if json_out is not None else None
     progress = _Progress(len(items)) if sys.stderr.isatty() else None
+    jobs = (_job(pending()) for pending in items)
     try:
-        for index, result in _results(items, workers=workers, options=options):
-            ordered[index] = result
+        for result in verify_batch(jobs, executor=executor, **options):
+            results.append(result)
             if sink is not None:
                 sink.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
                 sink.flush()
@@ -614,15 +674,13 @@ def _verify_batch(
                 lines.append(result.text)
             if progress is not None:
                 progress.advance(lines)
-            else:
-                for line in lines:
-                    err(line)
+            elif lines:
+                err("\n".join(lines))
     finally:
         if progress is not None:
             progress.stop()
         if sink is not None:
             sink.close()
-    results = [result for result in ordered if result is not None]
     lines, summary = _summary(results)
     for line in lines:
         err(line)
