@@ -46,8 +46,7 @@ sys.path.insert(0, str(REPO_ROOT))
 sys.path.insert(0, str(REPO_ROOT / "src"))
 sys.path.insert(0, str(REPO_ROOT / "bench"))
 
-# bench/_openssl before anything imports cryptography, whose bindings register a module of that name.
-from _openssl import per_core_cell  # noqa: E402  # isort: skip
+from _ceiling import per_core_cell  # noqa: E402  # isort: skip
 from _timing import MIN_REPETITIONS, Spread, fmt, ratio, replace_section, verdict  # noqa: E402  # isort: skip
 from tests._support.dispute_batch import distinct_bundle, distinct_trust_root  # noqa: E402  # isort: skip
 
