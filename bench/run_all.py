@@ -11,7 +11,7 @@ engineers maintain with their own scripts ("CLI start-up", "Pre-authentication m
 batch", written by ``bench/bench_dispute_batch.py --write``) are carried over from the existing file if
 this run did not produce them.
 
-Usage: .venv/bin/python bench/run_all.py [--only NAME ...] [--out FILE | --write-docs]
+Usage: .venv/bin/python bench/run_all.py [--only NAME ...] [--out FILE | --write-docs | --summary]
 """
 
 from __future__ import annotations
@@ -47,7 +47,12 @@ ORDER = [
     "bench_preauth_memory",
 ]
 #: Headings of sections kept from the existing document when this run does not produce them.
-PRESERVED = ("## CLI start-up", "## Pre-authentication memory", "## Dispute batch")
+PRESERVED = (
+    "## CLI start-up",
+    "## Pre-authentication memory",
+    "## Dispute batch",
+    "## Targets not met, and why",
+)
 
 
 def _machine() -> str:
@@ -84,21 +89,38 @@ def _measured_column(header: list[str]) -> int:
     return 1
 
 
+_RATIO_HEADINGS = ("ratio", "×", "÷", "share", "speed-up")
+
+
+def _measured_cell(header: list[str], cells: list[str], target: str) -> str:
+    """The cell a row's target speaks of.  A ratio target (``≥ 4×``) names the last ratio column
+    before it (a per-core throughput may stand between); any other target the cell just before it,
+    or, when that is empty, the row's first measurement."""
+    if "×" in target:
+        for index in range(len(header) - 3, 0, -1):
+            if any(word in header[index] for word in _RATIO_HEADINGS) and cells[index]:
+                return cells[index]
+    return cells[-3] or cells[1]
+
+
 def _summary(sections: list[str]) -> str:
     """One line per table row that carries a verdict -- its section, label, measurement, target and
     verdict -- copied from the tables below, so the summary cannot disagree with them.  Tables of this
-    runner end in ``| ... | measurement | target | verdict |`` (the measurement is the last non-empty
-    cell before the target); a table without a ``target`` column (another engineer's section) gives
-    its second cell as the measurement and its last column's heading as the target."""
+    runner end in ``| ... | measurement | target | verdict |`` (see :func:`_measured_cell`); a table
+    without a ``target`` column (another engineer's section) gives its second cell as the measurement
+    and its last column's heading as the target.  A bench may print several sections: each row is
+    named by the heading above it, and a row labelled by a bare number by its column's heading too."""
     lines = [
         "## Summary of the targets\n",
         "| section | row | measurement | target | verdict |",
         "|---|---|---:|---|---|",
     ]
     for section in sections:
-        title = section.splitlines()[0].removeprefix("## ").split(" (bench/")[0] if section else ""
+        title = ""
         header: list[str] = []
         for line in section.splitlines():
+            if line.startswith("## "):
+                title = line.removeprefix("## ").split(" (bench/")[0]
             if not line.startswith("|"):
                 header = []
                 continue
@@ -109,12 +131,24 @@ def _summary(sections: list[str]) -> str:
             if len(cells) < 3 or not _VERDICT.match(cells[-1]):
                 continue
             if len(header) >= 4 and header[-2] == "target":
-                measured = next((cell for cell in reversed(cells[1:-2]) if cell), "")
                 target = cells[-2]
+                measured = _measured_cell(header, cells, target)
             else:
                 measured, target = cells[_measured_column(header)], header[-1]
-            lines.append(f"| {title} | {cells[0]} | {measured} | {target} | {cells[-1]} |")
+            label = f"{header[0]} {cells[0]}" if cells[0].replace(",", "").isdigit() else cells[0]
+            lines.append(f"| {title} | {label} | {measured} | {target} | {cells[-1]} |")
     return "\n".join(lines) + "\n"
+
+
+def _rewrite_summary() -> None:
+    """Replace the summary of the committed document by the one its own tables give."""
+    document = DOCS.read_text(encoding="utf-8")
+    parts = document.split("\n## ")
+    sections = ["## " + part for part in parts[1:] if not part.startswith("Summary of the targets")]
+    start = document.index("## Summary of the targets")
+    end = document.index("\n## ", start + 1)
+    DOCS.write_text(document[:start] + _summary(sections) + document[end:], encoding="utf-8")
+    print(f"rewrote the summary of {DOCS.relative_to(ROOT)}", file=sys.stderr)
 
 
 def _carried_over(produced: str) -> list[str]:
@@ -135,7 +169,16 @@ def main(argv: list[str] | None = None) -> int:
     target = parser.add_mutually_exclusive_group()
     target.add_argument("--out", type=Path, default=None, help="write the document here (not the docs)")
     target.add_argument("--write-docs", action="store_true", help=f"write {DOCS.relative_to(ROOT)}")
+    target.add_argument(
+        "--summary",
+        action="store_true",
+        help=f"only rewrite the summary of {DOCS.relative_to(ROOT)} from the tables in it (after a "
+        "section was replaced by its own script's --write)",
+    )
     args = parser.parse_args(argv)
+    if args.summary:
+        _rewrite_summary()
+        return 0
     if args.out is not None and args.out.resolve() == DOCS.resolve():
         parser.error(f"--out refuses {DOCS.relative_to(ROOT)}; pass --write-docs to replace it")
     names = [n for n in ORDER if (BENCH_DIR / f"{n}.py").exists() and (not args.only or n in args.only)]
