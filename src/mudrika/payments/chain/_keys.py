@@ -326,6 +326,10 @@ class KeyMaterial:
                 edwards_y(key)  # the document's own check (an Ed25519 key must have an X25519 form)
             except InvalidInput:
                 return None
+        return self._self_certifying(key, kid, owner)
+
+    def _self_certifying(self, key: PublicKey, kid: str, owner: str) -> ResolvedKey:
+        """A did:key's own key, as both ways of finding it report it."""
         return ResolvedKey(
             key=key,
             kid=kid,
@@ -358,14 +362,7 @@ class KeyMaterial:
                 edwards_y(key)
         except InvalidInput:
             return None
-        return ResolvedKey(
-            key=key,
-            kid=kid,
-            owner=owner,
-            source="did",
-            provenance="self-certifying",
-            note=self._notes.get(owner),
-        )
+        return self._self_certifying(key, kid, owner)
 
     def _from_pinned(
         self, kid: str, owner: str, entry: tuple[str, PublicKey, frozenset[str] | None]
