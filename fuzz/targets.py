@@ -1280,6 +1280,7 @@ TARGETS: Final[tuple[Target, ...]] = (
             "mudrika.payments.bundle",
             "mudrika.payments.models",
             "mudrika.payments.chain._jws",
+            "mudrika.payments.chain._payment",
             "mudrika.payments._time",
             "mudrika.payments._values",
         ),

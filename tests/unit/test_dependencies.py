@@ -32,9 +32,9 @@ PROVIDED_BY: dict[str, str] = {
 }
 
 #: Imported only inside a function that runs under the caller's own framework (an a2a-sdk executor; an
-#: MCP SDK server, with the Starlette it is built on): the caller installed it, mudrika never needs it
-#: otherwise.
-CALLER_PROVIDED: frozenset[str] = frozenset({"a2a", "mcp", "starlette"})
+#: MCP SDK server, with the Starlette it is built on; the Dask cluster an analyst names with
+#: ``dispute verify --scheduler``): the caller installed it, mudrika never needs it otherwise.
+CALLER_PROVIDED: frozenset[str] = frozenset({"a2a", "mcp", "starlette", "distributed"})
 
 #: Imported only by ``mudrika demo`` (src/mudrika/cli/_demo/, loaded inside the command), from the
 #: ``demo`` extra: module -> the distribution of that extra that brings it.  ``mudrika demo`` names the

@@ -31,6 +31,7 @@ __all__ = [
     "CONTEXT_MULTIKEY",
     "KeyDriver",
     "Representation",
+    "check_agreement_form",
     "create",
     "decode",
     "document",
@@ -60,6 +61,18 @@ _MAX_MULTIBASE: Final = 1600  # an RSA-8192 key; the DID parser caps the whole D
 #: A value that starts with one of these is the codec read by ``varint_decode`` (a minimal two-byte
 #: varint); anything else still goes through ``varint_decode``, which gives the same refusals as before.
 _PREFIXES: Final[dict[bytes, int]] = {varint_encode(code): code for code in _LENGTHS}
+
+
+def check_agreement_form(key: PublicKey) -> None:
+    """Raise ``InvalidInput`` (``bad_key``) when an Ed25519 ``key`` has no X25519 form.
+
+    Why public: the did:key document of an Ed25519 key carries a ``keyAgreement`` key derived from it,
+    so resolution refuses a key without one; a caller that recognises a did:key's own key without
+    building the document (the chain verifier's anchors) must refuse exactly the same keys.  Other key
+    types pass.
+    """
+    if key.key_type is KeyType.ED25519:
+        edwards_y(key)
 
 
 def create(public_key: PublicKey | X25519PublicKey) -> str:

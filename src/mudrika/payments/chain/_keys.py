@@ -32,10 +32,9 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, NamedTuple, Protocol, runtime_checkable
 
 from mudrika.crypto.jose import TrustedKey
-from mudrika.crypto.keys import ALL_ALGORITHMS, KeyType, PublicKey
+from mudrika.crypto.keys import ALL_ALGORITHMS, PublicKey
 from mudrika.errors import DocumentError, InvalidInput, UntrustedKeyError
 from mudrika.identity import did as did_syntax
-from mudrika.identity._x25519 import edwards_y
 from mudrika.identity.anchoring import (
     KeyValidity,
     OwnerPins,
@@ -321,11 +320,10 @@ class KeyMaterial:
         """
         if self._documents is None or kid in self._pinned or kid != f"{owner}#{owner[8:]}":
             return None
-        if key.key_type is KeyType.ED25519:
-            try:
-                edwards_y(key)  # the document's own check (an Ed25519 key must have an X25519 form)
-            except InvalidInput:
-                return None
+        try:
+            did_key.check_agreement_form(key)  # the document's own check
+        except InvalidInput:
+            return None
         return self._self_certifying(key, kid, owner)
 
     def _self_certifying(self, key: PublicKey, kid: str, owner: str) -> ResolvedKey:
@@ -358,8 +356,7 @@ class KeyMaterial:
             key = did_key.decode(parsed)
             if not isinstance(key, PublicKey):
                 return None
-            if key.key_type is KeyType.ED25519:
-                edwards_y(key)
+            did_key.check_agreement_form(key)
         except InvalidInput:
             return None
         return self._self_certifying(key, kid, owner)
