@@ -59,6 +59,7 @@ _ANCHOR_TESTS: Final = (
     "tests/unit/test_chain_verify.py",
     "tests/unit/test_chain_deferred.py",
     "tests/unit/test_chain_fast_paths.py",
+    "tests/unit/test_chain_cold_paths.py",
     "tests/unit/test_bundle.py",
     "tests/unit/test_merchant.py",
     "tests/unit/test_user_authorization.py",
