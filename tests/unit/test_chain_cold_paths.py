@@ -281,3 +281,27 @@ def test_an_intent_signed_by_another_key_than_cnf_is_still_refused() -> None:
     assert signer.thumbprint == stranger.user_key.public_key.thumbprint()
     assert signer.thumbprint != chain.user_key.public_key.thumbprint()
     assert signer.anchored is not True
+
+
+#: Ed25519 encodings with no X25519 form (did:key documents refuse them): y = 1, the neutral point,
+#: and y = p, a non-canonical encoding of 0.
+_UNMAPPABLE = (
+    (1).to_bytes(32, "little"),
+    (2**255 - 19).to_bytes(32, "little"),
+)
+
+
+@pytest.mark.parametrize("raw", _UNMAPPABLE)
+def test_an_ed25519_did_key_without_an_x25519_form_is_refused_by_every_path(raw: bytes) -> None:
+    """The document's own check (an Ed25519 did:key must map to X25519) holds on both shortcuts:
+    the snapshot's decoding path refuses what the resolver refuses, and the expected holder's
+    encoding path never vouches for such a key."""
+    key = PublicKey.from_raw(KeyType.ED25519, raw)
+    did = did_key.create(key)
+    kid = f"{did}#{did[8:]}"
+    shortcut = KeyMaterial.offline_snapshot({})
+    general = KeyMaterial(DIDResolver.offline({}))
+    refused = _outcome(general, kid, did)
+    assert isinstance(refused, tuple)
+    assert _outcome(shortcut, kid, did) == refused
+    assert shortcut.self_certified_as(kid, did, key) is None
