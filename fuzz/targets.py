@@ -148,7 +148,22 @@ def _jcs(data: bytes) -> object:
         raw = body.decode("utf-8", "surrogatepass") if _is_surrogate_utf8(body) else _text(body)
     elif mode == 3:
         raw = _text(body)
-    received = loads_received(raw, max_depth=8 if mode == 1 else 64)
+    depth = 8 if mode == 1 else 64
+    try:
+        received = loads_received(raw, max_depth=depth)
+    except InvalidInput as refused:
+        # The plain path (orjson) of loads_strict must refuse what the hooked parser refuses, as it.
+        try:
+            loads_strict(raw, max_depth=depth)
+        except InvalidInput as also:
+            if also.code != refused.code:
+                raise AssertionError(
+                    f"loads_strict says {also.code}, the hooked parser {refused.code}"
+                ) from None
+            raise
+        raise AssertionError("loads_strict accepted what the hooked parser refuses") from refused
+    if repr(loads_strict(raw, max_depth=depth)) != repr(received.value):
+        raise AssertionError("loads_strict and the hooked parser read different values")
     canonical = canonicalize(received.value)
     # The read-only copy may be encoder-ready (hashed with no pre-pass): it must give the same bytes.
     if canonicalize(received.frozen) != canonical:

@@ -38,12 +38,25 @@ import math
 import re
 import threading
 from collections import Counter
-from typing import Any, NoReturn
+from collections.abc import Callable
+from typing import Any, Final, NoReturn
 
 from mudrika.crypto.jcs._serialize import MAX_CANONICAL_DEPTH, MAX_SAFE_INTEGER, short_text
 from mudrika.errors import InvalidInput
 
 __all__ = ["parse_strict", "parse_strict_with_facts"]
+
+
+def _orjson_pair() -> tuple[Callable[[bytes], Any], Callable[[Any], bytes]] | None:
+    """orjson's ``loads`` and ``dumps``, or None without the wheel (every document then takes the hooks)."""
+    try:
+        import orjson
+    except ImportError:
+        return None
+    return orjson.loads, orjson.dumps
+
+
+_ORJSON: Final = _orjson_pair()
 
 _BOM = "\ufeff"
 # \uD800-\uDFFF escapes: only text containing one can decode to a lone surrogate.
@@ -167,8 +180,58 @@ def _recorder() -> _FactRecorder:
 
 def parse_strict(raw: bytes | bytearray | memoryview | str, *, max_bytes: int, max_depth: int) -> Any:
     """Decode ``raw`` (UTF-8 bytes or text) into Python JSON values, refusing every ambiguity."""
+    if type(raw) is bytes and len(raw) <= max_bytes:
+        value = _parsed_plainly(raw, max_depth)
+        if value is not _DECLINED:
+            return value
     text = _decode(raw, max_bytes)
     return _parse(text, max_depth, _DECODER)
+
+
+_DECLINED: Final = object()
+# Every digit becomes "0" and "{" becomes "[": one pass, then C-speed searches and counts.
+_PLAIN_VIEW: Final = bytes.maketrans(b"0123456789{", b"0000000000[")
+_SIXTEEN_DIGITS: Final = b"0" * 16
+
+
+def _parsed_plainly(data: bytes, max_depth: int) -> Any:
+    """The value of a plain document parsed by orjson, or ``_DECLINED``: then the hooked parser decides.
+
+    Why: the hooked parser calls back into Python for every object and number; on a JWT payload that
+    is most of its time.  A *plain* document -- no backslash at all, nesting bounded by its bracket
+    count, no run of 16 digits -- has none of the ambiguities the hooks exist for, or orjson refuses
+    it too (and the hooked parser then names the problem), so orjson's value is the hooked parser's:
+
+    * no escapes: no lone surrogate can be written (orjson also refuses UTF-8-encoded surrogates and
+      any invalid UTF-8, a byte order mark, NaN, Infinity, and a number that overflows a double);
+    * fewer than 16 digits in a row: every integer is below 10^16, and one of 16 digits or more is
+      the only kind that can lie outside +-(2^53-1) (orjson would have made a big one a float);
+    * at most ``max_depth`` brackets: the value cannot nest deeper;
+    * duplicate keys: orjson keeps the last silently, so its value is written back and the colons
+      counted.  Outside strings each colon of the text ends a key; inside strings a colon is itself
+      (nothing is escaped), and orjson writes one colon per key and every string's colons as they
+      are.  A dropped member takes its key's colon with it, so the counts are equal exactly when no
+      key was dropped.
+
+    Whether the two parsers agree is tested by construction (tests/unit/test_jcs_plain_parse.py) and
+    fuzzed (row ``jcs``).
+    """
+    if _ORJSON is None or b"\\" in data:
+        return _DECLINED
+    view = data.translate(_PLAIN_VIEW)
+    if view.count(b"[") > max_depth or _SIXTEEN_DIGITS in view:
+        return _DECLINED
+    loads, dumps = _ORJSON
+    try:
+        value = loads(data)
+        written = dumps(value)
+    except (ValueError, TypeError):
+        # Refused by orjson (the hooked parser then says why, with a position), or nested past what
+        # its writer follows (255 levels): either way the hooked parser decides.
+        return _DECLINED
+    if written.count(b":") != data.count(b":"):
+        return _DECLINED
+    return value
 
 
 def parse_strict_with_facts(
