@@ -287,6 +287,19 @@ def test_an_issuer_key_compromised_after_issuance_cannot_be_cleared_in_v01() -> 
     assert report.verdict == "FAILED"
 
 
+def test_a_status_list_signed_after_the_issuer_key_expired_does_not_count() -> None:
+    # The credential was issued 30 days before the purchase, inside the key's window; the list
+    # recorded at the purchase was issued an hour before it, after the window closed.
+    report = _inspect(recorded=VALID, **_issuer_window(valid_until="2025-10-01T10:00:00Z"))
+    assert _check(report, "issuer.key.window").passed
+    status = _check(report, "issuer.credential.status")
+    assert (status.status, status.code) == ("failed", "key_expired")
+    assert report.verdict == "FAILED"
+    # A list issued before the window closed counts.
+    earlier = _status_token(iat=PURCHASE - 3 * 3600)
+    assert _inspect(recorded=(earlier,), **_issuer_window(valid_until="2025-10-01T10:00:00Z")).verdict == "OK"
+
+
 def test_no_window_no_check() -> None:
     report = _inspect(recorded=VALID)
     assert not [c for c in report.checks if c.id.endswith(".key.window")]
@@ -380,6 +393,7 @@ def test_every_as_of_purchase_failure_reads_as_a_sentence() -> None:
         _inspect(recorded=(_status_token(StatusType.INVALID),)),
         _inspect(recorded=VALID, **_merchant_window(valid_until="2025-09-30T00:00:00Z")),
         _inspect(recorded=VALID, **_issuer_window(revoked_at="2025-10-05T00:00:00Z", reason="compromised")),
+        _inspect(recorded=VALID, **_issuer_window(valid_until="2025-10-01T10:00:00Z")),
     ]
     for report in reports:
         for failure in report.to_dict()["failures"]:

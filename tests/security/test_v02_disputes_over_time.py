@@ -144,7 +144,7 @@ def test_a_root_key_compromised_before_the_receipt_fails_despite_its_earlier_iat
     assert "receipt" in (report.by_id("v02.checkout.root_key_window").detail or "")
 
 
-def test_a_root_key_compromised_after_the_receipt_stands() -> None:
+def test_a_root_key_compromised_after_the_receipt_stands_but_not_the_status_list_it_signed() -> None:
     window = _window(
         "issuers",
         ap2_v02.AGENT_PROVIDER,
@@ -153,8 +153,17 @@ def test_a_root_key_compromised_after_the_receipt_stands() -> None:
         reason="compromised",
     )
     report = _inspect(root=_root(**window))
-    assert report.verdict == "OK", [c.id for c in report.failures]
+    # The receipts date the root mandates before the compromise: they stand.
+    assert report.by_id("v02.checkout.root_key_window").passed
     assert report.by_id("v02.payment.root_key_window").passed
+    # The same key signed the status lists, which nothing but their own iat dates: a thief holding
+    # the key could have written them, so they do not count, and the verdict fails on them alone.
+    assert sorted(c.id for c in report.failures) == ["v02.checkout.status", "v02.payment.status"]
+    for kind in ("checkout", "payment"):
+        ap2_v02.refused(report, f"v02.{kind}.status", "signing_time_unproven")
+        assert "outside the window" in (report.by_id(f"v02.{kind}.status").got or "") + (
+            report.by_id(f"v02.{kind}.status").detail or ""
+        )
 
 
 def test_a_merchant_key_superseded_after_stands_and_before_fails() -> None:

@@ -9,7 +9,9 @@ changes the judgement.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -24,7 +26,9 @@ from mudrika.crypto.statuslist import (
     verify_status_list_token,
 )
 from mudrika.errors import UntrustedKeyError
+from mudrika.identity.anchoring import KeyValidity
 from mudrika.payments.credential_status import (
+    PinnedStatusKey,
     RecordedStatusList,
     StatusJudgement,
     WhenAbsent,
@@ -44,11 +48,11 @@ ISSUER_KEY = KeyPair.generate("p256")
 OTHER_KEY = KeyPair.generate("p256")
 
 
-def _resolver(header: Mapping[str, Any]) -> TrustedKey:
-    """The verifier's anchoring of the issuer: one pinned kid, refused otherwise."""
+def _resolver(header: Mapping[str, Any], validity: KeyValidity | None = None) -> PinnedStatusKey:
+    """The verifier's anchoring of the issuer: one pinned kid (with ``validity``), refused otherwise."""
     if header.get("kid") != KID:
         raise UntrustedKeyError("kid not pinned for the issuer", code="kid_not_owned")
-    return TrustedKey.for_key(ISSUER_KEY.public_key, kid=KID)
+    return PinnedStatusKey(TrustedKey.for_key(ISSUER_KEY.public_key, kid=KID), validity)
 
 
 def _token(
@@ -78,11 +82,12 @@ def _judge(
     later: tuple[str, ...] = (),
     claims: Mapping[str, Any] | None = None,
     max_age: float = 7 * DAY,
+    validity: KeyValidity | None = None,
 ) -> StatusJudgement:
     judgement = judge_credential_status(
         claims if claims is not None else {"iss": ISSUER, "status": status_claim(IDX, URI)},
         recorded,
-        key=_resolver,
+        key=functools.partial(_resolver, validity=validity),
         issuer=ISSUER,
         purchase_time=PURCHASE,
         max_age=max_age,
@@ -216,7 +221,12 @@ def test_what_the_merchant_records_is_what_the_dispute_judges() -> None:
     months later the record, not the issuer's list of the day, is judged the same way."""
     token = _token(StatusType.VALID)
     verified = verify_status_list_token(
-        token, key=_resolver, uri=URI, issuer=ISSUER, now=PURCHASE, max_age=7 * DAY
+        token,
+        key=lambda header: _resolver(header).trusted,
+        uri=URI,
+        issuer=ISSUER,
+        now=PURCHASE,
+        max_age=7 * DAY,
     )
     record = record_status_list(verified, at=PURCHASE, via=f"https GET {URI}")
     assert (record.uri, record.token, record.at) == (URI, token, "2026-01-01T00:00:00Z")
@@ -250,3 +260,59 @@ def test_the_judgement_says_which_key_checked_the_list_and_whether_it_is_anchore
     assert other_list is not None
     assert other_list.anchored is True  # the issuer's own list, for other credentials
     assert _judge([]).signer is None
+
+
+# -- the key's pinned window, as of the list's issue time ------------------------------------------------
+
+
+def _instant(offset: int) -> datetime:
+    return datetime.fromtimestamp(PURCHASE + offset, UTC)
+
+
+@pytest.mark.parametrize(
+    ("validity", "code"),
+    [
+        # The list was issued 3 days before the purchase (its iat).
+        (KeyValidity(valid_until=_instant(-4 * DAY)), "key_expired"),
+        (KeyValidity(revoked_at=_instant(-4 * DAY), reason="superseded"), "key_superseded"),
+        (KeyValidity(valid_from=_instant(-2 * DAY)), "key_not_yet_valid"),
+        # Compromised, even after the purchase: only the list's own iat dates it, the thief's word.
+        (KeyValidity(revoked_at=_instant(30 * DAY), reason="compromised"), "signing_time_unproven"),
+        (KeyValidity(revoked_at=_instant(-4 * DAY), reason="compromised"), "signing_time_unproven"),
+    ],
+)
+def test_a_list_signed_outside_its_keys_pinned_window_does_not_count(
+    validity: KeyValidity, code: str
+) -> None:
+    judgement = _judge([_recorded(_token())], validity=validity)
+    assert (judgement.holds, judgement.code) == (False, code)
+    assert "outside the window your trust root pins" in judgement.sentence
+    assert isinstance(judgement.error, UntrustedKeyError)
+    assert judgement.error.code == code
+    # The signature did verify under the anchored key: the key record says so.
+    assert judgement.signer is not None
+    assert judgement.signer.anchored is True
+
+
+@pytest.mark.parametrize(
+    "validity",
+    [
+        None,
+        KeyValidity(),
+        KeyValidity(valid_from=_instant(-3 * DAY), valid_until=_instant(-3 * DAY + 1)),
+        KeyValidity(revoked_at=_instant(-3 * DAY + 1), reason="superseded"),
+    ],
+)
+def test_a_list_signed_inside_its_keys_window_counts(validity: KeyValidity | None) -> None:
+    judgement = _judge([_recorded(_token())], validity=validity)
+    assert (judgement.holds, judgement.code) == (True, None)
+
+
+def test_a_later_list_signed_after_its_key_expired_is_shown_as_not_counting() -> None:
+    later = _token(StatusType.INVALID, iat=PURCHASE + 2 * DAY, exp=PURCHASE + 3 * DAY)
+    judgement = _judge([_recorded(_token())], later=(later,), validity=KeyValidity(valid_until=_instant(DAY)))
+    assert judgement.holds is True
+    [note] = judgement.later
+    assert (note.issued_at, note.value) == (None, None)
+    assert "does not count" in note.sentence
+    assert "outside the window" in note.sentence

@@ -11,6 +11,10 @@ bundle with when and from where it came, like the keys are.  This module judges 
   resolver the caller builds on its trust root), its ``sub`` is the ``uri`` the credential names,
   and it was current at the purchase (issued before it, not expired at it, and no older than the
   verifier's ``max_age``);
+* the key was inside the window the trust root pins for it when the list was issued, judged by
+  :func:`mudrika.identity.anchoring.judge_signing_time` like every other signature: a list signed
+  after its key expired or was superseded does not count, nor one signed by a key later reported
+  compromised (nothing the key does not control dates the list, so its own ``iat`` cannot clear it);
 * the value at the credential's index decides: ``VALID`` holds; ``INVALID`` (revoked),
   ``SUSPENDED`` and any application-specific value fail, with the list's date in words;
 * no recorded list for a credential that names one: the verifier's rule (``when_absent``) decides,
@@ -28,12 +32,12 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from mudrika.crypto.jcs import loads_strict
-from mudrika.crypto.jose import TrustedKey, verify_compact
+from mudrika.crypto.jose import KeyResolver, TrustedKey, verify_compact
 from mudrika.crypto.statuslist import (
     DEFAULT_MAX_TOKEN_BYTES,
     MAX_URI_CHARS,
@@ -45,12 +49,14 @@ from mudrika.crypto.statuslist import (
     verify_status_list_token,
 )
 from mudrika.errors import InvalidInput, MudrikaError, SignatureError, UntrustedKeyError, VerificationError
+from mudrika.identity.anchoring import KeyValidity, judge_signing_time
 from mudrika.payments._load import AwareTimestamp
 from mudrika.payments._time import Time, epoch, iso
 
 __all__ = [
     "DEFAULT_STATUS_MAX_AGE",
     "LaterStatus",
+    "PinnedStatusKey",
     "RecordedStatusList",
     "StatusJudgement",
     "StatusSigner",
@@ -65,8 +71,17 @@ DEFAULT_STATUS_MAX_AGE: Final = 86_400.0
 #: What a credential naming a status list, with no list recorded for it, is worth.
 WhenAbsent = Literal["failed", "unanchored"]
 
+
+class PinnedStatusKey(NamedTuple):
+    """The credential issuer's key for a status list token, as the verifier's trust root anchors it:
+    the key to verify with, and the window the root pins for it (``None``: no window pinned)."""
+
+    trusted: TrustedKey
+    validity: KeyValidity | None
+
+
 #: The credential issuer's key for a status list token header, as the verifier anchors it.
-IssuerKeyResolver = Callable[[Mapping[str, Any]], TrustedKey]
+IssuerKeyResolver = Callable[[Mapping[str, Any]], PinnedStatusKey]
 
 _WORDS: Final = {
     StatusType.VALID: "valid",
@@ -117,12 +132,34 @@ class _Witness:
         self._key = key
         self.kid: str | None = None
         self.answer: TrustedKey | None = None
+        self.pinned: PinnedStatusKey | None = None
 
     def __call__(self, header: Mapping[str, Any]) -> TrustedKey:
         kid = header.get("kid")
         self.kid = kid[:200] if isinstance(kid, str) else None
-        self.answer = self._key(header)
+        self.pinned = self._key(header)
+        self.answer = self.pinned.trusted
         return self.answer
+
+    def outside_window(self, issued_at: float) -> UntrustedKeyError | None:
+        """Why the key that verified a list issued at ``issued_at`` does not vouch for it by its
+        pinned window (:func:`~mudrika.identity.anchoring.judge_signing_time`), or None when it does.
+
+        The list's ``iat`` is the signer's own claim and nothing the key does not control dates the
+        list, so no attested time is given: a window closed by a compromise never holds here."""
+        pinned = self.pinned
+        if pinned is None or pinned.validity is None or not pinned.validity.bounded:
+            return None
+        judgement = judge_signing_time(
+            pinned, signer_claimed=datetime.fromtimestamp(issued_at, UTC), attested=None
+        )
+        if judgement.holds:
+            return None
+        return UntrustedKeyError(
+            f"it was signed outside the window your trust root pins for the issuer's key "
+            f"{self.kid or ''}: {judgement.explanation}",
+            code=judgement.code or "signing_time_unproven",
+        )
 
     def signer(self, failure: MudrikaError | None) -> StatusSigner | None:
         if self.kid is None and self.answer is None:
@@ -209,7 +246,7 @@ def _verified(
     recorded_token: str | bytes,
     reference: StatusReference,
     *,
-    key: IssuerKeyResolver,
+    key: KeyResolver,
     issuer: str,
     now: float,
     max_age: float | None,
@@ -230,9 +267,13 @@ def _later_status(
     at_purchase: int | None,
 ) -> LaterStatus:
     """Judge one list supplied after the fact, as of its own issue time; a note, never a verdict."""
+    witness = _Witness(key)
     try:
-        issued_at = _claimed_iat(token, key)
-        verified, value = _verified(token, reference, key=key, issuer=issuer, now=issued_at, max_age=None)
+        issued_at = _claimed_iat(token, witness)
+        verified, value = _verified(token, reference, key=witness, issuer=issuer, now=issued_at, max_age=None)
+        refused = witness.outside_window(verified.issued_at)
+        if refused is not None:
+            raise refused
     except MudrikaError as exc:
         return LaterStatus(None, None, f"a later status list was supplied but does not count: {exc}")
     when = f"the issuer's list issued {_moment(verified.issued_at)}, {_relative(verified.issued_at, purchase_time)}"
@@ -249,7 +290,7 @@ def _later_status(
     return LaterStatus(verified.issued_at, value, sentence)
 
 
-def _claimed_iat(token: str | bytes, key: IssuerKeyResolver) -> float:
+def _claimed_iat(token: str | bytes, key: KeyResolver) -> float:
     """The ``iat`` of a later list, read from its verified payload: the moment that list describes,
     at which it is then judged in full."""
     claims = loads_strict(verify_compact(token, key=key, expected_typ=STATUS_LIST_TYP).payload, max_depth=16)
@@ -323,6 +364,17 @@ def judge_credential_status(
             recorded=entry,
             error=exc,
             signer=witness.signer(exc),
+        )
+    refused = witness.outside_window(verified.issued_at)
+    if refused is not None:
+        return StatusJudgement(
+            False,
+            refused.code,
+            f"the status list recorded at the purchase does not count: {refused}",
+            reference,
+            recorded=entry,
+            error=refused,
+            signer=witness.signer(None),
         )
     when = f"the issuer's list issued {_moment(verified.issued_at)}, {_relative(verified.issued_at, purchase_time)}"
     notes = tuple(

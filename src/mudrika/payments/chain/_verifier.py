@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeVar
 
 from mudrika.crypto.jcs import DEFAULT_MAX_BYTES
-from mudrika.crypto.jose import TrustedKey, header_kid
+from mudrika.crypto.jose import header_kid
 from mudrika.crypto.keys import PublicKey
 from mudrika.errors import IncompleteVerification, InvalidInput, MudrikaError, UntrustedKeyError
 from mudrika.payments.chain._cart import MERCHANT_CLAIM_CHECKS, CartFacts, check_cart, merchant_jti_key
@@ -72,7 +72,12 @@ from mudrika.payments.chain._payment import (
     read_presentation,
 )
 from mudrika.payments.chain._trust import Trust
-from mudrika.payments.credential_status import RecordedStatusList, StatusJudgement, judge_credential_status
+from mudrika.payments.credential_status import (
+    PinnedStatusKey,
+    RecordedStatusList,
+    StatusJudgement,
+    judge_credential_status,
+)
 from mudrika.payments.models import Ap2Model, CartMandate, IntentMandate, PaymentMandate, Received, receive
 from mudrika.payments.report import (
     Comparison,
@@ -406,7 +411,7 @@ class _TrustedChain:
         issuer_key = payment_facts.issuer_key
         algorithms = p.rules.algorithms
 
-        def status_key(header: Mapping[str, Any]) -> TrustedKey:
+        def status_key(header: Mapping[str, Any]) -> PinnedStatusKey:
             kid = header_kid(header, what="the status list token")
             key = p.rules.keys.issuer_key(kid, owner=payment_facts.issuer)
             trusted = key.trusted(algorithms)
@@ -414,7 +419,7 @@ class _TrustedChain:
                 raise UntrustedKeyError(
                     "no allowed algorithm for the status list's key", code="alg_not_allowed"
                 )
-            return trusted
+            return PinnedStatusKey(trusted, key.validity)
 
         judgement = judge_credential_status(
             payment_facts.credential,

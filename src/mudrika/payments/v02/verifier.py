@@ -29,12 +29,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from mudrika.crypto.jose import TrustedKey, header_kid
+from mudrika.crypto.jose import header_kid
 from mudrika.errors import IncompleteVerification, InvalidInput, MudrikaError
 from mudrika.identity.anchoring import AnchoredKey
 from mudrika.payments._time import Time, epoch, iso
 from mudrika.payments._values import format_minor_units
-from mudrika.payments.credential_status import RecordedStatusList, StatusJudgement, judge_credential_status
+from mudrika.payments.credential_status import (
+    PinnedStatusKey,
+    RecordedStatusList,
+    StatusJudgement,
+    judge_credential_status,
+)
 from mudrika.payments.report import (
     Check,
     Comparison,
@@ -656,13 +661,14 @@ def _as_of_purchase_stage(
                 )
         if root.payload is not None and "status" in root.payload:
 
-            def issuer_key(header: Mapping[str, Any], issuer: str = issuer) -> TrustedKey:
-                return trust_root.anchor(
+            def issuer_key(header: Mapping[str, Any], issuer: str = issuer) -> PinnedStatusKey:
+                anchored = trust_root.anchor(
                     "issuer",
                     issuer,
                     header_kid(header, what="the status list token"),
                     algorithms=trust_root.algorithm_set,
-                ).trusted
+                )
+                return PinnedStatusKey(anchored.trusted, anchored.validity)
 
             judgement = judge_credential_status(
                 root.payload,
