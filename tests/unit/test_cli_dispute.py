@@ -412,6 +412,55 @@ def test_dispute_bundle_records_where_each_key_came_from(
 
 
 @pytest.mark.usefixtures("no_network")
+def test_dispute_bundle_via_splits_where_a_named_owner_ends(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Both sides of a --via may hold '=' (a fetch with a query; an owner with one): the owners
+    already given decide where the name ends."""
+    did_document, jwks = _key_files(tmp_path)
+    out = tmp_path / "bundle.json"
+    common = [
+        "dispute", "bundle",
+        "--intent", str(tmp_path / "intent.json"), "--cart", str(tmp_path / "cart.json"),
+        "--payment", str(tmp_path / "payment.json"),
+        "--merchant-aud", "https://payments.processor.example", "--kb-aud", "https://payments.processor.example",
+        "--kb-nonce", NONCE, "--did-document", str(did_document),
+        "--jwks", f"https://wallet-issuer.example/?tenant=a={jwks}",
+        "--fetched-at", "1759320000", "--evidence-time", "2025-10-01T12:21:10Z",
+    ]  # fmt: skip
+    code, _, err = run_cli(
+        capsys, *common, "--out", str(out),
+        "--via", "did:web:stride-athletics.example=https GET https://stride-athletics.example/did.json?v=2",
+        "--via", "https://wallet-issuer.example/?tenant=a=https GET https://wallet-issuer.example/jwks?x=1",
+    )  # fmt: skip
+    assert code == 0, err
+    fetched = json.loads(out.read_text())["keys"]["fetched"]
+    assert fetched["did:web:stride-athletics.example"]["via"] == (
+        "https GET https://stride-athletics.example/did.json?v=2"
+    )
+    assert (
+        fetched["https://wallet-issuer.example/?tenant=a"]["via"]
+        == "https GET https://wallet-issuer.example/jwks?x=1"
+    )
+    # No owner given ends at any '=': a usage error naming what it may name.
+    code, _, err = run_cli(
+        capsys, *common, "--out", str(tmp_path / "b2.json"), "--via", "https://other.example/?a=b"
+    )
+    assert code == 2
+    assert "names no --did-document, --jwks or --status-list" in err
+    # An empty TEXT is refused too.
+    code, _, _ = run_cli(
+        capsys,
+        *common,
+        "--out",
+        str(tmp_path / "b3.json"),
+        "--via",
+        "https://wallet-issuer.example/?tenant=a=",
+    )
+    assert code == 2
+
+
+@pytest.mark.usefixtures("no_network")
 def test_a_batch_on_a_terminal_shows_progress_and_still_every_line(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

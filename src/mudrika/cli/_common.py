@@ -15,7 +15,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -231,6 +231,34 @@ def split_pairs(values: tuple[str, ...], *, option: str, form: str) -> list[tupl
         if not sep or not left or not right:
             raise click.BadParameter(f"use {form}", param_hint=option)
         pairs.append((left, right))
+    return pairs
+
+
+def split_at_known_names(
+    values: tuple[str, ...], names: Collection[str], *, option: str, form: str, what: str
+) -> list[tuple[str, str]]:
+    """``NAME=TEXT`` option values whose NAME must be one of ``names``, split at the '=' that ends one.
+
+    Why not :func:`split_pairs`: here both sides may hold '=' (a status list URI's query, a fetch
+    described as ``https GET https://…?v=2``), so no fixed '=' is right; the names already given
+    decide.  A value naming none of them, or readable as two of them, is a usage error.
+    """
+    pairs = []
+    for value in values:
+        splits = [
+            (value[:at], value[at + 1 :])
+            for at, char in enumerate(value)
+            if char == "=" and value[:at] in names
+        ]
+        if len(splits) != 1 or not splits[0][1]:
+            if len(splits) > 1:
+                problem = f"{value[:120]!r} could name more than one {what}"
+            elif splits:
+                problem = f"nothing follows {splits[0][0][:120]!r}"
+            else:
+                problem = f"{value[:120]!r} names no {what}"
+            raise click.BadParameter(f"{problem} (use {form})", param_hint=option)
+        pairs.append(splits[0])
     return pairs
 
 

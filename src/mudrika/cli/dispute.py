@@ -57,6 +57,7 @@ from mudrika.cli._common import (
     read_input,
     read_json_file,
     report_verbose_option,
+    split_at_known_names,
     split_pairs,
     status_token_text,
     trust_root_option,
@@ -892,11 +893,13 @@ def bundle_command(
     for uri, path in split_pairs(status_lists, option="--status-list", form="URI=FILE"):
         tokens[uri] = status_token_text(path)
         sources[uri] = f"status list token file {Path(path).name}"
-    for owner, via in split_pairs(via_pairs, option="--via", form="NAME=TEXT"):
-        if owner not in sources:
-            raise click.BadParameter(
-                f"{owner} names no --did-document, --jwks or --status-list", param_hint="--via"
-            )
+    for owner, via in split_at_known_names(
+        via_pairs,
+        sources,
+        option="--via",
+        form="OWNER=TEXT",
+        what="--did-document, --jwks or --status-list",
+    ):
         sources[owner] = via
     stamp = fetched_at.astimezone(UTC).isoformat().replace("+00:00", "Z")
     recorded = [
