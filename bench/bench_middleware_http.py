@@ -229,12 +229,37 @@ def per_request_in_process(jwks_file: str, pool: list[str], one_file: str) -> di
         app, tokens = apps[mode], streams[mode]
         return lambda: _asgi_post(app, next(tokens), body)
 
+    # The two verifications on their own (no app, no middleware), each with its own stream of the
+    # pool: what the middleware and the floor spend beyond them is the rest of their pipelines.
+    from tests._support.tokenfactory import ISSUER
+
+    from mudrika.crypto.jose import verify_jwt
+    from mudrika.trust.keycloak.jwks import StaticKeySet
+    from mudrika.trust.keycloak.tokens import AccessTokenVerifier
+
+    keys = StaticKeySet(json.loads(Path(jwks_file).read_text()), algorithms={"RS256"})
+    verifier = AccessTokenVerifier(
+        issuer=ISSUER, audience="agent-api", azp_allowlist=None, jwks=keys, cache_size=CACHE_SIZE
+    )
+    (key,) = (keys.key_for(kid) for kid in keys.kids)
+    alone = {mode: iter(pool) for mode in ("verifier", "bare")}
+
+    async def verifier_alone() -> None:
+        await verifier.averify(next(alone["verifier"]))
+
+    async def bare_alone() -> None:
+        verify_jwt(
+            next(alone["bare"]), key=key, issuer=ISSUER, audience="agent-api", now=time.time(), leeway=30
+        )
+
     return measure_async(
         {
             "plain": lambda: _asgi_post(apps["plain"], warm_token, body),
             "floor": cold("floor"),
             "cold": cold("protected"),
             "warm": lambda: _asgi_post(warm_app, warm_token, body),
+            "bare": bare_alone,
+            "verifier": verifier_alone,
         },
         repetitions=IN_PROCESS_REPETITIONS,
         number=IN_PROCESS_CALLS,
@@ -359,11 +384,17 @@ def main() -> None:
         "floor": "cold: floor (bare `verify_jwt` + app)",
         "cold": "cold: middleware, distinct tokens",
         "warm": "warm: middleware, repeated token (cache hit)",
+        "bare": "cold: bare `verify_jwt` alone (no app)",
+        "verifier": "cold: the middleware's verifier alone (`averify`, no app, no middleware)",
     }
     for mode, label in labels.items():
-        verifies = {"RS256": 1} if mode in ("floor", "cold") else None
+        verifies = {"RS256": 1} if mode in ("floor", "cold", "bare", "verifier") else None
         cell = per_core_cell(in_process[mode].median, verifies)
-        share = "" if mode in ("plain", "floor") else fmt(ratio(in_process["floor"], in_process[mode]), 2)
+        share = (
+            "" if mode in ("plain", "floor", "bare") else fmt(ratio(in_process["floor"], in_process[mode]), 2)
+        )
+        if mode == "verifier":
+            share = f"{fmt(ratio(in_process['bare'], in_process[mode]), 2)} (bare ÷ it)"
         print(f"| {label} | {fmt(in_process[mode])} | {cell} | {share} |")
 
 
