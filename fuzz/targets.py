@@ -25,6 +25,7 @@ import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -795,13 +796,20 @@ def _judge_recorded_status(body: bytes) -> object:
     """A dispute's judgement of the list recorded at the purchase and of a later list: the two
     tokens are attacker bytes (the bundle's author wrote one, anyone may hand the analyst the other)."""
     from mudrika.crypto.statuslist import status_claim
-    from mudrika.payments.credential_status import RecordedStatusList, judge_credential_status
+    from mudrika.identity.anchoring import KeyValidity
+    from mudrika.payments.credential_status import (
+        PinnedStatusKey,
+        RecordedStatusList,
+        judge_credential_status,
+    )
 
     recorded, later = (piece.decode("utf-8", "replace") or "-" for piece in split_pieces(body, 2))
+    # A bounded window, so every list that verifies is also judged by the key's pinned window.
+    window = KeyValidity(valid_from=datetime.fromtimestamp(NOW - 30 * 86_400, UTC))
     judgement = judge_credential_status(
         {"iss": ISSUER, "status": status_claim(5, STATUS_URI)},
         [RecordedStatusList(uri=STATUS_URI, token=recorded, at="2027-01-15T08:00:00Z", via="fuzz")],
-        key=lambda header: TRUSTED_ISSUER,
+        key=lambda header: PinnedStatusKey(TRUSTED_ISSUER, window),
         issuer=ISSUER,
         purchase_time=NOW,
         max_age=3600,

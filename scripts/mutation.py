@@ -104,6 +104,14 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
     "src/mudrika/identity/anchoring.py": _ANCHOR_TESTS,
     "src/mudrika/payments/trustroot/_model.py": _ANCHOR_TESTS,
     "src/mudrika/payments/chain/_keys.py": _ANCHOR_TESTS,
+    "src/mudrika/crypto/jcs/_parse.py": (
+        "tests/unit/test_jcs.py",
+        "tests/unit/test_jcs_error_paths.py",
+        "tests/unit/test_jcs_properties.py",
+        "tests/unit/test_jcs_ready.py",
+        "tests/unit/test_jcs_plain_parse.py",
+        "tests/unit/test_jose.py",
+    ),
     "src/mudrika/net/egress.py": (
         "tests/unit/test_egress.py",
         "tests/unit/test_resolver_limits.py",
