@@ -21,17 +21,16 @@ walks ``src/`` for calls of the anchoring rule, so a new consumer without cases 
 
 from __future__ import annotations
 
-import ast
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import pytest
 
 from mudrika.crypto.keys import KeyPair, KeyType
-from mudrika.crypto.statuslist import StatusList, StatusReference, sign_status_list_token
+from mudrika.crypto.statuslist import StatusReference
 from mudrika.errors import MudrikaError, VerificationError
 from mudrika.identity.methods import jwk as did_jwk
 from mudrika.identity.methods import key as did_key
@@ -42,67 +41,22 @@ from mudrika.payments.trustroot import TrustRoot, parse_trust_root
 from mudrika.payments.v02 import VCT_CHECKOUT_OPEN, VCT_PAYMENT_OPEN, inspect_v02, verify_v02
 from mudrika.stores.replay import MemoryReplayStore
 from tests._support import ap2_v02
-from tests._support.cli import run_cli_json
 from tests._support.evidence import evidence_builder
-from tests._support.paths import REPO_ROOT
+from tests._support.matrix import (
+    ENTRY_POINTS,
+    EntryPoint,
+    Party,
+    Pinning,
+    call_sites,
+    cli_report,
+    evidence_of,
+    status_record,
+)
 
 pytestmark = pytest.mark.security
 
-Pinning = Literal["did-document", "jwks"]
-EntryPoint = Literal["inspect", "verify", "cli"]
-ENTRY_POINTS: Final[tuple[EntryPoint, ...]] = ("inspect", "verify", "cli")
-
 _ISSUER_DID: Final = "did:web:issuer.example"
 _MERCHANT_DID: Final = ap2_v02.MERCHANT_DID
-
-
-# -- the parties ----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Party:
-    """A pinned party: its identifier, the kid of its assertion key, the key, and a second key its
-    DID document lists only under ``authentication``."""
-
-    owner: str
-    kid: str
-    key: KeyPair
-    login_key: KeyPair
-
-    @property
-    def login_kid(self) -> str:
-        return self.owner + "#login-1"
-
-    def did_document(self) -> dict[str, Any]:
-        return {
-            "@context": ["https://www.w3.org/ns/did/v1", "https://w3id.org/security/suites/jws-2020/v1"],
-            "id": self.owner,
-            "verificationMethod": [
-                {
-                    "id": self.kid,
-                    "type": "JsonWebKey2020",
-                    "controller": self.owner,
-                    "publicKeyJwk": self.key.public_key.to_jwk(),
-                },
-                {
-                    "id": self.login_kid,
-                    "type": "JsonWebKey2020",
-                    "controller": self.owner,
-                    "publicKeyJwk": self.login_key.public_key.to_jwk(),
-                },
-            ],
-            "assertionMethod": [self.kid],
-            "authentication": [self.kid, self.login_kid],
-        }
-
-    def pin(self, pinning: Pinning) -> dict[str, Any]:
-        if pinning == "did-document":
-            return {"did_document": self.did_document()}
-        return {"jwks": {"keys": [{**self.key.public_key.to_jwk(), "kid": self.kid}]}}
-
-
-def _party(owner: str, kid: str, key_type: KeyType) -> Party:
-    return Party(owner, kid, KeyPair.generate(key_type), KeyPair.generate(key_type))
 
 
 # -- kid forms ------------------------------------------------------------------------------------------
@@ -234,15 +188,7 @@ _STATUS_REFERENCE: Final = StatusReference(5, _STATUS_URI)
 
 def _status_record(signer: Forgery, purchase: int) -> RecordedStatusList:
     """The list the merchant recorded at the purchase (entry 5 VALID), signed by ``signer``."""
-    token = sign_status_list_token(
-        StatusList(64, 1),
-        key=signer.key,
-        uri=_STATUS_URI,
-        iat=purchase - 60,
-        exp=purchase + 3600,
-        kid=signer.kid,
-    )
-    return RecordedStatusList(uri=_STATUS_URI, token=token, at="2026-01-01T00:00:00Z", via="test")
+    return status_record(signer.key, signer.kid, uri=_STATUS_URI, iat=purchase - 60)
 
 
 # v0.2 --------------------------------------------------------------------------------------------------
@@ -396,7 +342,7 @@ def _v01_runner(
             merchants={merchant.owner: merchant.pin(pinning)},
             **({"algorithms": sorted(algorithms)} if algorithms is not None else {}),
         )
-        chain.did_documents, chain.jwks = _evidence_of(issuer, merchant)
+        chain.did_documents, chain.jwks = evidence_of(issuer, merchant)
         chain.trusted_issuers = (issuer.owner,)
         root = parse_trust_root(document)
         expectations = {
@@ -428,18 +374,6 @@ def _v01_runner(
         return _cli(capsys, ["dispute", "verify", str(bundle), "--kb-nonce", chain.nonce], root, tmp)
 
     return run
-
-
-def _evidence_of(issuer: Party, merchant: Party) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The evidence's key material (DID documents, JWK Sets) as the merchant would record it: the
-    parties' published material, never the analyst's trust."""
-    documents = {merchant.owner: merchant.did_document()}
-    jwks: dict[str, Any] = {}
-    if issuer.owner.startswith("did:"):
-        documents[issuer.owner] = issuer.did_document()
-    else:
-        jwks[issuer.owner] = {"keys": [{**issuer.key.public_key.to_jwk(), "kid": issuer.kid}]}
-    return documents, jwks
 
 
 CONSUMERS: Final[tuple[Consumer, ...]] = (
@@ -534,16 +468,9 @@ def _raised(call: Callable[[], object]) -> Outcome:
 
 def _cli(capsys: pytest.CaptureFixture[str], argv: list[str], root: TrustRoot, tmp: Path) -> Outcome:
     """Run ``mudrika <argv> --trust-root ROOT --json``: the exit code must agree with the verdict."""
-    root_file = tmp / "trust-root.json"
-    root_file.write_text(root.to_json(), encoding="utf-8")
-    argv = [*argv, "--trust-root", str(root_file), "--json"]
-    code, document, _ = run_cli_json(capsys, *argv)
-    if argv[0] == "dispute":  # one shape for one bundle or many: the report is the first row's
-        document = document["results"][0]["report"]
+    document = cli_report(capsys, argv, root, tmp)
     failed = frozenset(check["id"] for check in document.get("checks", ()) if check.get("status") == "failed")
-    verdict = str(document.get("verdict"))
-    assert (code == 0) == (verdict == "OK"), (code, verdict)
-    return Outcome(verdict, document.get("anchored") is True, failed)
+    return Outcome(str(document.get("verdict")), document.get("anchored") is True, failed)
 
 
 # -- the matrix -----------------------------------------------------------------------------------------
@@ -625,31 +552,7 @@ _RULE_NAMES: Final = frozenset(
 
 
 def _call_sites() -> set[str]:
-    found: set[str] = set()
-    src = REPO_ROOT / "src"
-    for path in sorted((src / "mudrika").rglob("*.py")):
-        if path.name == "anchoring.py" and path.parent.name == "identity":
-            continue  # the rule's own home
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        relative = path.relative_to(src).as_posix()
-        for scope in _scopes(tree):
-            for node in ast.walk(scope[1]):
-                if isinstance(node, ast.Call):
-                    func = node.func
-                    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-                    if name in _RULE_NAMES:
-                        found.add(f"{relative}:{scope[0]}")
-    return found
-
-
-def _scopes(tree: ast.Module) -> Iterator[tuple[str, ast.AST]]:
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield node.name, node
-        elif isinstance(node, ast.ClassDef):
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    yield f"{node.name}.{item.name}", item
+    return call_sites(_RULE_NAMES, rule_home={"mudrika/identity/anchoring.py"})
 
 
 def test_every_anchoring_call_site_is_a_consumer() -> None:

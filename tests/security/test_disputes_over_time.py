@@ -26,7 +26,7 @@ from mudrika.crypto.statuslist import (
 )
 from mudrika.errors import UntrustedKeyError, VerificationError
 from mudrika.payments.bundle import build_bundle, inspect_bundle
-from mudrika.payments.chain import inspect_chain, verify_chain
+from mudrika.payments.chain import inspect_chain, verify_cart, verify_chain
 from mudrika.payments.credential_status import RecordedStatusList
 from mudrika.payments.report import VerificationReport
 from mudrika.stores.replay import MemoryReplayStore
@@ -317,6 +317,45 @@ def test_verify_chain_raises_the_window_refusal() -> None:
             **CHAIN.expectations(**window),
         )
     assert refused.value.code == "key_expired"
+
+
+def _verify_cart_alone(**root_changes: Any) -> Any:
+    expectations = CHAIN.expectations(**root_changes)
+    return verify_cart(
+        CHAIN.cart,
+        trust_root=expectations["trust_root"],
+        keys=expectations["keys"],
+        audience=CHAIN.merchant_audience,
+        now=CHAIN.now,
+        replay_store=MemoryReplayStore(),
+    )
+
+
+@pytest.mark.parametrize(
+    ("window", "code"),
+    [
+        ({"valid_until": "2025-09-30T00:00:00Z"}, "key_expired"),
+        ({"revoked_at": "2025-09-30T00:00:00Z", "reason": "superseded"}, "key_superseded"),
+        # Alone, the cart is dated by its own iat only: a compromise is never cleared, before or after.
+        ({"revoked_at": "2025-09-30T00:00:00Z", "reason": "compromised"}, "signing_time_unproven"),
+        ({"revoked_at": "2025-10-05T00:00:00Z", "reason": "compromised"}, "signing_time_unproven"),
+    ],
+    ids=["expired", "superseded", "compromised-before", "compromised-after"],
+)
+def test_verify_cart_alone_judges_the_merchant_key_window(window: dict[str, str], code: str) -> None:
+    """``verify_cart`` (a cart received on its own, before any payment) once accepted a cart signed
+    by a merchant key the trust root pinned as expired or compromised: it judged no window."""
+    with pytest.raises(UntrustedKeyError) as refused:
+        _verify_cart_alone(**_merchant_window(**window))
+    assert refused.value.code == code
+    assert refused.value.fields.get("check") == "merchant.key.window"
+
+
+def test_verify_cart_alone_accepts_a_cart_inside_the_window() -> None:
+    window = _merchant_window(
+        valid_from="2025-09-01T00:00:00Z", revoked_at="2025-10-02T00:00:00Z", reason="superseded"
+    )
+    assert _verify_cart_alone(**window).kid == BUILDER.MERCHANT_KID
 
 
 # -- bundles and the CLI -------------------------------------------------------------------------------

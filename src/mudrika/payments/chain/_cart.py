@@ -58,7 +58,14 @@ from mudrika.payments.models import (
     sum_amounts,
 )
 from mudrika.payments.profile import MERCHANT_JWT_TYP
-from mudrika.payments.report import Recorder, Texts, VerificationReport, found, same_text
+from mudrika.payments.report import (
+    Recorder,
+    Texts,
+    VerificationReport,
+    found,
+    record_signing_time,
+    same_text,
+)
 from mudrika.payments.trustroot import TrustRoot
 from mudrika.stores.replay import ReplayStore, claim_or_raise
 
@@ -357,10 +364,17 @@ def verify_cart(
     Runs the cart stage of the chain verifier (``cart.unsigned_members``, ``merchant.jws.*``,
     ``merchant.jwt.*``, ``cart.expiry``, ``cart.total``) with the algorithms and leeway of
     ``trust_root``, requires the merchant's key to be pinned there (``keys`` is evidence: it may
-    only confirm the pinned key), then claims the ``jti`` in ``replay_store``.  Returns the verified
-    cart or raises the first failed check's typed error (``SignatureError``, ``ExpiredError``,
-    ``BindingError``, ``UntrustedKeyError`` — also ``unanchored`` for an unpinned merchant —,
-    ``ReplayError`` …).
+    only confirm the pinned key) and inside the window the root pins for it when the cart was
+    signed (``merchant.key.window``, judged like the chain's by
+    :func:`~mudrika.identity.anchoring.judge_signing_time`), then claims the ``jti`` in
+    ``replay_store``.  Returns the verified cart or raises the first failed check's typed error
+    (``SignatureError``, ``ExpiredError``, ``BindingError``, ``UntrustedKeyError`` — also
+    ``unanchored`` for an unpinned merchant, ``key_expired`` / ``key_compromised`` … for a key
+    outside its window —, ``ReplayError`` …).
+
+    A cart on its own is dated by nothing but its own ``iat`` (the user's key-binding JWT that
+    dates it inside a chain does not exist yet), so a merchant key reported compromised never
+    clears it, while an expired or superseded one is judged by that ``iat``.
     """
     if not isinstance(trust_root, TrustRoot):
         raise InvalidInput(
@@ -379,7 +393,20 @@ def verify_cart(
         audience=audience,
         contents_hash=cart_contents_hash(received),
     )
-    if facts is None or not facts.key.anchored:
+    in_window = (
+        facts is not None
+        and facts.key.anchored
+        and record_signing_time(
+            rec,
+            "merchant.key.window",
+            "merchant",
+            facts.key,
+            key_id=facts.key.kid,
+            signer_claimed=numeric_date(facts.claims.get("iat")),
+            attested=None,
+        )
+    )
+    if facts is None or not in_window:
         # Facts come back only when every check of the stage passed, so the report (and its typed
         # error) is built only for a cart that is refused.
         mode: Literal["online", "offline"] = "offline" if keys.offline else "online"
