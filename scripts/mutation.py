@@ -82,6 +82,8 @@ _ANCHOR_TESTS: Final = (
     "tests/security/test_httpsig_attacks.py",
     "tests/security/test_a2a_trust_attacks.py",
     "tests/security/test_anchoring_matrix.py",
+    "tests/security/test_key_window_matrix.py",
+    "tests/unit/test_credential_status.py",
     "tests/unit/test_signing_time_judgement.py",
     "tests/unit/test_trust_root_windows.py",
     "tests/unit/test_cli_trust_root_windows.py",
