@@ -121,7 +121,11 @@ def verify_checkout_jwt(
 ) -> VerifiedCheckoutJwt:
     """Verify the merchant's signature on ``checkout_jwt`` with the trust root's key for the merchant
     the Checkout names, and parse the Checkout (UCP).  ``closed_at`` (the closing hop's ``iat``) must
-    not be after the checkout's ``expires_at``."""
+    not be after the checkout's ``expires_at``.
+
+    A building block of :func:`~mudrika.payments.v02.verify_v02`, which also judges the merchant key's
+    pinned window (``v02.checkout.merchant_key_window``); this alone judges no window, so it is no
+    verdict."""
     anchor = merchant_anchor(checkout_jwt, trust_root=trust_root)
     merchant_id = anchor.owner
     verified = verify_compact(checkout_jwt, key=anchor.trusted, max_bytes=_MAX_CHECKOUT_JWT)

@@ -225,7 +225,10 @@ def verify_tokens(
 ) -> tuple[VerifiedToken, ...]:
     """Evaluate every token of the chain, recording every check; a failed check skips only the
     checks that depend on it (within a token, and the next hop's signature when no ``cnf`` key was
-    read).  ``root_issuer`` is the issuer the verifier expects of the root (see :func:`_issuer_of`)."""
+    read).  ``root_issuer`` is the issuer the verifier expects of the root (see :func:`_issuer_of`).
+
+    A building block of :func:`~mudrika.payments.v02.verify_v02`, which also judges the root issuer
+    key's pinned window (``v02.<chain>.root_key_window``); this alone judges no window."""
     context = _Context(kind, trust_root, now, float(trust_root.leeway_seconds), prefix, recorder, root_issuer)
     tokens: list[VerifiedToken] = []
     last = len(chain.tokens) - 1

@@ -87,7 +87,10 @@ def verify_receipt_jwt(
     token: str, *, kind: ReceiptKind, trust_root: TrustRoot, expected_issuer: str | None, now: float
 ) -> VerifiedReceipt:
     """Verify a receipt JWT's signature (trust-root key by ``iss`` and ``kid``), parse it by its schema
-    and check ``iat`` (present, not in the future) and ``exp``/``nbf`` when present."""
+    and check ``iat`` (present, not in the future) and ``exp``/``nbf`` when present.
+
+    A building block of :func:`~mudrika.payments.v02.verify_v02`, which also judges the key's pinned
+    window (``v02.receipt.<kind>.key_window``); this alone judges no window, so it is no verdict."""
     header = parse_unverified_header(token, max_bytes=_MAX_RECEIPT)
     kid = header_kid(header, what="the receipt")
     unverified = loads_strict(
