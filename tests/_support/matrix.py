@@ -177,3 +177,17 @@ def bundle_file(tmp: Path, document: dict[str, Any]) -> Path:
     path = tmp / "bundle.json"
     path.write_text(json.dumps(document), encoding="utf-8")
     return path
+
+
+def chain_expectations(chain: Any, root: TrustRoot, recorded: list[RecordedStatusList]) -> dict[str, Any]:
+    """The verifier's arguments for a v0.1 ``chain`` (tests/_support/evidence.py) judged under ``root``
+    with the status lists ``recorded`` at the purchase: what both matrices hand every entry point."""
+    return {
+        "trust_root": root,
+        "keys": chain.keys(),
+        "merchant_audience": chain.merchant_audience,
+        "kb_audience": chain.kb_audience,
+        "kb_nonce": chain.nonce,
+        "now": chain.now,
+        "status_lists": recorded,
+    }

@@ -48,6 +48,7 @@ from tests._support.matrix import (
     Party,
     Pinning,
     call_sites,
+    chain_expectations,
     cli_report,
     evidence_of,
     status_record,
@@ -345,15 +346,7 @@ def _v01_runner(
         chain.did_documents, chain.jwks = evidence_of(issuer, merchant)
         chain.trusted_issuers = (issuer.owner,)
         root = parse_trust_root(document)
-        expectations = {
-            "trust_root": root,
-            "keys": chain.keys(),
-            "merchant_audience": chain.merchant_audience,
-            "kb_audience": chain.kb_audience,
-            "kb_nonce": chain.nonce,
-            "now": chain.now,
-            "status_lists": recorded,
-        }
+        expectations = chain_expectations(chain, root, recorded)
         if entry == "inspect":
             return _outcome(
                 inspect_chain(

@@ -68,6 +68,7 @@ from tests._support.matrix import (
     Pinning,
     bundle_file,
     call_sites,
+    chain_expectations,
     cli_report,
     evidence_of,
     party,
@@ -650,15 +651,7 @@ def _run_v01(
     )
     chain.did_documents, chain.jwks = evidence_of(issuer.party, merchant.party)
     chain.trusted_issuers = (issuer.party.owner,)
-    expectations = {
-        "trust_root": root,
-        "keys": chain.keys(),
-        "merchant_audience": chain.merchant_audience,
-        "kb_audience": chain.kb_audience,
-        "kb_nonce": chain.nonce,
-        "now": chain.now,
-        "status_lists": recorded,
-    }
+    expectations = chain_expectations(chain, root, recorded)
     if consumer.profile == "v01-cart":
         assert entry == "verify", entry
         return _raised(

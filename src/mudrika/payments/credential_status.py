@@ -351,21 +351,17 @@ def judge_credential_status(
         )
     entry = matching[-1]
     witness = _Witness(key)
+    refused: MudrikaError | None
     try:
         verified, value = _verified(
             entry.token, reference, key=witness, issuer=issuer, now=purchase_time, max_age=max_age
         )
+        refused = witness.outside_window(verified.issued_at)
     except MudrikaError as exc:
-        return StatusJudgement(
-            False,
-            exc.code,
-            f"the status list recorded at the purchase does not count: {exc}",
-            reference,
-            recorded=entry,
-            error=exc,
-            signer=witness.signer(exc),
-        )
-    refused = witness.outside_window(verified.issued_at)
+        refused, signer = exc, witness.signer(exc)
+    else:
+        # Outside its window, the list still verified under the anchored key: the record says so.
+        signer = witness.signer(None)
     if refused is not None:
         return StatusJudgement(
             False,
@@ -374,7 +370,7 @@ def judge_credential_status(
             reference,
             recorded=entry,
             error=refused,
-            signer=witness.signer(None),
+            signer=signer,
         )
     when = f"the issuer's list issued {_moment(verified.issued_at)}, {_relative(verified.issued_at, purchase_time)}"
     notes = tuple(
