@@ -231,3 +231,30 @@ def test_text_input_and_oversized_bytes_keep_their_checks() -> None:
     with pytest.raises(InvalidInput) as duplicate:
         loads_strict('{"a":1,"a":2}')
     assert duplicate.value.code == "duplicate_key"
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.integers(0, 10**15 - 1),
+    st.integers(0, 15),
+    st.integers(-340, 320),
+    st.sampled_from(["", "-"]),
+    st.sampled_from(["e", "E", "e+", "e-"]),
+)
+def test_numbers_of_up_to_fifteen_digits_read_as_the_same_double(
+    mantissa: int, point: int, exponent: int, sign: str, marker: str
+) -> None:
+    # The plain path takes every number without a 16-digit run: orjson's reading of each decimal
+    # must be the correctly rounded double that float() gives, at every exponent, or the hooked
+    # parser's refusal (an overflow) must come back.
+    digits = str(mantissa)
+    point = min(point, len(digits) - 1)
+    literal = digits if point == 0 else f"{digits[:-point]}.{digits[-point:]}"
+    if marker == "e-":
+        exponent = abs(exponent)
+    text = (
+        f"{sign}{literal}{marker}{exponent}"
+        if marker != "e" or exponent >= 0
+        else f"{sign}{literal}e{exponent}"
+    )
+    assert_agree(f"[{text}]".encode())
