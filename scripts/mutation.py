@@ -112,6 +112,7 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
         "tests/unit/test_jcs_properties.py",
         "tests/unit/test_jcs_ready.py",
         "tests/unit/test_jcs_plain_parse.py",
+        "tests/unit/test_jcs_parse_mutants.py",
         "tests/unit/test_jose.py",
     ),
     "src/mudrika/net/egress.py": (

@@ -266,3 +266,31 @@ def test_a_duplicate_is_named_by_its_own_key_not_the_first() -> None:
         loads_strict(b'{"first":1,"second":2,"second":3}')
     assert duplicate.value.code == "duplicate_key"
     assert str(duplicate.value).startswith('duplicate object key "second"')
+
+
+# -- the plain path is taken, not merely harmless --------------------------------------------------
+
+
+class _HooksMustNotRun:
+    """Stands in for the hooked decoder: a plain document must never reach it."""
+
+    def decode(self, text: str) -> Any:
+        raise AssertionError(f"the hooked parser ran on a plain document ({len(text)} characters)")
+
+
+def test_a_plain_payload_never_reaches_the_hooks(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The plain path exists so that a JWT payload's objects and numbers never call back into Python;
+    # with the hooked decoder unusable, a plain document still parses, to the value json gives.
+    document = b'{"iss":"https://issuer.example","sub":"agent-7","exp":1893456000,"amount":12.5}'
+    monkeypatch.setattr(_parse, "_DECODER", _HooksMustNotRun())
+    assert loads_strict(document) == json.loads(document)
+
+
+def test_a_document_of_exactly_max_bytes_takes_the_plain_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The size cap is inclusive on both paths: a document as large as allowed is still plain.
+    document = b'{"cart":[1,2,3],"total":6}'
+    monkeypatch.setattr(_parse, "_DECODER", _HooksMustNotRun())
+    assert loads_strict(document, max_bytes=len(document)) == {"cart": [1, 2, 3], "total": 6}
+    with pytest.raises(InvalidInput) as too_large:
+        loads_strict(document, max_bytes=len(document) - 1)
+    assert too_large.value.code == "too_large"
