@@ -330,3 +330,13 @@ def test_keys_above_uffff_take_the_astral_key_check(monkeypatch: pytest.MonkeyPa
     received = loads_received(document.encode())
     assert type(received.frozen) is not EncoderReadyDict
     assert canonicalize(received.frozen) == canonicalize(received.value)
+
+
+def test_a_nesting_deeper_than_the_interpreter_follows_is_too_deep_not_a_crash() -> None:
+    # The parser follows 600 levels; the read-only copy of them would need more frames than Python
+    # allows: a caller allowing that many levels gets the same refusal as for any nesting too deep.
+    deep = b"[" * 600 + b"]" * 600
+    with pytest.raises(InvalidInput) as refused:
+        loads_received(deep, max_depth=1000)
+    assert refused.value.code == "too_deep"
+    assert loads_received(b"[" * 300 + b"]" * 300, max_depth=1000).value is not None

@@ -135,7 +135,7 @@ def freeze(value: Any, *, max_depth: int) -> Any:
     ``max_depth`` counts containers like :func:`mudrika.crypto.jcs.loads_strict` does (the top-level
     container is depth 1); deeper input is ``InvalidInput(code="too_deep")``.
     """
-    return _freeze(value, 1, max_depth, FrozenJSONDict, FrozenJSONList)
+    return _frozen(value, max_depth, FrozenJSONDict, FrozenJSONList)
 
 
 def freeze_encoder_ready(value: Any, *, max_depth: int) -> Any:
@@ -144,7 +144,21 @@ def freeze_encoder_ready(value: Any, *, max_depth: int) -> Any:
     For :mod:`mudrika.crypto.jcs` only, on a value its strict parser has just found encoder-ready:
     the type is the claim, and canonicalisation trusts it without looking.
     """
-    return _freeze(value, 1, max_depth, EncoderReadyDict, EncoderReadyList)
+    return _frozen(value, max_depth, EncoderReadyDict, EncoderReadyList)
+
+
+def _frozen(
+    value: Any, max_depth: int, dict_type: type[FrozenJSONDict], list_type: type[FrozenJSONList]
+) -> Any:
+    """:func:`_freeze` from the top, a nesting the interpreter cannot follow refused like one past
+    ``max_depth``: a caller may allow more levels than Python's recursion limit leaves room for (the
+    strict parser maps the same RecursionError to the same code)."""
+    try:
+        return _freeze(value, 1, max_depth, dict_type, list_type)
+    except RecursionError:
+        raise InvalidInput(
+            "JSON nested deeper than can be copied", code="too_deep", limit=max_depth
+        ) from None
 
 
 def _freeze(
