@@ -313,10 +313,10 @@ def test_an_ed25519_did_key_without_an_x25519_form_is_refused_by_every_path(raw:
 
 
 class _Calls:
-    """Owners asked of a general (slow) path while a spy stands in front of it."""
+    """What a general (slow) path was asked (an owner, a DID, a key) while a spy stood in front of it."""
 
     def __init__(self) -> None:
-        self.owners: list[str] = []
+        self.asked: list[str] = []
 
 
 def _spy_on_evidence(monkeypatch: pytest.MonkeyPatch) -> _Calls:
@@ -325,7 +325,7 @@ def _spy_on_evidence(monkeypatch: pytest.MonkeyPatch) -> _Calls:
     general = KeyMaterial.assertion_key
 
     def counted(self: KeyMaterial, kid: str, *, owner: str) -> ResolvedKey:
-        calls.owners.append(owner)
+        calls.asked.append(owner)
         return general(self, kid, owner=owner)
 
     monkeypatch.setattr(KeyMaterial, "assertion_key", counted)
@@ -338,7 +338,7 @@ def _spy_on_resolution(monkeypatch: pytest.MonkeyPatch) -> _Calls:
     general = DIDResolver.resolve
 
     def counted(self: DIDResolver, did: str, accept: str = CONTENT_TYPE) -> ResolutionResult:
-        calls.owners.append(did)
+        calls.asked.append(did)
         return general(self, did, accept)
 
     monkeypatch.setattr(DIDResolver, "resolve", counted)
@@ -351,7 +351,7 @@ def _spy_on_did_key(monkeypatch: pytest.MonkeyPatch, name: Literal["create", "de
     general = getattr(did_key, name)
 
     def counted(value: object) -> object:
-        calls.owners.append(str(value))
+        calls.asked.append(str(value))
         return general(value)
 
     monkeypatch.setattr(did_key, name, counted)
@@ -396,12 +396,12 @@ def test_a_root_pinned_document_carried_by_the_evidence_is_not_asked_again(
         )
 
     carried = answer(KeyMaterial.offline_snapshot({owner: document}))
-    assert asked.owners == []
+    assert asked.asked == []
     assert carried.anchored
     assert carried.provenance == "trust-root"
     assert carried.key == key
     general = answer(KeyMaterial(DIDResolver.offline({owner: document})))
-    assert asked.owners == [owner]
+    assert asked.asked == [owner]
     assert general == carried
 
 
@@ -415,9 +415,9 @@ def test_a_snapshot_reads_a_did_key_from_the_identifier_without_resolving_it(
     kid = f"{did}#{did[8:]}"
     resolved = _spy_on_resolution(monkeypatch)
     shortcut = KeyMaterial.offline_snapshot({}).assertion_key(kid, owner=did)
-    assert resolved.owners == []
+    assert resolved.asked == []
     general = KeyMaterial(DIDResolver.offline({})).assertion_key(kid, owner=did)
-    assert resolved.owners == [did]
+    assert resolved.asked == [did]
     assert shortcut == general
     assert shortcut.key == did_key.decode(did)
 
@@ -452,14 +452,14 @@ def test_the_expected_holder_is_answered_without_decoding_or_asking_the_evidence
     encoded = _spy_on_did_key(monkeypatch, "create")
     assert anchors.user_key(f"{did}#{did[8:]}", owner=did) == expected
     assert anchors.did_key_of(holder) == did
-    assert (asked.owners, decoded.owners, encoded.owners) == ([], [], [])
+    assert (asked.asked, decoded.asked, encoded.asked) == ([], [], [])
     assert anchors.user_key(f"{other_did}#{other_did[8:]}", owner=other_did).key == other
     assert anchors.did_key_of(other) == other_did
-    assert asked.owners == [other_did]
-    assert len(encoded.owners) == 1
+    assert asked.asked == [other_did]
+    assert len(encoded.asked) == 1
 
 
-def test_a_cold_chain_asks_the_evidence_only_for_what_the_root_does_not_hold(
+def test_a_cold_chain_asks_the_evidence_only_to_cross_check_a_pinned_key_set(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A first-time chain whose root pins the merchant's document (carried by the evidence too) and
@@ -476,4 +476,4 @@ def test_a_cold_chain_asks_the_evidence_only_for_what_the_root_does_not_hold(
         chain.intent, chain.cart, chain.payment, replay_store=MemoryReplayStore(), **expectations
     )
     assert verified.report.verdict == "OK"
-    assert (asked.owners, resolved.owners, decoded.owners) == ([builder.ISSUER], [], [])
+    assert (asked.asked, resolved.asked, decoded.asked) == ([builder.ISSUER], [], [])
