@@ -19,15 +19,17 @@ from mudrika.crypto.keys import KeyPair, KeyType, PublicKey
 from mudrika.errors import MudrikaError, UntrustedKeyError
 from mudrika.identity._x25519 import X25519PublicKey
 from mudrika.identity.methods import key as did_key
+from mudrika.identity.methods.jwk import JwkDriver
+from mudrika.identity.resolution import CONTENT_TYPE, ResolutionResult
 from mudrika.identity.resolver import DIDResolver
 from mudrika.payments.chain import KeyMaterial, verify_chain
 from mudrika.payments.chain import _payment as payment_stage
 from mudrika.payments.chain import _verifier as verifier
-from mudrika.payments.chain._keys import Anchors
+from mudrika.payments.chain._keys import Anchors, ResolvedKey
 from mudrika.payments.trustroot import TrustRoot
 from mudrika.stores.replay import MemoryReplayStore
 from tests._support.ap2_v02 import build as build_v02
-from tests._support.evidence import evidence_builder
+from tests._support.evidence import evidence_builder, trust_root_for
 
 SIGNING_TYPES = (KeyType.P256, KeyType.ED25519, KeyType.SECP256K1)
 
@@ -305,3 +307,173 @@ def test_an_ed25519_did_key_without_an_x25519_form_is_refused_by_every_path(raw:
     assert isinstance(refused, tuple)
     assert _outcome(shortcut, kid, did) == refused
     assert shortcut.self_certified_as(kid, did, key) is None
+
+
+# -- the shortcuts are taken: a cold chain never re-derives what it already holds ------------------
+
+
+class _Calls:
+    """What a general (slow) path was asked (an owner, a DID, a key) while a spy stood in front of it."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+
+def _spy_on_evidence(monkeypatch: pytest.MonkeyPatch) -> _Calls:
+    """Counts every ``KeyMaterial.assertion_key`` (the evidence's general answer) by owner."""
+    calls = _Calls()
+    general = KeyMaterial.assertion_key
+
+    def counted(self: KeyMaterial, kid: str, *, owner: str) -> ResolvedKey:
+        calls.asked.append(owner)
+        return general(self, kid, owner=owner)
+
+    monkeypatch.setattr(KeyMaterial, "assertion_key", counted)
+    return calls
+
+
+def _spy_on_resolution(monkeypatch: pytest.MonkeyPatch) -> _Calls:
+    """Counts every ``DIDResolver.resolve`` (building a DID document) by DID."""
+    calls = _Calls()
+    general = DIDResolver.resolve
+
+    def counted(self: DIDResolver, did: str, accept: str = CONTENT_TYPE) -> ResolutionResult:
+        calls.asked.append(did)
+        return general(self, did, accept)
+
+    monkeypatch.setattr(DIDResolver, "resolve", counted)
+    return calls
+
+
+def _spy_on_did_key(monkeypatch: pytest.MonkeyPatch, name: Literal["create", "decode"]) -> _Calls:
+    """Counts every call of ``mudrika.identity.methods.key.<name>`` (encoding / decoding a did:key)."""
+    calls = _Calls()
+    general = getattr(did_key, name)
+
+    def counted(value: object) -> object:
+        calls.asked.append(str(value))
+        return general(value)
+
+    monkeypatch.setattr(did_key, name, counted)
+    return calls
+
+
+_ISSUER_DID = "did:web:issuer.example"
+
+
+def _did_web_document(did: str, kid: str, key: PublicKey) -> dict[str, object]:
+    return {
+        "@context": ["https://www.w3.org/ns/did/v1", "https://w3id.org/security/suites/jws-2020/v1"],
+        "id": did,
+        "verificationMethod": [
+            {"id": kid, "type": "JsonWebKey2020", "controller": did, "publicKeyJwk": key.to_jwk()}
+        ],
+        "assertionMethod": [kid],
+    }
+
+
+@pytest.mark.parametrize("section", ["merchant", "issuer"])
+def test_a_root_pinned_document_carried_by_the_evidence_is_not_asked_again(
+    section: Literal["merchant", "issuer"], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the evidence carries the very DID document the root pins (merchant or issuer), the
+    root's key is the answer and the evidence is not asked for it; evidence held any other way
+    (over a resolver, so not known to carry that document) is asked, with the same answer."""
+    owner = _ISSUER_DID if section == "issuer" else evidence_builder().MERCHANT_DID
+    kid = f"{owner}#signing-1"
+    key = KeyPair.generate(KeyType.P256).public_key
+    document = _did_web_document(owner, kid, key)
+    entries = {owner: {"did_document": document}}
+    root = trust_root_for(**{f"{section}s": entries})
+    asked = _spy_on_evidence(monkeypatch)
+
+    def answer(evidence: KeyMaterial) -> ResolvedKey:
+        anchors = Anchors(root, evidence)
+        return (
+            anchors.merchant_key(kid, owner=owner)
+            if section == "merchant"
+            else anchors.issuer_key(kid, owner=owner)
+        )
+
+    carried = answer(KeyMaterial.offline_snapshot({owner: document}))
+    assert asked.asked == []
+    assert carried.anchored
+    assert carried.provenance == "trust-root"
+    assert carried.key == key
+    general = answer(KeyMaterial(DIDResolver.offline({owner: document})))
+    assert asked.asked == [owner]
+    assert general == carried
+
+
+@pytest.mark.parametrize("key_type", SIGNING_TYPES)
+def test_a_snapshot_reads_a_did_key_from_the_identifier_without_resolving_it(
+    key_type: KeyType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An offline snapshot answers a did:key's own kid by decoding the DID, never by building its
+    DID document; a source over a resolver asks the resolver, and both answers are the same."""
+    did = did_key.create(KeyPair.generate(key_type).public_key)
+    kid = f"{did}#{did[8:]}"
+    resolved = _spy_on_resolution(monkeypatch)
+    shortcut = KeyMaterial.offline_snapshot({}).assertion_key(kid, owner=did)
+    assert resolved.asked == []
+    general = KeyMaterial(DIDResolver.offline({})).assertion_key(kid, owner=did)
+    assert resolved.asked == [did]
+    assert shortcut == general
+    assert shortcut.key == did_key.decode(did)
+
+
+def test_a_source_over_the_callers_resolver_leaves_did_key_to_it() -> None:
+    """The resolver decides which DID methods it accepts: one configured without did:key refuses a
+    did:key signer, even though the identifier alone would give a key."""
+    did = did_key.create(KeyPair.generate(KeyType.ED25519).public_key)
+    kid = f"{did}#{did[8:]}"
+    without_did_key = KeyMaterial(DIDResolver((JwkDriver(),)))
+    assert _outcome(without_did_key, kid, did) == ("DocumentError", "methodNotSupported")
+    assert KeyMaterial.offline_snapshot({}).assertion_key(kid, owner=did).key == did_key.decode(did)
+
+
+@pytest.mark.parametrize("key_type", SIGNING_TYPES)
+def test_the_expected_holder_is_answered_without_decoding_or_asking_the_evidence(
+    key_type: KeyType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The credential's holder key answers its own did:key's kid as it is (no decoding, no question
+    to the evidence, no re-encoding of the did:key); any other did:key is asked of the evidence."""
+    holder = KeyPair.generate(key_type).public_key
+    other = KeyPair.generate(key_type).public_key
+    did, other_did = did_key.create(holder), did_key.create(other)
+    evidence = KeyMaterial.offline_snapshot({}, notes={did: "carried"})
+    expected = KeyMaterial.offline_snapshot({}, notes={did: "carried"}).assertion_key(
+        f"{did}#{did[8:]}", owner=did
+    )
+    anchors = Anchors(None, evidence)
+    anchors.expect_holder(holder)
+    asked = _spy_on_evidence(monkeypatch)
+    decoded = _spy_on_did_key(monkeypatch, "decode")
+    encoded = _spy_on_did_key(monkeypatch, "create")
+    assert anchors.user_key(f"{did}#{did[8:]}", owner=did) == expected
+    assert anchors.did_key_of(holder) == did
+    assert (asked.asked, decoded.asked, encoded.asked) == ([], [], [])
+    assert anchors.user_key(f"{other_did}#{other_did[8:]}", owner=other_did).key == other
+    assert anchors.did_key_of(other) == other_did
+    assert asked.asked == [other_did]
+    assert len(encoded.asked) == 1
+
+
+def test_a_cold_chain_asks_the_evidence_only_to_cross_check_a_pinned_key_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A first-time chain whose root pins the merchant's document (carried by the evidence too) and
+    the issuer's JWK Set: no DID document is resolved, no did:key is decoded, and the evidence is
+    asked only for the issuer's key (the root pins a JWK Set there, so the evidence's copy is
+    cross-checked)."""
+    builder = evidence_builder()
+    chain = builder.build_chain(seeded=False)
+    expectations = chain.expectations()
+    asked = _spy_on_evidence(monkeypatch)
+    resolved = _spy_on_resolution(monkeypatch)
+    decoded = _spy_on_did_key(monkeypatch, "decode")
+    verified = verify_chain(
+        chain.intent, chain.cart, chain.payment, replay_store=MemoryReplayStore(), **expectations
+    )
+    assert verified.report.verdict == "OK"
+    assert (asked.asked, resolved.asked, decoded.asked) == ([builder.ISSUER], [], [])

@@ -8,12 +8,13 @@ carries another key under the same kid is refused.  These tests state those rule
 
 from __future__ import annotations
 
-from typing import Any, get_args
+from typing import Any, Literal, get_args
 
 import pytest
 
 from mudrika.crypto.keys import KeyPair, PublicKey
 from mudrika.errors import InvalidInput, UntrustedKeyError
+from mudrika.identity.anchoring import AnchoredKey
 from mudrika.identity.did import DID
 from mudrika.identity.document import DIDDocument
 from mudrika.identity.methods import jwk as did_jwk
@@ -466,3 +467,57 @@ def test_a_key_mismatch_names_the_kid_and_owner_briefly() -> None:
     refusal = _refusal(Anchors(root, forged), kid, issuer, "issuer_key")
     assert refusal.code == "evidence_key_mismatch"
     assert (refusal.fields["kid"], refusal.fields["owner"]) == (kid[:200], issuer[:200])
+
+
+def test_a_repeated_question_is_answered_from_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memos exist so that a batch of disputes does the work once: asked again (after another
+    question in between), the offline source does not look its key up again, the anchors do not
+    cross-check a pinned key again for the same root and evidence (a new :class:`Anchors` per chain),
+    and the root is not asked again for the same pin -- not even through a live source, whose own
+    answers are never remembered."""
+    root, evidence = _root(), _evidence()
+    questions = ((f"{MERCHANT}#cart", MERCHANT), ("issuer-1", ISSUER))
+    lookups: list[tuple[str, str]] = []
+    cross_checks: list[tuple[str, str, str]] = []
+    anchorings: list[tuple[str, str, object]] = []
+    lookup, cross_checked, anchor = KeyMaterial._lookup, Anchors._cross_checked, TrustRoot.anchor
+
+    def counted_lookup(self: KeyMaterial, kid: str, owner: str) -> ResolvedKey:
+        lookups.append((kid, owner))
+        return lookup(self, kid, owner)
+
+    def counted_cross_check(
+        self: Anchors, root: TrustRoot, section: Literal["merchant", "issuer"], owner: str, kid: str
+    ) -> ResolvedKey:
+        cross_checks.append((section, owner, kid))
+        return cross_checked(self, root, section, owner, kid)
+
+    def counted_anchor(
+        self: TrustRoot, section: Literal["issuer", "merchant"], owner: str, kid: object, **rule: Any
+    ) -> AnchoredKey:
+        anchorings.append((section, owner, kid))
+        return anchor(self, section, owner, kid, **rule)
+
+    monkeypatch.setattr(KeyMaterial, "_lookup", counted_lookup)
+    monkeypatch.setattr(Anchors, "_cross_checked", counted_cross_check)
+    monkeypatch.setattr(TrustRoot, "anchor", counted_anchor)
+    first = [evidence.assertion_key(kid, owner=owner) for kid, owner in questions]
+    again = [evidence.assertion_key(kid, owner=owner) for kid, owner in questions]
+    assert again == first
+    assert lookups == [(kid, owner) for kid, owner in questions]
+
+    def ask(anchors: Anchors) -> list[ResolvedKey]:
+        return [
+            anchors.merchant_key(f"{MERCHANT}#cart", owner=MERCHANT),
+            anchors.issuer_key("issuer-1", owner=ISSUER),
+        ]
+
+    pinned = ask(Anchors(root, evidence))
+    assert ask(Anchors(root, evidence)) == pinned
+    assert cross_checks == [("merchant", MERCHANT, f"{MERCHANT}#cart"), ("issuer", ISSUER, "issuer-1")]
+    assert anchorings == [("merchant", MERCHANT, f"{MERCHANT}#cart"), ("issuer", ISSUER, "issuer-1")]
+    live = KeyMaterial(DIDResolver((JwkDriver(),)))
+    assert ask(Anchors(root, live)) == ask(Anchors(root, live)) == pinned
+    assert len(cross_checks) == 2 + 4
+    assert len(anchorings) == 2
+    assert len(lookups) == 2

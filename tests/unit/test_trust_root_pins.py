@@ -25,9 +25,11 @@ from cryptography.x509.oid import NameOID
 
 from mudrika.crypto.keys import ALL_ALGORITHMS, KeyPair, PublicKey
 from mudrika.errors import InvalidInput, UntrustedKeyError
+from mudrika.identity.anchoring import AnchoredKey, OwnerPins, anchor_key
 from mudrika.identity.methods import jwk as did_jwk
 from mudrika.identity.methods import key as did_key
 from mudrika.payments.trustroot import TrustRoot, UnsafeNoTrustRoot, load_trust_root, parse_trust_root
+from mudrika.payments.trustroot import _model as trust_root_model
 
 MERCHANT = "did:web:shop.example"
 ISSUER = "https://issuer.example"
@@ -380,3 +382,35 @@ def test_the_no_trust_root_stand_in_needs_a_collection_of_issuers() -> None:
     with pytest.raises(InvalidInput) as info:
         UnsafeNoTrustRoot(ISSUER)
     assert info.value.code == "bad_policy"
+
+
+def test_a_signing_kid_anchored_at_load_is_not_anchored_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The root anchors every signing kid it pins when it loads.  A signature naming one exactly, for
+    ``assertionMethod`` under the root's own algorithms (that set, or an equal one), is answered from
+    there without running the anchoring rule again; any other question runs the rule and gets its
+    answer: another relationship (the cart key does not authenticate), a wider allow-list, a kid
+    that is not a string."""
+    root = _root()
+    applied: list[object] = []
+
+    def counted(pins: OwnerPins, kid: object, **arguments: Any) -> AnchoredKey:
+        applied.append(kid)
+        return anchor_key(pins, kid, **arguments)
+
+    monkeypatch.setattr(trust_root_model, "anchor_key", counted)
+    cart = f"{MERCHANT}#cart"
+    equal = frozenset(sorted(root.algorithm_set))
+    assert equal is not root.algorithm_set
+    for algorithms in (root.algorithm_set, equal):
+        assert root.anchor("merchant", MERCHANT, cart, algorithms=algorithms).key == CART_KEY
+        assert root.anchor("issuer", ISSUER, "issuer-1", algorithms=algorithms).key == ISSUER_KEY
+    assert applied == []
+    with pytest.raises(UntrustedKeyError) as refused:
+        root.anchor("merchant", MERCHANT, cart, algorithms=root.algorithm_set, relationship="authentication")
+    assert refused.value.code == "not_authorised_for_purpose"
+    wider = root.algorithm_set | {"not-an-algorithm"}
+    assert root.anchor("merchant", MERCHANT, cart, algorithms=wider).key == CART_KEY
+    with pytest.raises(UntrustedKeyError) as no_kid:
+        root.anchor("merchant", MERCHANT, [cart], algorithms=root.algorithm_set)
+    assert no_kid.value.code == "no_kid"
+    assert applied == [cart, cart, [cart]]

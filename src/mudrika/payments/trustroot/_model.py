@@ -269,7 +269,7 @@ class TrustRoot(_Owned):
     _pins: dict[tuple[Section, str], OwnerPins] = PrivateAttr(default_factory=dict)
     _fingerprint: str = PrivateAttr(default="")
     _algorithm_set: frozenset[str] = PrivateAttr(default=frozenset())
-    _status_rules: StatusRules | None = PrivateAttr(default=None)
+    _status_rules: StatusRules = PrivateAttr(default_factory=StatusRules)
     #: (section, owner, kid exactly as a signature names it) -> the key :meth:`anchor` gives for it
     #: under this root's own algorithms for ``assertionMethod``, for every pinned kid that anchors.
     _signature_keys: dict[tuple[Section, str, str], AnchoredKey] = PrivateAttr(default_factory=dict)
@@ -321,8 +321,8 @@ class TrustRoot(_Owned):
     @property
     def status_rules(self) -> StatusRules:
         """The credential-status rules in force (the file's, else the defaults)."""
-        rules: StatusRules | None = _private(self)["_status_rules"]
-        return rules if rules is not None else StatusRules()
+        rules: StatusRules = _private(self)["_status_rules"]  # set once, when the root loads
+        return rules
 
     @property
     def algorithm_set(self) -> frozenset[str]:
