@@ -40,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -76,17 +77,35 @@ BODY = json.dumps(
 )
 
 
+def verifications(jwks_file: str) -> tuple[Any, Callable[[str | bytes], object]]:
+    """The middleware's verifier (key set loaded, cache of ``CACHE_SIZE``) and the floor's bare
+    ``verify_jwt`` of one token against the one key, built from the same JWKS file."""
+    from tests._support.tokenfactory import ISSUER
+
+    from mudrika.crypto.jose import verify_jwt
+    from mudrika.trust.keycloak.jwks import StaticKeySet
+    from mudrika.trust.keycloak.tokens import AccessTokenVerifier
+
+    keys = StaticKeySet(json.loads(Path(jwks_file).read_text()), algorithms={"RS256"})
+    verifier = AccessTokenVerifier(
+        issuer=ISSUER, audience="agent-api", azp_allowlist=None, jwks=keys, cache_size=CACHE_SIZE
+    )
+    (key,) = (keys.key_for(kid) for kid in keys.kids)
+
+    def bare_verify(token: str | bytes) -> object:
+        return verify_jwt(token, key=key, issuer=ISSUER, audience="agent-api", now=time.time(), leeway=30)
+
+    return verifier, bare_verify
+
+
 def build_app(mode: str, jwks_file: str) -> object:
     """The ASGI app for ``--serve``: the echo app, wrapped or not."""
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import JSONResponse
     from starlette.routing import Route
-    from tests._support.tokenfactory import ISSUER, demo_policy
+    from tests._support.tokenfactory import demo_policy
 
-    from mudrika.crypto.jose import verify_jwt
-    from mudrika.trust.keycloak.jwks import StaticKeySet
-    from mudrika.trust.keycloak.tokens import AccessTokenVerifier
     from mudrika.trust.middleware import A2AAuthMiddleware, BearerAuthenticator
 
     async def rpc(request: Request) -> JSONResponse:
@@ -96,19 +115,13 @@ def build_app(mode: str, jwks_file: str) -> object:
     app = Starlette(routes=[Route("/", rpc, methods=["POST"])])
     # Both servers build the middleware, so both processes hold the same modules and objects (a
     # larger heap makes every garbage collection dearer); only the protected one routes through it.
-    keys = StaticKeySet(json.loads(Path(jwks_file).read_text()), algorithms={"RS256"})
-    verifier = AccessTokenVerifier(
-        issuer=ISSUER, audience="agent-api", azp_allowlist=None, jwks=keys, cache_size=CACHE_SIZE
-    )
+    verifier, bare_verify = verifications(jwks_file)
     protected = A2AAuthMiddleware(app, authenticators=[BearerAuthenticator(verifier)], policy=demo_policy())
-    (key,) = (keys.key_for(kid) for kid in keys.kids)
 
     async def floor(scope: Any, receive: Any, send: Any) -> None:
         for name, value in scope.get("headers", ()):
             if name == b"authorization":
-                verify_jwt(
-                    value[7:], key=key, issuer=ISSUER, audience="agent-api", now=time.time(), leeway=30
-                )
+                bare_verify(value[7:])
         await app(scope, receive, send)
 
     return {"plain": app, "protected": protected, "floor": floor}[mode]
@@ -231,26 +244,14 @@ def per_request_in_process(jwks_file: str, pool: list[str], one_file: str) -> di
 
     # The two verifications on their own (no app, no middleware), each with its own stream of the
     # pool: what the middleware and the floor spend beyond them is the rest of their pipelines.
-    from tests._support.tokenfactory import ISSUER
-
-    from mudrika.crypto.jose import verify_jwt
-    from mudrika.trust.keycloak.jwks import StaticKeySet
-    from mudrika.trust.keycloak.tokens import AccessTokenVerifier
-
-    keys = StaticKeySet(json.loads(Path(jwks_file).read_text()), algorithms={"RS256"})
-    verifier = AccessTokenVerifier(
-        issuer=ISSUER, audience="agent-api", azp_allowlist=None, jwks=keys, cache_size=CACHE_SIZE
-    )
-    (key,) = (keys.key_for(kid) for kid in keys.kids)
+    verifier, bare_verify = verifications(jwks_file)
     alone = {mode: iter(pool) for mode in ("verifier", "bare")}
 
     async def verifier_alone() -> None:
         await verifier.averify(next(alone["verifier"]))
 
     async def bare_alone() -> None:
-        verify_jwt(
-            next(alone["bare"]), key=key, issuer=ISSUER, audience="agent-api", now=time.time(), leeway=30
-        )
+        bare_verify(next(alone["bare"]))
 
     return measure_async(
         {

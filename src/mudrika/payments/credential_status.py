@@ -147,11 +147,10 @@ class _Witness:
 
         The list's ``iat`` is the signer's own claim and nothing the key does not control dates the
         list, so no attested time is given: a window closed by a compromise never holds here."""
-        pinned = self.pinned
-        if pinned is None or pinned.validity is None or not pinned.validity.bounded:
+        if self.pinned is None:
             return None
         judgement = judge_signing_time(
-            pinned, signer_claimed=datetime.fromtimestamp(issued_at, UTC), attested=None
+            self.pinned, signer_claimed=datetime.fromtimestamp(issued_at, UTC), attested=None
         )
         if judgement.holds:
             return None
