@@ -115,6 +115,12 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
         "tests/unit/test_jcs_parse_mutants.py",
         "tests/unit/test_jose.py",
     ),
+    "src/mudrika/payments/credential_status.py": (
+        "tests/unit/test_credential_status.py",
+        "tests/security/test_disputes_over_time.py",
+        "tests/security/test_v02_disputes_over_time.py",
+        "tests/security/test_key_window_matrix.py",
+    ),
     "src/mudrika/net/egress.py": (
         "tests/unit/test_egress.py",
         "tests/unit/test_resolver_limits.py",
