@@ -120,6 +120,7 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
         "tests/security/test_disputes_over_time.py",
         "tests/security/test_v02_disputes_over_time.py",
         "tests/security/test_key_window_matrix.py",
+        "tests/unit/test_credential_status_mutants.py",
     ),
     "src/mudrika/net/egress.py": (
         "tests/unit/test_egress.py",
