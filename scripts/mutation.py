@@ -159,6 +159,18 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
         "tests/unit/test_mcp_middleware.py",
         "tests/security/test_mcp_mutants.py",
     ),
+    "src/mudrika/trust/httpsig/_verify.py": (
+        "tests/unit/test_httpsig.py",
+        "tests/unit/test_httpsig_precheck.py",
+        "tests/unit/test_httpsig_sf_fast.py",
+        "tests/unit/test_content_digest.py",
+        "tests/unit/test_time_rule.py",
+        "tests/interop/test_httpsig_rfc9421_examples.py",
+        "tests/security/test_httpsig_attacks.py",
+        "tests/security/test_preauth_and_lockout.py",
+        "tests/security/test_anchoring_matrix.py",
+        "tests/unit/test_httpsig_verify_mutants.py",
+    ),
     "src/mudrika/trust/middleware/_gate.py": (
         "tests/unit/test_middleware.py",
         "tests/unit/test_middleware_profiles.py",
