@@ -266,11 +266,14 @@ def test_a_lookup_that_returns_no_public_key_is_refused(key: KeyPair, answer: An
 
 def test_the_algorithm_must_name_the_type_of_the_key_found(key: KeyPair) -> None:
     """An Ed25519 signature whose keyid the lookup maps to a P-256 key: refused for the mismatch
-    itself, before any verification is attempted with the wrong key."""
+    itself, naming the algorithm as the request wrote it (RFC 9421's name, which the operator finds
+    in the request, not the JOSE name the key's own check would give)."""
     other = KeyPair.generate(KeyType.P256).public_key
     with pytest.raises(SignatureError) as info:
         _verifier(key, keys=_AnswersWith(other)).verify("POST", URL, _headers(key), BODY)
     assert info.value.code == "alg_key_mismatch"
+    assert info.value.fields["alg"] == "ed25519"
+    assert info.value.fields["key_type"] == KeyType.P256.value
 
 
 # --- the replay key ------------------------------------------------------------------------------
