@@ -194,12 +194,20 @@ _BAD_TENANT: Final = "\x00"
 
 def _call_tenant(call: Mapping[str, Any]) -> str | None:
     """The A2A 1.0 ``tenant`` a JSON-RPC call names in its params (None: none); a ``tenant`` that
-    is not a string is :data:`_BAD_TENANT` (the call is refused as invalid, never guessed at)."""
+    is not a string is :data:`_BAD_TENANT` (the call is refused as invalid, never guessed at).
+
+    An A2A 0.3 method naming a tenant is :data:`_BAD_TENANT` too: 0.3 has no tenant, so its server
+    (a2a-sdk's 0.3 adapter) runs the call in none whatever ``params.tenant`` says.  Deciding it in
+    the tenant it names would authorise one tenant while the agent runs in another (and let a call
+    with no tenant past ``require_tenant``); deciding it in none would let through a server that does
+    read the member.  Refusing it is the one answer both kinds of server agree with."""
     params = call.get("params")
     if not isinstance(params, dict) or "tenant" not in params:
         return None
     tenant = params["tenant"]
     if not isinstance(tenant, str):
+        return _BAD_TENANT
+    if tenant and call.get("method") in a2a_methods.A2A_V03_METHODS:
         return _BAD_TENANT
     return tenant or None
 
@@ -240,39 +248,45 @@ class A2AAuthMiddleware(AuthGate[A2ARoutes]):
         assert isinstance(how, _Answering)
         headers = exchange.scope["headers"]
         present = {key for key, _ in headers}
-        # The extensions this request activates (A2A-Extensions, §14.2.2).
-        extensions = _NO_EXTENSIONS
+        # The extensions this request activates (A2A-Extensions, §14.2.2), and with the 0.3 header.
+        offered = _NO_OFFER
         if _EXTENSIONS_FIELD in present or _LEGACY_EXTENSIONS_FIELD in present:
             try:
-                extensions = requested_extensions(
-                    header_values(headers, _EXTENSIONS_FIELD)
-                    + header_values(headers, _LEGACY_EXTENSIONS_FIELD)
-                )
+                offered = _offered_extensions(headers)
             except InvalidInput as exc:
                 _log.warning(
                     "bad A2A-Extensions from %s: %s", log_value(exchange.auth.principal.subject), exc.code
                 )
                 await send_json(exchange.send, 400, rpc_error(INVALID_REQUEST, None))
                 return
+        if how.rest:
+            await self._rest(exchange, body, offered)
+        else:
+            await self._jsonrpc(exchange, body, offered)
+
+    async def _activated(
+        self, exchange: Exchange, extensions: frozenset[str], body: bytes
+    ) -> Exchange | None:
+        """The exchange carrying the extensions the call activated, or None when it lacks one of
+        ``required_extensions`` (refused here with A2A's ``ExtensionSupportRequiredError``)."""
+        how = exchange.how
+        assert isinstance(how, _Answering)
         if self.required_extensions:
             missing = self.required_extensions - extensions
             if missing:
                 await self._extension_required(exchange.send, how, sorted(missing), b"" if how.rest else body)
-                return
-        if extensions:
-            exchange = Exchange(
-                exchange.scope,
-                exchange.receive,
-                exchange.send,
-                exchange.auth,
-                _Answering(how.profile, how.rest, extensions),
-                exchange.method,
-                exchange.path,
-            )
-        if how.rest:
-            await self._rest(exchange, body)
-        else:
-            await self._jsonrpc(exchange, body)
+                return None
+        if not extensions:
+            return exchange
+        return Exchange(
+            exchange.scope,
+            exchange.receive,
+            exchange.send,
+            exchange.auth,
+            _Answering(how.profile, how.rest, extensions),
+            exchange.method,
+            exchange.path,
+        )
 
     # -- A2A specifics ------------------------------------------------------------------------------
 
@@ -329,7 +343,14 @@ class A2AAuthMiddleware(AuthGate[A2ARoutes]):
         # A method the policy names explicitly is its own operation (e.g. an extension's method).
         return method if self.policy.minimum_level(method) is not None else None
 
-    async def _rest(self, exchange: Exchange, body: bytes) -> None:
+    async def _rest(self, exchange: Exchange, body: bytes, offered: _Offered) -> None:
+        legacy = a2a_methods.is_v03_route(
+            exchange.method, exchange.path, prefix=self.rest_prefix, v03_compat=self.enable_v0_3_compat
+        )
+        activated = await self._activated(exchange, offered[legacy], body)
+        if activated is None:
+            return
+        exchange = activated
         route = a2a_methods.route_for(
             exchange.method, exchange.path, prefix=self.rest_prefix, v03_compat=self.enable_v0_3_compat
         )
@@ -344,7 +365,7 @@ class A2AAuthMiddleware(AuthGate[A2ARoutes]):
             exchange, operation, tenant, body=body, ids=None, extensions=_extensions(exchange)
         )
 
-    async def _jsonrpc(self, exchange: Exchange, body: bytes) -> None:
+    async def _jsonrpc(self, exchange: Exchange, body: bytes, offered: _Offered) -> None:
         # Step 4: parse.
         try:
             document = parse_json(body)
@@ -352,11 +373,19 @@ class A2AAuthMiddleware(AuthGate[A2ARoutes]):
             await send_json(exchange.send, 400, rpc_error(PARSE_ERROR, None))
             return
         if isinstance(document, dict):
-            await self._single(exchange, body, document)
+            calls = [document]
         elif isinstance(document, list) and 0 < len(document) <= self.limits.max_batch:
-            await self._batch(exchange, document)
+            calls = document
         else:
             await send_json(exchange.send, 400, rpc_error(INVALID_REQUEST, None))
+            return
+        activated = await self._activated(exchange, offered[_all_v03(calls)], body)
+        if activated is None:
+            return
+        if isinstance(document, dict):
+            await self._single(activated, body, document)
+        else:
+            await self._batch(activated, document)
 
     async def _single(self, exchange: Exchange, body: bytes, call: dict[str, Any]) -> None:
         request_id = call.get("id")
@@ -450,6 +479,31 @@ async def _merge(send: Send, captured: ResponseCapture, errors: list[dict[str, A
     else:
         _log.warning("app's batch answer is not JSON (HTTP %d); passed on without merging", captured.status)
         await captured.forward(send)
+
+
+#: The extensions a request offers: ``[False]`` those of ``A2A-Extensions``, ``[True]`` those with
+#: the A2A 0.3 ``X-A2A-Extensions`` as well (indexed by "is the call an A2A 0.3 one").
+_Offered = tuple[frozenset[str], frozenset[str]]
+_NO_OFFER: Final[_Offered] = (_NO_EXTENSIONS, _NO_EXTENSIONS)
+
+
+def _offered_extensions(headers: Sequence[tuple[bytes, bytes]]) -> _Offered:
+    """The extensions of ``A2A-Extensions`` alone, and with ``X-A2A-Extensions``.
+
+    Why two: a2a-sdk reads the 0.3 header only for A2A 0.3 calls (its 0.3 adapter's context
+    builder); an A2A 1.0 call activates only what ``A2A-Extensions`` names.  Counting the 0.3 header
+    for a 1.0 call would let a call past ``required_extensions`` that the agent then runs with the
+    extension inactive.  Both sets are checked as one (a flood split across the two headers is
+    still a flood)."""
+    current = header_values(headers, _EXTENSIONS_FIELD)
+    legacy = header_values(headers, _LEGACY_EXTENSIONS_FIELD)
+    with_legacy = requested_extensions(current + legacy)
+    return (requested_extensions(current) if legacy else with_legacy), with_legacy
+
+
+def _all_v03(calls: Sequence[Any]) -> bool:
+    """Whether every call is an A2A 0.3 JSON-RPC method (so the 0.3 extension header counts)."""
+    return all(isinstance(call, dict) and call.get("method") in a2a_methods.A2A_V03_METHODS for call in calls)
 
 
 def _extensions(exchange: Exchange) -> frozenset[str]:
