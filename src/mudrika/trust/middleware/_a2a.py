@@ -48,10 +48,11 @@ and its error spelling.  Per HTTP request, in this order:
    value that disagrees with the app is refused at start-up), otherwise ``/v1/message:send`` is
    what Starlette makes of it: ``message:send`` in tenant ``v1``.
 5. ``Policy.decide(principal, operation, tenant=...)``, the tenant being the one the call names
-   (JSON-RPC ``params.tenant``, or the ``/{tenant}`` REST mount), after the principal got what the
-   policy file grants it (a DID signer's ``did_roles``, a token caller's ``tenant_claim`` tenants).
-   A request that does not activate an extension in ``required_extensions`` (``A2A-Extensions``)
-   was refused before this step with A2A's ``ExtensionSupportRequiredError``.  An unknown method
+   (JSON-RPC ``params.tenant``, or the ``/{tenant}`` REST mount; an A2A 0.3 method naming one is
+   refused -32600, as 0.3 has none), after the principal got what the policy file grants it (a DID
+   signer's ``did_roles``, a token caller's ``tenant_claim`` tenants).  A request that does not
+   activate an extension in ``required_extensions`` (``A2A-Extensions``; for A2A 0.3 calls
+   ``X-A2A-Extensions`` too) was refused before this step with A2A's ``ExtensionSupportRequiredError``.  An unknown method
    or route is never forwarded: HTTP 404, -32601 "Method not found" (we answer for the app: deny by default).  A denied call: HTTP 403,
    -32013, with the request id echoed.  Only when at least one call is allowed are the pending
    single-use claims made, within the principal's claim quota (``claim_quota``; over it HTTP 429):
