@@ -1,6 +1,6 @@
 """The protected-server gate attacked from outside: every request is one a hostile caller can send,
-against a REAL server behind the gate (a2a-sdk 1.3's own Starlette routes, or a plain Starlette app
-that records the exact bytes it was handed).
+against a REAL server behind the gate (a2a-sdk 1.3's own Starlette routes, the MCP SDK's streamable
+HTTP server, or a plain Starlette app that records the exact bytes it was handed).
 
 Why a red-team file apart from the attack matrix: the gate names the operation (and the tenant, and
 the activated extensions) from its own reading of the request, and the server re-reads the same
@@ -48,6 +48,7 @@ from a2a.types.a2a_pb2 import (
     TaskPushNotificationConfig,
 )
 from a2a.utils.errors import TaskNotFoundError
+from mcp.server.mcpserver import MCPServer
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -55,12 +56,21 @@ from starlette.routing import Route
 
 from mudrika.trust.a2a.extensions import MAX_EXTENSIONS
 from mudrika.trust.a2a.methods import is_v03_route
+from mudrika.trust.jsonrpc import InvalidSignature
 from mudrika.trust.keycloak.jwks import JwksCache
 from mudrika.trust.keycloak.tokens import AccessTokenVerifier
 from mudrika.trust.levels import TrustLevel
-from mudrika.trust.middleware import A2AAuthMiddleware, A2ARoutes, BearerAuthenticator, Limits
+from mudrika.trust.middleware import (
+    A2AAuthMiddleware,
+    A2ARoutes,
+    Authenticated,
+    AuthRequest,
+    BearerAuthenticator,
+    Limits,
+    protect,
+)
 from mudrika.trust.models import KeycloakRole
-from mudrika.trust.policy import OperationRule, Policy
+from mudrika.trust.policy import OperationRule, Policy, Principal
 from tests._support.tokenfactory import Clock, LocalRealm, realm_jwks
 
 pytestmark = pytest.mark.security
@@ -1035,3 +1045,238 @@ async def test_memoised_principals_never_pass_to_another_caller_across_garbage_c
     ]
     assert seen == sent
     assert [scope["state"]["mudrika.tenants"] for scope in recorder.scopes] == [(t,) for _, t in sent]
+
+
+@dataclass
+class Signatures:
+    """A body-reading signature scheme (as RFC 9421 is) whose signer is an admin: ``Signature: good``
+    verifies, any other value is a bad signature."""
+
+    scheme: str = "Signature"
+    credential_headers: frozenset[str] = frozenset({"signature"})
+    needs_body: bool = True
+    calls: int = 0
+
+    async def authenticate(self, request: AuthRequest) -> Authenticated | None:
+        self.calls += 1
+        values = request.header_values("signature")
+        if not values:
+            return None
+        if values != ["good"]:
+            raise InvalidSignature("bad signature", code="bad_signature")
+        return Authenticated(
+            Principal("did:web:boss.example", roles=frozenset({"boss"})), self.scheme, "sig-1"
+        )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("tokens_first", "signature", "status", "subject"),
+    [
+        # The first configured scheme whose credentials are present decides; the other is never asked,
+        # so a signature beside a token neither lends the token its signer's roles nor is checked.
+        (True, "good", 403, None),
+        (True, "forged", 403, None),
+        (False, "good", 200, "did:web:boss.example"),
+        # A bad signature is a refusal, never a fall back to the token beside it.
+        (False, "forged", 401, None),
+    ],
+)
+async def test_a_token_and_a_signature_on_one_request_are_never_combined(
+    realm: LocalRealm,
+    jwks: JwksCache,
+    recorder: Recorder,
+    tokens_first: bool,
+    signature: str,
+    status: int,
+    subject: str | None,
+) -> None:
+    signatures = Signatures()
+    bearer = _bearer(realm, jwks)
+    gate = A2AAuthMiddleware(
+        recorder.app(),
+        authenticators=[bearer, signatures] if tokens_first else [signatures, bearer],
+        policy=_policy(),
+    )
+    headers = {**_auth(realm), "signature": signature}
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=gate), base_url="http://agent.test"
+    ) as http:
+        answer = await http.post("/", json=_call("CancelTask", 1), headers=headers)  # admin only
+    assert answer.status_code == status
+    assert signatures.calls == (0 if tokens_first else 1)
+    assert [scope["state"]["mudrika.principal"].subject for scope in recorder.scopes] == (
+        [] if subject is None else [subject]
+    )
+
+
+# --- the MCP gate in front of a real MCP SDK server -----------------------------------------------
+
+MCP_ORIGIN = "http://127.0.0.1:8000"
+MCP_RESOURCE = MCP_ORIGIN + "/mcp"
+MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+MCP_POLICY = {
+    "version": 1,
+    "roles": [
+        {"role_id": "r1", "role_name": "agent", "realm_name": "mudrika", "trust_level": "operator"},
+        {"role_id": "r2", "role_name": "boss", "realm_name": "mudrika", "trust_level": "admin"},
+    ],
+    "operations": {
+        "initialize": {"min_level": "operator"},
+        "notifications/*": {"min_level": "operator"},
+        "tools/call": {"min_level": "operator"},
+        "tools/call:wipe": {"min_level": "admin"},
+    },
+}
+
+
+@dataclass
+class McpServed:
+    """The protected MCP server, a client of it, and the tools that ran."""
+
+    http: httpx.AsyncClient
+    ran: list[str]
+
+
+@pytest.fixture(params=[True, False], ids=["stateless", "sessions"])
+async def mcp(request: pytest.FixtureRequest, realm: LocalRealm, jwks: JwksCache) -> AsyncIterator[McpServed]:
+    server = MCPServer(name="tools", version="1.0")
+    ran: list[str] = []
+
+    @server.tool(description="Echo the text back")
+    def echo(text: str) -> str:
+        ran.append("echo")
+        return text
+
+    @server.tool(description="Delete everything (admins only)")
+    def wipe() -> str:
+        ran.append("wipe")
+        return "wiped"
+
+    verifier = AccessTokenVerifier(
+        issuer=realm.issuer, audience=MCP_RESOURCE, azp_allowlist=None, jwks=jwks, clock=realm.clock
+    )
+    app = protect(
+        server.streamable_http_app(stateless_http=request.param, json_response=True),
+        policy=Policy.from_document(MCP_POLICY),
+        realm=realm.issuer,
+        token_verifier=verifier,
+        protocol="mcp",
+        resource=MCP_RESOURCE,
+    )
+    async with (
+        server.session_manager.run(),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=MCP_ORIGIN) as http,
+    ):
+        yield McpServed(http, ran)
+
+
+def _mcp_token(realm: LocalRealm, **claims: Any) -> dict[str, str]:
+    return {"authorization": f"Bearer {realm.token(aud=[MCP_RESOURCE], **claims)}"}
+
+
+async def _mcp_session(mcp: McpServed, realm: LocalRealm, **claims: Any) -> dict[str, str]:
+    """The headers of an initialized session for a caller with ``claims`` (none when stateless)."""
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    answer = await mcp.http.post(
+        "/mcp", json=initialize, headers={**MCP_HEADERS, **_mcp_token(realm, **claims)}
+    )
+    assert answer.status_code == 200
+    session = answer.headers.get("mcp-session-id")
+    return {"mcp-protocol-version": "2025-06-18", **({"mcp-session-id": session} if session else {})}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("raw", "status", "ran"),
+    [
+        ('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wipe","arguments":{}}}', 403, []),
+        # duplicate members: both sides keep the last
+        (
+            '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wipe","name":"echo","arguments":{"text":"x"}}}',
+            200,
+            ["echo"],
+        ),
+        (
+            '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","name":"wipe","arguments":{}}}',
+            403,
+            [],
+        ),
+        (
+            '{"jsonrpc":"2.0","id":7,"\\u006dethod":"tools/call","params":{"\\u006eame":"wipe","arguments":{}}}',
+            403,
+            [],
+        ),
+        # a name the policy does not single out is decided as tools/call, and the server knows no such tool
+        *(
+            (
+                '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":'
+                + json.dumps(name)
+                + ',"arguments":{}}}',
+                200,
+                [],
+            )
+            for name in ("wipe ", " wipe", "Wipe", "\uff57\uff49\uff50\uff45", "wipe\u0000", "wi\u200bpe")
+        ),
+        # a request that is also shaped as a response is decided as the request it names
+        (
+            '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wipe","arguments":{}},"result":{}}',
+            403,
+            [],
+        ),
+        # a notification naming a tool is decided as that tool, and the server runs nothing for it
+        ('{"jsonrpc":"2.0","method":"tools/call","params":{"name":"wipe","arguments":{}}}', 403, []),
+        (
+            '{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}',
+            202,
+            [],
+        ),
+        # a batch is refused whole (MCP has none since 2025-06-18)
+        (
+            '[{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}]',
+            400,
+            [],
+        ),
+    ],
+)
+async def test_the_tool_decided_is_the_tool_the_mcp_server_runs(
+    mcp: McpServed, realm: LocalRealm, raw: str, status: int, ran: list[str]
+) -> None:
+    session = await _mcp_session(mcp, realm)
+    headers = {**MCP_HEADERS, **_mcp_token(realm), **session}
+    answer = await mcp.http.post("/mcp", content=raw.encode("utf-8", "surrogatepass"), headers=headers)
+    assert answer.status_code == status
+    assert mcp.ran == ran
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mcp", [False], indirect=True, ids=["sessions"])
+async def test_an_mcp_session_answers_only_the_caller_that_opened_it(
+    mcp: McpServed, realm: LocalRealm
+) -> None:
+    # The gate hands the SDK each caller's (client, issuer, subject); the SDK binds the session to it.
+    session = await _mcp_session(mcp, realm, sub="alice")
+    assert "mcp-session-id" in session
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "x"}},
+    }
+    answers = [
+        await mcp.http.post(
+            "/mcp", json=call, headers={**MCP_HEADERS, **session, **_mcp_token(realm, **claims)}
+        )
+        for claims in ({"sub": "alice"}, {"sub": "bob"}, {"sub": "alice", "azp": "another-client"})
+    ]
+    assert [answer.status_code for answer in answers] == [200, 404, 404]
+    assert mcp.ran == ["echo"]
