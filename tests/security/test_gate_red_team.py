@@ -54,6 +54,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from mudrika.errors import InvalidInput
 from mudrika.trust.a2a.extensions import MAX_EXTENSIONS
 from mudrika.trust.a2a.methods import is_v03_route
 from mudrika.trust.jsonrpc import InvalidSignature
@@ -797,6 +798,62 @@ async def test_every_rest_route_the_gate_decides_is_the_handler_a2a_sdk_runs(
             assert [(r.handler, r.tenant) for r in handler.ran] in ([], decided), where
             ran += len(handler.ran)
     assert ran >= 30  # the grid reaches the handlers, not only the refusals
+
+
+def test_a_json_rpc_endpoint_that_is_also_a_rest_route_is_refused_at_start_up(
+    realm: LocalRealm, jwks: JwksCache
+) -> None:
+    # Before the fix: an app registering its REST routes before its JSON-RPC endpoint at
+    # "/agent/message:send" had this call decided as GetTask with no tenant (the body's method) and
+    # run by Starlette as REST SendMessage in tenant "agent", a tenant the caller does not belong to.
+    handler = SpyHandler()
+    app = Starlette(
+        routes=[*create_rest_routes(handler), *create_jsonrpc_routes(handler, rpc_url="/agent/message:send")]
+    )
+
+    def wrap(path: str) -> A2AAuthMiddleware:
+        return A2AAuthMiddleware(
+            app,
+            authenticators=[_bearer(realm, jwks)],
+            policy=_policy(),
+            routes=A2ARoutes(jsonrpc_paths=[path]),
+        )
+
+    with pytest.raises(InvalidInput) as refused:
+        wrap("/agent/message:send")
+    assert (refused.value.code, refused.value.fields["option"]) == ("bad_config", "jsonrpc_paths")
+    assert handler.ran == []
+
+
+@pytest.mark.parametrize(
+    ("path", "v03", "shared"),
+    [
+        ("/agent/message:send", False, True),  # the /{tenant} mount's
+        ("/tasks/t1:cancel", False, True),
+        ("/tasks/t1:subscribe", True, True),
+        ("/acme/tasks/t1/pushNotificationConfigs", False, True),
+        ("/v1/message:send", True, True),  # the 0.3 route
+        ("/", False, False),
+        ("/a2a", True, False),
+        ("/rpc/", False, False),
+        ("/tasks/t1", False, False),  # GET only
+    ],
+)
+def test_only_json_rpc_paths_that_share_no_rest_route_are_accepted(
+    realm: LocalRealm, jwks: JwksCache, path: str, v03: bool, shared: bool
+) -> None:
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        raise AssertionError("never called at start-up")
+
+    def wrap() -> A2AAuthMiddleware:
+        routes = A2ARoutes(jsonrpc_paths=[path], enable_v0_3_compat=v03)
+        return A2AAuthMiddleware(app, authenticators=[_bearer(realm, jwks)], policy=_policy(), routes=routes)
+
+    if shared:
+        with pytest.raises(InvalidInput):
+            wrap()
+    else:
+        assert wrap().jsonrpc_paths == frozenset({path})
 
 
 @pytest.mark.anyio

@@ -145,7 +145,8 @@ EXTENSION_SUPPORT_REQUIRED: Final = -32008
 class A2ARoutes:
     """Where the A2A server answers and how its refusals are spelled.
 
-    ``jsonrpc_paths`` are the JSON-RPC endpoints (a2a-sdk's ``rpc_url``); ``rest_prefix`` is the
+    ``jsonrpc_paths`` are the JSON-RPC endpoints (a2a-sdk's ``rpc_url``; none may be a ``POST`` REST
+    route too, refused when the middleware is built); ``rest_prefix`` is the
     ``path_prefix`` of its REST routes and ``enable_v0_3_compat`` whether they include the A2A 0.3
     ``/v1/…`` routes (a2a-sdk's option of the same name; None: read from the app's routes, or
     a2a-sdk's default, off, when the app shows none); ``extra_methods`` maps further JSON-RPC method
@@ -230,6 +231,7 @@ class A2AAuthMiddleware(AuthGate[A2ARoutes]):
         self.jsonrpc_paths = frozenset(routes.jsonrpc_paths)
         self.rest_prefix = routes.rest_prefix
         self.enable_v0_3_compat = _v03_compat_of(self.app, routes.rest_prefix, routes.enable_v0_3_compat)
+        _refuse_shared_paths(self.jsonrpc_paths, routes.rest_prefix, self.enable_v0_3_compat)
         self.extra_methods = dict(routes.extra_methods)
         self.error_profile = routes.error_profile
         self._fixed_profile = None if routes.error_profile == "auto" else ErrorProfile(routes.error_profile)
@@ -553,6 +555,24 @@ def _v03_compat_of(app: Any, prefix: str, configured: bool | None) -> bool:
             option="enable_v0_3_compat",
         )
     return served
+
+
+def _refuse_shared_paths(jsonrpc_paths: Collection[str], prefix: str, v03_compat: bool) -> None:
+    """Refuse, at start-up, a JSON-RPC endpoint that is also a ``POST`` REST route of the server.
+
+    Why: the middleware decides a ``POST`` on a JSON-RPC path by the method in its body, while
+    Starlette runs whichever of the two routes the app registered first.  With the REST route first,
+    ``POST /agent/message:send`` decided as the body's ``GetTask`` (no tenant) ran ``SendMessage`` in
+    tenant ``agent``.  The middleware cannot see the app's route order in general, so such a path is
+    a deployment error, not something to guess at per request.
+    """
+    for path in sorted(jsonrpc_paths):
+        if a2a_methods.route_for("POST", path, prefix=prefix, v03_compat=v03_compat) is not None:
+            raise InvalidInput(
+                f"the JSON-RPC path {path!r} is also an A2A REST route: move the JSON-RPC endpoint",
+                code="bad_config",
+                option="jsonrpc_paths",
+            )
 
 
 def _with_length(scope: Scope, length: int) -> Scope:
