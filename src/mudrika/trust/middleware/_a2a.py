@@ -347,10 +347,12 @@ class A2AAuthMiddleware(AuthGate[A2ARoutes]):
         return method if self.policy.minimum_level(method) is not None else None
 
     async def _rest(self, exchange: Exchange, body: bytes, offered: _Offered) -> None:
-        legacy = a2a_methods.is_v03_route(
+        current, with_legacy = offered
+        if current is not with_legacy and a2a_methods.is_v03_route(
             exchange.method, exchange.path, prefix=self.rest_prefix, v03_compat=self.enable_v0_3_compat
-        )
-        activated = await self._activated(exchange, offered[legacy], body)
+        ):
+            current = with_legacy  # an A2A 0.3 route: the 0.3 header counts too
+        activated = await self._activated(exchange, current, body)
         if activated is None:
             return
         exchange = activated
@@ -382,7 +384,10 @@ class A2AAuthMiddleware(AuthGate[A2ARoutes]):
         else:
             await send_json(exchange.send, 400, rpc_error(INVALID_REQUEST, None))
             return
-        activated = await self._activated(exchange, offered[_all_v03(calls)], body)
+        current, with_legacy = offered
+        if current is not with_legacy and _all_v03(calls):
+            current = with_legacy  # A2A 0.3 calls only: the 0.3 header counts too
+        activated = await self._activated(exchange, current, body)
         if activated is None:
             return
         if isinstance(document, dict):
@@ -484,8 +489,9 @@ async def _merge(send: Send, captured: ResponseCapture, errors: list[dict[str, A
         await captured.forward(send)
 
 
-#: The extensions a request offers: ``[False]`` those of ``A2A-Extensions``, ``[True]`` those with
-#: the A2A 0.3 ``X-A2A-Extensions`` as well (indexed by "is the call an A2A 0.3 one").
+#: The extensions a request offers: those of ``A2A-Extensions``, and those with the A2A 0.3
+#: ``X-A2A-Extensions`` as well (the same object when the request has no 0.3 header, so the call's
+#: generation is looked up only when it can change the answer).
 _Offered = tuple[frozenset[str], frozenset[str]]
 _NO_OFFER: Final[_Offered] = (_NO_EXTENSIONS, _NO_EXTENSIONS)
 
