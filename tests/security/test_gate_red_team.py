@@ -602,6 +602,23 @@ async def test_a_mixed_batch_reaches_the_app_as_exactly_its_allowed_calls(
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("request_id", "echoed"),
+    [(7, 7), ("abc", "abc"), (None, None), (1.5, None), (True, None), ({"a": 1}, None), ("x" * 300, None)],
+)
+async def test_any_id_is_forwarded_as_sent_and_echoed_only_when_legal(
+    plain: httpx.AsyncClient, realm: LocalRealm, recorder: Recorder, request_id: Any, echoed: Any
+) -> None:
+    allowed = json.dumps({**_call("SendMessage"), "id": request_id}).encode()
+    answer = await plain.post("/", content=allowed, headers=_auth(realm))
+    assert answer.status_code == 200
+    assert recorder.raw == [allowed]  # a single call reaches the app byte for byte
+    denied = await plain.post("/", json={**_call("CancelTask"), "id": request_id}, headers=_auth(realm))
+    assert (denied.status_code, denied.json()["id"]) == (403, echoed)
+    assert len(recorder.raw) == 1
+
+
+@pytest.mark.anyio
 async def test_duplicate_members_inside_a_batch_are_forwarded_as_decided(
     plain: httpx.AsyncClient, realm: LocalRealm, recorder: Recorder
 ) -> None:
