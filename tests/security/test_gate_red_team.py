@@ -19,6 +19,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Se
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from a2a.server.context import ServerCallContext
@@ -1001,11 +1002,40 @@ async def test_no_body_byte_is_read_for_a_caller_without_a_valid_token(
     wire = Wire([{"type": "http.request", "body": CALL, "more_body": False}])
     headers = [] if credential is None else [(b"authorization", credential)]
     await plain_gate(_scope(headers), wire.receive, wire.send)
-    assert wire.status == 401
-    # A scheme the token authenticator does not know ("Basic") is not decided from the headers: the
-    # body is read, and then nobody authenticates it.
-    assert wire.received == (1 if credential == b"Basic dXNlcjpwYXNz" else 0)
-    assert recorder.raw == []
+    assert (wire.status, wire.received, recorder.raw) == (401, 0, [])
+
+
+@pytest.mark.anyio
+async def test_a_scheme_nobody_accepts_never_holds_a_read_slot(
+    realm: LocalRealm, jwks: JwksCache, recorder: Recorder
+) -> None:
+    # Before the fix a token-only gate read the body of an "Authorization: Basic" request before
+    # finding nobody to authenticate it: a client that never sent that body held a read slot until
+    # body_timeout, and with every slot held a valid token got 503.
+    gate = A2AAuthMiddleware(
+        recorder.app(),
+        authenticators=[_bearer(realm, jwks)],
+        policy=_policy(),
+        limits=Limits(max_concurrent_reads=1, read_slot_wait=0, body_timeout=0.5),
+    )
+    never = anyio.Event()
+    reads = 0
+
+    async def stalled() -> dict[str, Any]:
+        nonlocal reads
+        reads += 1
+        await never.wait()
+        raise AssertionError("the body never comes")
+
+    basic = Wire([])
+    valid = Wire([{"type": "http.request", "body": CALL, "more_body": False}])
+    async with anyio.create_task_group() as group:
+        group.start_soon(gate, _scope([(b"authorization", b"Basic dXNlcjpwYXNz")]), stalled, basic.send)
+        await anyio.wait_all_tasks_blocked()
+        await gate(_scope([_token_header(realm)]), valid.receive, valid.send)
+    assert (basic.status, reads) == (401, 0)
+    assert valid.status == 200
+    assert recorder.raw == [CALL]
 
 
 # --- class 4: credential confusion ---------------------------------------------------------------------

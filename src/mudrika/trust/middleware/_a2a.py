@@ -20,7 +20,9 @@ and its error spelling.  Per HTTP request, in this order:
 
    * no credential header at all (when every authenticator declares its ``credential_headers``:
      ``Authorization`` for Bearer/DPoP, ``Signature``/``Signature-Input`` for RFC 9421) -> HTTP 401,
-     -32009, id null (the body, and so the id, was never read), ``Connection: close``;
+     -32009, id null (the body, and so the id, was never read), ``Connection: close``; likewise when
+     the only credential header is one no configured scheme takes (``Authorization: Basic`` to a
+     token-only gate: nobody could authenticate it, so its body never holds a read slot);
    * a scheme whose credentials are all in headers (Bearer, DPoP: ``needs_body = False``) is
      authenticated now, so a bad token is refused before its body is read; a scheme that needs the
      body (RFC 9421) has its headers checked now (``precheck``: syntax, time window, audience,
