@@ -225,7 +225,8 @@ async def test_non_string_tenant_is_refused_not_ignored(
 async def test_a_token_without_tenants_cannot_name_one(
     client: httpx.AsyncClient, realm: LocalRealm, recorder: Recorder
 ) -> None:
-    call = {"jsonrpc": "2.0", "method": "message/send", "params": {"tenant": "acme"}, "id": 1}
+    # (A2A 1.0's SendMessage: an A2A 0.3 method naming a tenant is refused as invalid before this.)
+    call = {"jsonrpc": "2.0", "method": "SendMessage", "params": {"tenant": "acme"}, "id": 1}
     answer = await client.post("/", json=call, headers={"Authorization": f"Bearer {realm.token()}"})
     assert answer.status_code == 403
     assert answer.json()["error"] == {"code": -32013, "message": "Forbidden for this tenant"}

@@ -444,10 +444,15 @@ async def test_extensions_header_is_recorded_and_required_ones_enforced() -> Non
         assert ok.status_code == 200
         assert app.seen == [frozenset({AP2_V01_EXTENSION_URI, AP2_V02_EXTENSION_URI})]
         assert ap2_versions(app.seen[0]) == {"0.1", "0.2"}
+        # The 0.3 header activates extensions for A2A 0.3 calls only (a2a-sdk reads it for nothing else).
         legacy = await http.post(
-            "/", json=_call("SendMessage"), headers={**signed, "X-A2A-Extensions": AP2_V02_EXTENSION_URI}
+            "/", json=_call("message/send"), headers={**signed, "X-A2A-Extensions": AP2_V02_EXTENSION_URI}
         )
         assert legacy.status_code == 200
+        legacy_on_v10 = await http.post(
+            "/", json=_call("SendMessage"), headers={**signed, "X-A2A-Extensions": AP2_V02_EXTENSION_URI}
+        )
+        assert (legacy_on_v10.status_code, legacy_on_v10.json()["error"]["code"]) == (400, -32008)
         flood = ",".join(f"https://e.example/{n}" for n in range(64))
         refused = await http.post("/", json=_call("SendMessage"), headers={**signed, "A2A-Extensions": flood})
         assert refused.status_code == 400

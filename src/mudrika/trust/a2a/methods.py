@@ -36,6 +36,7 @@ __all__ = [
     "OPERATIONS",
     "STREAMING_OPERATIONS",
     "RestRoute",
+    "is_v03_route",
     "operation_for_method",
     "operation_for_route",
     "rest_routes",
@@ -222,6 +223,17 @@ def route_for(method: str, path: str, *, prefix: str = "", v03_compat: bool) -> 
         return None
     tenant = path.split("/", 2)[1] if route.template.startswith("/{tenant}") else None
     return route.operation, tenant
+
+
+def is_v03_route(method: str, path: str, *, prefix: str = "", v03_compat: bool) -> bool:
+    """Whether the route a REST request takes is one of the A2A 0.3 ``/v1`` routes (only when the
+    server registers them): the server then serves it as A2A 0.3 (its extension header included).
+    Matched as :func:`route_for` matches, so ``DELETE /v1/tasks/x/pushNotificationConfigs/y`` (no
+    0.3 route) is the tenant mount's, an A2A 1.0 call in tenant ``v1``."""
+    if not v03_compat:
+        return False
+    route = _match(method, path, prefix, v03_compat)
+    return route is not None and route.template.startswith(f"{prefix}/v1/")
 
 
 def operation_for_route(method: str, path: str, *, prefix: str = "", v03_compat: bool) -> str | None:

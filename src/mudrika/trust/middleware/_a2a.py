@@ -20,7 +20,9 @@ and its error spelling.  Per HTTP request, in this order:
 
    * no credential header at all (when every authenticator declares its ``credential_headers``:
      ``Authorization`` for Bearer/DPoP, ``Signature``/``Signature-Input`` for RFC 9421) -> HTTP 401,
-     -32009, id null (the body, and so the id, was never read), ``Connection: close``;
+     -32009, id null (the body, and so the id, was never read), ``Connection: close``; likewise when
+     the only credential header is one no configured scheme takes (``Authorization: Basic`` to a
+     token-only gate: nobody could authenticate it, so its body never holds a read slot);
    * a scheme whose credentials are all in headers (Bearer, DPoP: ``needs_body = False``) is
      authenticated now, so a bad token is refused before its body is read; a scheme that needs the
      body (RFC 9421) has its headers checked now (``precheck``: syntax, time window, audience,
@@ -48,10 +50,11 @@ and its error spelling.  Per HTTP request, in this order:
    value that disagrees with the app is refused at start-up), otherwise ``/v1/message:send`` is
    what Starlette makes of it: ``message:send`` in tenant ``v1``.
 5. ``Policy.decide(principal, operation, tenant=...)``, the tenant being the one the call names
-   (JSON-RPC ``params.tenant``, or the ``/{tenant}`` REST mount), after the principal got what the
-   policy file grants it (a DID signer's ``did_roles``, a token caller's ``tenant_claim`` tenants).
-   A request that does not activate an extension in ``required_extensions`` (``A2A-Extensions``)
-   was refused before this step with A2A's ``ExtensionSupportRequiredError``.  An unknown method
+   (JSON-RPC ``params.tenant``, or the ``/{tenant}`` REST mount; an A2A 0.3 method naming one is
+   refused -32600, as 0.3 has none), after the principal got what the policy file grants it (a DID
+   signer's ``did_roles``, a token caller's ``tenant_claim`` tenants).  A request that does not
+   activate an extension in ``required_extensions`` (``A2A-Extensions``; for A2A 0.3 calls
+   ``X-A2A-Extensions`` too) was refused before this step with A2A's ``ExtensionSupportRequiredError``.  An unknown method
    or route is never forwarded: HTTP 404, -32601 "Method not found" (we answer for the app: deny by default).  A denied call: HTTP 403,
    -32013, with the request id echoed.  Only when at least one call is allowed are the pending
    single-use claims made, within the principal's claim quota (``claim_quota``; over it HTTP 429):
@@ -144,7 +147,8 @@ EXTENSION_SUPPORT_REQUIRED: Final = -32008
 class A2ARoutes:
     """Where the A2A server answers and how its refusals are spelled.
 
-    ``jsonrpc_paths`` are the JSON-RPC endpoints (a2a-sdk's ``rpc_url``); ``rest_prefix`` is the
+    ``jsonrpc_paths`` are the JSON-RPC endpoints (a2a-sdk's ``rpc_url``; none may be a ``POST`` REST
+    route too, refused when the middleware is built); ``rest_prefix`` is the
     ``path_prefix`` of its REST routes and ``enable_v0_3_compat`` whether they include the A2A 0.3
     ``/v1/…`` routes (a2a-sdk's option of the same name; None: read from the app's routes, or
     a2a-sdk's default, off, when the app shows none); ``extra_methods`` maps further JSON-RPC method
@@ -194,12 +198,20 @@ _BAD_TENANT: Final = "\x00"
 
 def _call_tenant(call: Mapping[str, Any]) -> str | None:
     """The A2A 1.0 ``tenant`` a JSON-RPC call names in its params (None: none); a ``tenant`` that
-    is not a string is :data:`_BAD_TENANT` (the call is refused as invalid, never guessed at)."""
+    is not a string is :data:`_BAD_TENANT` (the call is refused as invalid, never guessed at).
+
+    An A2A 0.3 method naming a tenant is :data:`_BAD_TENANT` too: 0.3 has no tenant, so its server
+    (a2a-sdk's 0.3 adapter) runs the call in none whatever ``params.tenant`` says.  Deciding it in
+    the tenant it names would authorise one tenant while the agent runs in another (and let a call
+    with no tenant past ``require_tenant``); deciding it in none would let through a server that does
+    read the member.  Refusing it is the one answer both kinds of server agree with."""
     params = call.get("params")
     if not isinstance(params, dict) or "tenant" not in params:
         return None
     tenant = params["tenant"]
     if not isinstance(tenant, str):
+        return _BAD_TENANT
+    if tenant and call.get("method") in a2a_methods.A2A_V03_METHODS:
         return _BAD_TENANT
     return tenant or None
 
@@ -221,6 +233,7 @@ class A2AAuthMiddleware(AuthGate[A2ARoutes]):
         self.jsonrpc_paths = frozenset(routes.jsonrpc_paths)
         self.rest_prefix = routes.rest_prefix
         self.enable_v0_3_compat = _v03_compat_of(self.app, routes.rest_prefix, routes.enable_v0_3_compat)
+        _refuse_shared_paths(self.jsonrpc_paths, routes.rest_prefix, self.enable_v0_3_compat)
         self.extra_methods = dict(routes.extra_methods)
         self.error_profile = routes.error_profile
         self._fixed_profile = None if routes.error_profile == "auto" else ErrorProfile(routes.error_profile)
@@ -240,39 +253,45 @@ class A2AAuthMiddleware(AuthGate[A2ARoutes]):
         assert isinstance(how, _Answering)
         headers = exchange.scope["headers"]
         present = {key for key, _ in headers}
-        # The extensions this request activates (A2A-Extensions, §14.2.2).
-        extensions = _NO_EXTENSIONS
+        # The extensions this request activates (A2A-Extensions, §14.2.2), and with the 0.3 header.
+        offered = _NO_OFFER
         if _EXTENSIONS_FIELD in present or _LEGACY_EXTENSIONS_FIELD in present:
             try:
-                extensions = requested_extensions(
-                    header_values(headers, _EXTENSIONS_FIELD)
-                    + header_values(headers, _LEGACY_EXTENSIONS_FIELD)
-                )
+                offered = _offered_extensions(headers)
             except InvalidInput as exc:
                 _log.warning(
                     "bad A2A-Extensions from %s: %s", log_value(exchange.auth.principal.subject), exc.code
                 )
                 await send_json(exchange.send, 400, rpc_error(INVALID_REQUEST, None))
                 return
+        if how.rest:
+            await self._rest(exchange, body, offered)
+        else:
+            await self._jsonrpc(exchange, body, offered)
+
+    async def _activated(
+        self, exchange: Exchange, extensions: frozenset[str], body: bytes
+    ) -> Exchange | None:
+        """The exchange carrying the extensions the call activated, or None when it lacks one of
+        ``required_extensions`` (refused here with A2A's ``ExtensionSupportRequiredError``)."""
+        how = exchange.how
+        assert isinstance(how, _Answering)
         if self.required_extensions:
             missing = self.required_extensions - extensions
             if missing:
                 await self._extension_required(exchange.send, how, sorted(missing), b"" if how.rest else body)
-                return
-        if extensions:
-            exchange = Exchange(
-                exchange.scope,
-                exchange.receive,
-                exchange.send,
-                exchange.auth,
-                _Answering(how.profile, how.rest, extensions),
-                exchange.method,
-                exchange.path,
-            )
-        if how.rest:
-            await self._rest(exchange, body)
-        else:
-            await self._jsonrpc(exchange, body)
+                return None
+        if not extensions:
+            return exchange
+        return Exchange(
+            exchange.scope,
+            exchange.receive,
+            exchange.send,
+            exchange.auth,
+            _Answering(how.profile, how.rest, extensions),
+            exchange.method,
+            exchange.path,
+        )
 
     # -- A2A specifics ------------------------------------------------------------------------------
 
@@ -329,7 +348,16 @@ class A2AAuthMiddleware(AuthGate[A2ARoutes]):
         # A method the policy names explicitly is its own operation (e.g. an extension's method).
         return method if self.policy.minimum_level(method) is not None else None
 
-    async def _rest(self, exchange: Exchange, body: bytes) -> None:
+    async def _rest(self, exchange: Exchange, body: bytes, offered: _Offered) -> None:
+        current, with_legacy = offered
+        if current is not with_legacy and a2a_methods.is_v03_route(
+            exchange.method, exchange.path, prefix=self.rest_prefix, v03_compat=self.enable_v0_3_compat
+        ):
+            current = with_legacy  # an A2A 0.3 route: the 0.3 header counts too
+        activated = await self._activated(exchange, current, body)
+        if activated is None:
+            return
+        exchange = activated
         route = a2a_methods.route_for(
             exchange.method, exchange.path, prefix=self.rest_prefix, v03_compat=self.enable_v0_3_compat
         )
@@ -344,7 +372,7 @@ class A2AAuthMiddleware(AuthGate[A2ARoutes]):
             exchange, operation, tenant, body=body, ids=None, extensions=_extensions(exchange)
         )
 
-    async def _jsonrpc(self, exchange: Exchange, body: bytes) -> None:
+    async def _jsonrpc(self, exchange: Exchange, body: bytes, offered: _Offered) -> None:
         # Step 4: parse.
         try:
             document = parse_json(body)
@@ -352,11 +380,22 @@ class A2AAuthMiddleware(AuthGate[A2ARoutes]):
             await send_json(exchange.send, 400, rpc_error(PARSE_ERROR, None))
             return
         if isinstance(document, dict):
-            await self._single(exchange, body, document)
+            calls = [document]
         elif isinstance(document, list) and 0 < len(document) <= self.limits.max_batch:
-            await self._batch(exchange, document)
+            calls = document
         else:
             await send_json(exchange.send, 400, rpc_error(INVALID_REQUEST, None))
+            return
+        current, with_legacy = offered
+        if current is not with_legacy and _all_v03(calls):
+            current = with_legacy  # A2A 0.3 calls only: the 0.3 header counts too
+        activated = await self._activated(exchange, current, body)
+        if activated is None:
+            return
+        if isinstance(document, dict):
+            await self._single(activated, body, document)
+        else:
+            await self._batch(activated, document)
 
     async def _single(self, exchange: Exchange, body: bytes, call: dict[str, Any]) -> None:
         request_id = call.get("id")
@@ -452,6 +491,32 @@ async def _merge(send: Send, captured: ResponseCapture, errors: list[dict[str, A
         await captured.forward(send)
 
 
+#: The extensions a request offers: those of ``A2A-Extensions``, and those with the A2A 0.3
+#: ``X-A2A-Extensions`` as well (the same object when the request has no 0.3 header, so the call's
+#: generation is looked up only when it can change the answer).
+_Offered = tuple[frozenset[str], frozenset[str]]
+_NO_OFFER: Final[_Offered] = (_NO_EXTENSIONS, _NO_EXTENSIONS)
+
+
+def _offered_extensions(headers: Sequence[tuple[bytes, bytes]]) -> _Offered:
+    """The extensions of ``A2A-Extensions`` alone, and with ``X-A2A-Extensions``.
+
+    Why two: a2a-sdk reads the 0.3 header only for A2A 0.3 calls (its 0.3 adapter's context
+    builder); an A2A 1.0 call activates only what ``A2A-Extensions`` names.  Counting the 0.3 header
+    for a 1.0 call would let a call past ``required_extensions`` that the agent then runs with the
+    extension inactive.  Both sets are checked as one (a flood split across the two headers is
+    still a flood)."""
+    current = header_values(headers, _EXTENSIONS_FIELD)
+    legacy = header_values(headers, _LEGACY_EXTENSIONS_FIELD)
+    with_legacy = requested_extensions(current + legacy)
+    return (requested_extensions(current) if legacy else with_legacy), with_legacy
+
+
+def _all_v03(calls: Sequence[Any]) -> bool:
+    """Whether every call is an A2A 0.3 JSON-RPC method (so the 0.3 extension header counts)."""
+    return all(isinstance(call, dict) and call.get("method") in a2a_methods.A2A_V03_METHODS for call in calls)
+
+
 def _extensions(exchange: Exchange) -> frozenset[str]:
     how = exchange.how
     return how.extensions if isinstance(how, _Answering) else _NO_EXTENSIONS
@@ -498,6 +563,24 @@ def _v03_compat_of(app: Any, prefix: str, configured: bool | None) -> bool:
             option="enable_v0_3_compat",
         )
     return served
+
+
+def _refuse_shared_paths(jsonrpc_paths: Collection[str], prefix: str, v03_compat: bool) -> None:
+    """Refuse, at start-up, a JSON-RPC endpoint that is also a ``POST`` REST route of the server.
+
+    Why: the middleware decides a ``POST`` on a JSON-RPC path by the method in its body, while
+    Starlette runs whichever of the two routes the app registered first.  With the REST route first,
+    ``POST /agent/message:send`` decided as the body's ``GetTask`` (no tenant) ran ``SendMessage`` in
+    tenant ``agent``.  The middleware cannot see the app's route order in general, so such a path is
+    a deployment error, not something to guess at per request.
+    """
+    for path in sorted(jsonrpc_paths):
+        if a2a_methods.route_for("POST", path, prefix=prefix, v03_compat=v03_compat) is not None:
+            raise InvalidInput(
+                f"the JSON-RPC path {path!r} is also an A2A REST route: move the JSON-RPC endpoint",
+                code="bad_config",
+                option="jsonrpc_paths",
+            )
 
 
 def _with_length(scope: Scope, length: int) -> Scope:

@@ -12,8 +12,9 @@ Per HTTP request (the numbered steps the protocol modules refer to):
 1. Non-HTTP scopes pass through.  ``GET``/``HEAD`` of the RFC 9728 metadata (when a
    :class:`ResourceServer` is configured) is answered here; ``GET``/``HEAD`` on a public path passes
    through with no principal.
-2. Cheap refusals before a byte of the body is read: no credential header at all (401, connection
-   closed); a scheme whose credentials are all in headers (Bearer, DPoP) is authenticated now; a
+2. Cheap refusals before a byte of the body is read: no credential header at all, or only one that
+   no scheme able to decide takes (401, connection closed); a scheme whose credentials are all in
+   headers (Bearer, DPoP) is authenticated now; a
    scheme that needs the body (RFC 9421) has its headers prechecked; at most ``max_concurrent_reads``
    bodies are read at once (then 503 with ``Retry-After`` after ``read_slot_wait``).
 3. The body, capped while streaming (413) under a deadline (408); then authentication, with
@@ -336,6 +337,13 @@ class AuthGate(ABC, Generic[RoutesT]):
             failure = AuthFailure(scheme_of(deciding, headers), exc)
             await self._refuse(send, failure, how, method=method, path=path, close=True)
             return
+        if auth is None and deciding is not None and not self._body_could_decide(deciding, present):
+            # The header scheme found no credentials of its own (``Authorization: Basic``) and no
+            # other scheme's are present: nobody can authenticate this request, so its body is not
+            # worth a read slot (a slow body would hold one for ``body_timeout``).
+            failure = AuthFailure(None, AuthenticationRequired("no credentials", code="no_credentials"))
+            await self._refuse(send, failure, how, method=method, path=path, close=True)
+            return
         slots = self._slots()
         if not await self._take_read_slot(slots):
             _log.warning("pre-auth read limit (%d) reached; refusing", self.limits.max_concurrent_reads)
@@ -583,6 +591,20 @@ class AuthGate(ABC, Generic[RoutesT]):
             if not declared.isdisjoint(present):
                 return authenticator
         return None
+
+    def _body_could_decide(self, deciding: Any, present: Collection[bytes]) -> bool:
+        """Whether, with the body read, some authenticator could still decide this request: the
+        deciding one when it reads the body, or one after it that declares no credential headers
+        or finds its own present (those before it found none of theirs: :meth:`_deciding_scheme`)."""
+        if getattr(deciding, "needs_body", True) is not False:
+            return True
+        after = False
+        for authenticator, declared in self._declared_headers:
+            if authenticator is deciding:
+                after = True
+            elif after and (declared is None or not declared.isdisjoint(present)):
+                return True
+        return False
 
     def _slots(self) -> anyio.CapacityLimiter:
         # Created on first use: a CapacityLimiter belongs to the event loop that runs the server.
