@@ -184,6 +184,7 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
         "tests/security/test_absent_is_not_down.py",
         "tests/security/test_mcp_mutants.py",
         "tests/security/test_gate_mutants.py",
+        "tests/security/test_gate_red_team.py",
     ),
 }
 

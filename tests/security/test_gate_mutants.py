@@ -626,3 +626,62 @@ async def test_a_scheme_whose_headers_are_absent_never_prechecks_the_request() -
         )
     assert answer.status_code == 200
     assert (first.prechecked, second.prechecked) == (0, 1)
+
+
+# --- a header-only scheme that found no credentials of its own ----------------------------------
+
+
+@dataclass
+class _HeaderOnly:
+    """A scheme decided from the headers (as Bearer is) that finds no credentials of its own in the
+    header it declares (an ``Authorization: Basic`` request): it answers None before the body."""
+
+    scheme: str = "Bearer"
+    credential_headers: tuple[str, ...] = ("Authorization",)
+    needs_body: bool = False
+    calls: int = 0
+
+    async def authenticate(self, request: AuthRequest) -> Authenticated | None:
+        self.calls += 1
+        return None
+
+
+async def _post_with(app: Any, headers: dict[str, str]) -> httpx.Response:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=ORIGIN) as http:
+        return await http.post("/", content=json.dumps(SEND).encode(), headers={**JSON, **headers})
+
+
+_BASIC = {"Authorization": "Basic dXNlcjpwYXNz"}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("declared_after", "sent", "body_read"),
+    [
+        # Nobody after it: nobody could authenticate the request, its body is never read.
+        (None, _BASIC, False),
+        # A body scheme after it whose headers came too: it decides, with the body.
+        (("Signature",), {**_BASIC, "Signature": "sig=:AAAA:"}, True),
+        # A body scheme after it whose headers did not come: nobody could decide.
+        (("Signature",), _BASIC, False),
+        # A scheme after it that declares no headers: only it can tell, with the body.
+        ("undeclared", _BASIC, True),
+    ],
+)
+async def test_after_a_header_scheme_finds_nothing_the_body_is_read_only_for_a_scheme_that_could_decide(
+    declared_after: tuple[str, ...] | str | None, sent: dict[str, str], body_read: bool
+) -> None:
+    agent = _Agent()
+    header_only = _HeaderOnly()
+    authenticators: list[Any] = [header_only]
+    signer = _Signer(credential_headers=None if declared_after == "undeclared" else declared_after)  # type: ignore[arg-type]
+    if declared_after is not None:
+        authenticators.append(signer)
+    gate = A2AAuthMiddleware(agent, authenticators=authenticators, policy=POLICY)
+    answer = await _post_with(gate, sent)
+    if body_read:
+        # With the body, every scheme is asked in order: the header scheme again (still nothing).
+        assert (answer.status_code, header_only.calls, signer.calls, len(agent.scopes)) == (200, 2, 1, 1)
+    else:
+        assert (answer.status_code, header_only.calls, signer.calls, agent.scopes) == (401, 1, 0, [])
+        assert answer.headers["connection"] == "close"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gc
 import json
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -1036,6 +1037,24 @@ async def test_a_scheme_nobody_accepts_never_holds_a_read_slot(
     assert (basic.status, reads) == (401, 0)
     assert valid.status == 200
     assert recorder.raw == [CALL]
+
+
+@pytest.mark.anyio
+async def test_a_credential_header_nobody_takes_is_refused_as_no_credentials_closing_the_connection(
+    realm: LocalRealm, jwks: JwksCache, recorder: Recorder, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The refusal before the body is the same answer as "no credentials at all": 401 −32009, logged
+    as ``no_credentials``, and the connection closed (the unread body stays the client's)."""
+    gate = A2AAuthMiddleware(recorder.app(), authenticators=[_bearer(realm, jwks)], policy=_policy())
+    wire = Wire([{"type": "http.request", "body": CALL, "more_body": False}])
+    with caplog.at_level(logging.WARNING, logger="mudrika.trust.middleware"):
+        await gate(_scope([(b"authorization", b"Basic dXNlcjpwYXNz")]), wire.receive, wire.send)
+    (start,) = [m for m in wire.sent if m["type"] == "http.response.start"]
+    assert (start["status"], wire.received, recorder.raw) == (401, 0, [])
+    assert (b"connection", b"close") in start["headers"]
+    body = json.loads(b"".join(m.get("body", b"") for m in wire.sent if m["type"] == "http.response.body"))
+    assert body["error"]["code"] == -32009
+    assert any(": no_credentials (" in record.getMessage() for record in caplog.records)
 
 
 # --- class 4: credential confusion ---------------------------------------------------------------------
