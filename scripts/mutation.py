@@ -102,6 +102,16 @@ _MCP_TESTS: Final = (
 )
 
 #: The modules under test, each with the test files whose coverage decides which tests a mutant runs.
+#: Tests of the A2A half of the gate: how a request names its operation, tenant and extensions.
+_A2A_GATE_TESTS: Final = (
+    "tests/unit/test_a2a_methods.py",
+    "tests/unit/test_middleware.py",
+    "tests/unit/test_middleware_profiles.py",
+    "tests/security/test_middleware_attacks.py",
+    "tests/security/test_gate_mutants.py",
+    "tests/security/test_gate_red_team.py",
+)
+
 TARGETS: Final[dict[str, tuple[str, ...]]] = {
     "src/mudrika/identity/anchoring.py": _ANCHOR_TESTS,
     "src/mudrika/payments/trustroot/_model.py": _ANCHOR_TESTS,
@@ -171,6 +181,8 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
         "tests/security/test_anchoring_matrix.py",
         "tests/unit/test_httpsig_verify_mutants.py",
     ),
+    "src/mudrika/trust/middleware/_a2a.py": _A2A_GATE_TESTS,
+    "src/mudrika/trust/a2a/methods.py": _A2A_GATE_TESTS,
     "src/mudrika/trust/middleware/_gate.py": (
         "tests/unit/test_middleware.py",
         "tests/unit/test_middleware_profiles.py",

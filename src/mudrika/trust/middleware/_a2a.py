@@ -87,7 +87,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import parse_qsl
@@ -270,12 +270,17 @@ class A2AAuthMiddleware(AuthGate[A2ARoutes]):
             await self._jsonrpc(exchange, body, offered)
 
     async def _activated(
-        self, exchange: Exchange, extensions: frozenset[str], body: bytes
+        self, exchange: Exchange, offered: _Offered, body: bytes, *, is_v03: Callable[[], bool]
     ) -> Exchange | None:
         """The exchange carrying the extensions the call activated, or None when it lacks one of
-        ``required_extensions`` (refused here with A2A's ``ExtensionSupportRequiredError``)."""
+        ``required_extensions`` (refused here with A2A's ``ExtensionSupportRequiredError``).
+
+        The one place the 0.3 header is counted: only for a call ``is_v03`` says is A2A 0.3, and
+        ``is_v03`` is asked only when the request carried that header (see :func:`_offered_extensions`)."""
         how = exchange.how
         assert isinstance(how, _Answering)
+        current, with_legacy = offered
+        extensions = with_legacy if current is not with_legacy and is_v03() else current
         if self.required_extensions:
             missing = self.required_extensions - extensions
             if missing:
@@ -349,12 +354,15 @@ class A2AAuthMiddleware(AuthGate[A2ARoutes]):
         return method if self.policy.minimum_level(method) is not None else None
 
     async def _rest(self, exchange: Exchange, body: bytes, offered: _Offered) -> None:
-        current, with_legacy = offered
-        if current is not with_legacy and a2a_methods.is_v03_route(
-            exchange.method, exchange.path, prefix=self.rest_prefix, v03_compat=self.enable_v0_3_compat
-        ):
-            current = with_legacy  # an A2A 0.3 route: the 0.3 header counts too
-        activated = await self._activated(exchange, current, body)
+        method, path = exchange.method, exchange.path
+        activated = await self._activated(
+            exchange,
+            offered,
+            body,
+            is_v03=lambda: a2a_methods.is_v03_route(
+                method, path, prefix=self.rest_prefix, v03_compat=self.enable_v0_3_compat
+            ),
+        )
         if activated is None:
             return
         exchange = activated
@@ -386,16 +394,13 @@ class A2AAuthMiddleware(AuthGate[A2ARoutes]):
         else:
             await send_json(exchange.send, 400, rpc_error(INVALID_REQUEST, None))
             return
-        current, with_legacy = offered
-        if current is not with_legacy and _all_v03(calls):
-            current = with_legacy  # A2A 0.3 calls only: the 0.3 header counts too
-        activated = await self._activated(exchange, current, body)
+        activated = await self._activated(exchange, offered, body, is_v03=lambda: _all_v03(calls))
         if activated is None:
             return
         if isinstance(document, dict):
             await self._single(activated, body, document)
         else:
-            await self._batch(activated, document)
+            await self._batch(activated, calls)
 
     async def _single(self, exchange: Exchange, body: bytes, call: dict[str, Any]) -> None:
         request_id = call.get("id")
