@@ -438,8 +438,8 @@ def main() -> None:
         f"\nRead together (medians): the middleware's pipeline and the app cost {parts['pipeline']:.1f} µs with "
         f"the verification taken out, the verifier {parts['verifier']:.1f} µs on its own; a cold request costs "
         f"{parts['cold']:.1f} µs, so running the two together adds {together:.1f} µs that neither costs alone "
-        "(each evicts the other's code and data from the processor's caches; the floor's bare verify and app "
-        "pay the same effect, smaller)."
+        "(the effect is measured, its cause is not: most likely each evicts the other's code and data from the "
+        "processor's caches; the floor's bare verify and app pay a smaller one)."
     )
 
 
