@@ -36,13 +36,7 @@ from mudrika.payments.credential_status import (
     record_status_list,
     span,
 )
-
-ISSUER = "https://issuer.example"
-URI = "https://issuer.example/statuslists/1"
-KID = "issuer-key-1"
-PURCHASE = 1_767_225_600  # 2026-01-01 00:00:00 UTC
-DAY = 86_400
-IDX = 42
+from tests._support.status_case import DAY, IDX, ISSUER, KID, PURCHASE, URI
 
 ISSUER_KEY = KeyPair.generate("p256")
 OTHER_KEY = KeyPair.generate("p256")
