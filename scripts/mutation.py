@@ -110,6 +110,7 @@ _A2A_GATE_TESTS: Final = (
     "tests/security/test_middleware_attacks.py",
     "tests/security/test_gate_mutants.py",
     "tests/security/test_gate_red_team.py",
+    "tests/security/test_a2a_gate_mutants.py",
 )
 
 TARGETS: Final[dict[str, tuple[str, ...]]] = {

@@ -1,0 +1,289 @@
+"""The A2A half of the gate's rules that its first mutation check found no test for.
+
+Each test states one behaviour a client or a deployer relies on: the default public paths, the
+ids a refusal echoes for a single call, a batch and a REST call, the extension refusal's echo, the
+log line of a malformed extension header, and a configuration mistake refused at start-up.  The
+gate is an :class:`A2AAuthMiddleware` in front of a recording ASGI app, with authenticators
+standing in for the real schemes, so each test watches the gate alone.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from mudrika.errors import InvalidInput, SignatureError
+from mudrika.trust.jsonrpc import (
+    TOO_MANY_REQUESTS,
+    UNAVAILABLE,
+    AuthenticationRequired,
+    ErrorProfile,
+    Refusal,
+    refusal_for,
+    refusal_for_denial,
+)
+from mudrika.trust.middleware import A2AAuthMiddleware, A2ARoutes, AuthRequest
+from mudrika.trust.middleware._a2a import DEFAULT_PUBLIC_PATHS, _Answering
+from mudrika.trust.middleware._auth import Authenticated
+from mudrika.trust.middleware._gate import Echo
+from mudrika.trust.policy import Policy, Principal
+
+ORIGIN = "http://127.0.0.1:8000"
+EXTENSION = "https://extensions.example/required/v1"
+POLICY = Policy.from_document(
+    {
+        "version": 1,
+        "roles": [
+            {"role_id": "r1", "role_name": "agent", "realm_name": "mudrika", "trust_level": "operator"}
+        ],
+        "operations": {"message/send": {"min_level": "operator"}},
+    }
+)
+
+
+class _App:
+    """The server behind the gate: records every request that reaches it."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        self.paths.append(scope["path"])
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+
+@dataclass
+class _BodyScheme:
+    """A scheme that reads the body (as RFC 9421 does): it fails with ``failure`` or authenticates."""
+
+    failure: Exception | None = None
+    scheme: str = "http-message-signature"
+    credential_headers: tuple[str, ...] | None = None
+
+    async def authenticate(self, request: AuthRequest) -> Authenticated | None:
+        if self.failure is not None:
+            raise self.failure
+        return Authenticated(Principal("agent-7", roles=frozenset({"agent"})), self.scheme, "label-7")
+
+
+async def _send(
+    gate: Any, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None
+) -> httpx.Response:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=gate), base_url=ORIGIN) as http:
+        return await http.request(
+            method, path, content=body, headers={"content-type": "application/json", **(headers or {})}
+        )
+
+
+# --- start-up and public paths ---------------------------------------------------------------------
+
+
+def test_an_unknown_error_profile_is_a_configuration_error() -> None:
+    with pytest.raises(InvalidInput) as info:
+        A2ARoutes(error_profile="seed")
+    assert info.value.code == "bad_config"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "path", ["/.well-known/agent-card.json", "/.well-known/agent.json", "/.well-known/did.json"]
+)
+async def test_each_documented_public_path_is_served_without_credentials(path: str) -> None:
+    assert path in DEFAULT_PUBLIC_PATHS
+    app = _App()
+    answer = await _send(A2AAuthMiddleware(app, authenticators=[_BodyScheme()], policy=POLICY), "GET", path)
+    assert (answer.status_code, app.paths) == (200, [path])
+
+
+# --- the ids a refusal echoes ---------------------------------------------------------------------
+
+_UNAUTHENTICATED = refusal_for(AuthenticationRequired("no credentials", code="no_credentials"))
+_DENIED = refusal_for_denial("no_role")
+
+
+@pytest.mark.parametrize(
+    ("refusal", "body", "expected_ids"),
+    [
+        # One call: its id, whatever the refusal.
+        (TOO_MANY_REQUESTS, b'{"id": 7}', 7),
+        (_UNAUTHENTICATED, b'{"id": 7}', 7),
+        # A batch refused as unauthenticated or denied: one answer per call, as a list (even of one).
+        (_UNAUTHENTICATED, b'[{"id": 1}, {"id": 2}]', [1, 2]),
+        (_DENIED, b'[{"id": 1}, {"id": 2}]', [1, 2]),
+        (_UNAUTHENTICATED, b'[{"id": 1}]', [1]),
+        # Any other refusal of a batch is one answer: the only id, else none.
+        (TOO_MANY_REQUESTS, b'[{"id": 1}]', 1),
+        (UNAVAILABLE, b'[{"id": 1}, {"id": 2}]', None),
+    ],
+)
+def test_the_ids_a_refusal_echoes(refusal: Refusal, body: bytes, expected_ids: Any) -> None:
+    answer = _Answering(ErrorProfile.BINDU, rest=False).body(refusal, Echo(body=body))
+    if isinstance(expected_ids, list):
+        assert isinstance(answer, list)
+        assert [item["id"] for item in answer] == expected_ids
+        assert {item["error"]["code"] for item in answer} == {
+            refusal.error_object(ErrorProfile.BINDU)["code"]
+        }
+    else:
+        assert isinstance(answer, dict)
+        assert answer["id"] == expected_ids
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("method", "path", "echoed"), [("POST", "/", 5), ("POST", "/message:send", None)])
+async def test_an_authentication_refusal_echoes_ids_only_for_json_rpc(
+    method: str, path: str, echoed: int | None
+) -> None:
+    """A refusal after the body was read echoes the call's id on the JSON-RPC endpoint only: a REST
+    body's ``id`` member is the resource's business, not a request id (bindu spelling, which puts an
+    ``id`` in REST answers too)."""
+    gate = A2AAuthMiddleware(
+        _App(),
+        authenticators=[_BodyScheme(failure=SignatureError("bad", code="bad_signature"))],
+        policy=POLICY,
+    )
+    answer = await _send(gate, method, path, b'{"jsonrpc": "2.0", "id": 5, "method": "message/send"}')
+    assert answer.status_code == 401
+    assert answer.json()["id"] == echoed
+
+
+# --- extensions -----------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("path", "body", "echoed"), [("/", b'{"id": 9, "method": "message/send"}', 9)])
+async def test_a_missing_required_extension_echoes_the_json_rpc_id(
+    path: str, body: bytes, echoed: int
+) -> None:
+    gate = A2AAuthMiddleware(
+        _App(),
+        authenticators=[_BodyScheme()],
+        policy=POLICY,
+        routes=A2ARoutes(required_extensions=[EXTENSION]),
+    )
+    answer = await _send(gate, "POST", path, body)
+    assert answer.status_code == 400
+    assert answer.json()["id"] == echoed
+
+
+@pytest.mark.anyio
+async def test_a_missing_required_extension_on_a_rest_call_echoes_no_id() -> None:
+    gate = A2AAuthMiddleware(
+        _App(),
+        authenticators=[_BodyScheme()],
+        policy=POLICY,
+        routes=A2ARoutes(required_extensions=[EXTENSION]),
+    )
+    answer = await _send(gate, "POST", "/message:send", b'{"id": 9, "message": {}}')
+    assert answer.status_code == 400
+    assert answer.json()["id"] is None
+
+
+@pytest.mark.anyio
+async def test_a_malformed_extensions_header_is_refused_and_logged(caplog: pytest.LogCaptureFixture) -> None:
+    app = _App()
+    gate = A2AAuthMiddleware(app, authenticators=[_BodyScheme()], policy=POLICY)
+    with caplog.at_level(logging.WARNING, logger="mudrika.trust.middleware"):
+        answer = await _send(
+            gate, "POST", "/", b'{"id": 1, "method": "message/send"}', {"A2A-Extensions": "not a uri"}
+        )
+    assert (answer.status_code, app.paths) == (400, [])
+    assert any("bad A2A-Extensions from agent-7" in record.getMessage() for record in caplog.records)
+
+
+_OTHER_EXTENSION = "https://extensions.example/also-required/v1"
+_INFO = {
+    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+    "reason": "EXTENSION_SUPPORT_REQUIRED",
+    "domain": "a2a-protocol.org",
+    "metadata": {"extensions": ",".join(sorted([EXTENSION, _OTHER_EXTENSION]))},
+}
+_MESSAGE = "Extension support required"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("path", "body", "version", "expected"),
+    [
+        (
+            "/",
+            b'{"id": 9, "method": "message/send"}',
+            "1.0",
+            {"jsonrpc": "2.0", "error": {"code": -32008, "message": _MESSAGE, "data": [_INFO]}, "id": 9},
+        ),
+        (
+            "/",
+            b'{"id": 9, "method": "message/send"}',
+            None,
+            {"jsonrpc": "2.0", "error": {"code": -32008, "message": _MESSAGE}, "id": 9},
+        ),
+        (
+            "/",
+            b'[{"id": 1, "method": "message/send"}, {"id": 2, "method": "message/send"}]',
+            None,
+            {"jsonrpc": "2.0", "error": {"code": -32008, "message": _MESSAGE}, "id": None},
+        ),
+        (
+            "/message:send",
+            b'{"id": 9, "message": {}}',
+            "1.0",
+            {
+                "error": {
+                    "code": 400,
+                    "status": "FAILED_PRECONDITION",
+                    "message": _MESSAGE,
+                    "details": [_INFO],
+                }
+            },
+        ),
+        (
+            "/message:send",
+            b"",
+            None,
+            {"jsonrpc": "2.0", "error": {"code": -32008, "message": _MESSAGE}, "id": None},
+        ),
+    ],
+)
+async def test_the_extension_refusal_is_spelled_for_each_binding_and_profile(
+    path: str, body: bytes, version: str | None, expected: dict[str, Any]
+) -> None:
+    """A2A's ``ExtensionSupportRequiredError``, whole: JSON-RPC −32008 with the ``ErrorInfo`` under
+    A2A 1.0 (``data``), without it for older clients; REST 400 ``FAILED_PRECONDITION`` with it in
+    ``details``; every missing extension named, sorted, comma-separated; an id only for one call."""
+    gate = A2AAuthMiddleware(
+        _App(),
+        authenticators=[_BodyScheme()],
+        policy=POLICY,
+        routes=A2ARoutes(required_extensions=[_OTHER_EXTENSION, EXTENSION]),
+    )
+    answer = await _send(gate, "POST", path, body, {"A2A-Version": version} if version else None)
+    assert (answer.status_code, answer.json()) == (400, expected)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("query", "a2a_spelling"),
+    [
+        ("a2a-version=1.0", True),
+        ("A2A-Version=1.0", True),
+        ("x=0.3&a2a-version=1.0", True),
+        ("xa2a-version=1.0", False),  # a longer name that only contains it
+        ("a2a-version=0.3", False),
+        ("", False),
+    ],
+)
+async def test_the_a2a_version_query_parameter_chooses_the_spelling(query: str, a2a_spelling: bool) -> None:
+    """A2A 1.0 §3.6.1 allows the version as a query parameter: its exact name, any case, wherever it
+    stands among the others; anything else leaves the older (bindu) spelling."""
+    gate = A2AAuthMiddleware(
+        _App(), authenticators=[_BodyScheme(credential_headers=("Signature",))], policy=POLICY
+    )
+    answer = await _send(gate, "POST", "/?" + query if query else "/", b'{"id": 1}')
+    code = answer.json()["error"]["code"]
+    assert answer.status_code == 401
+    assert (code != -32009) is a2a_spelling
