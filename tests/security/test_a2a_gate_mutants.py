@@ -9,6 +9,7 @@ standing in for the real schemes, so each test watches the gate alone.
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -50,9 +51,11 @@ class _App:
 
     def __init__(self) -> None:
         self.paths: list[str] = []
+        self.states: list[dict[str, Any]] = []
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         self.paths.append(scope["path"])
+        self.states.append(scope.get("state", {}))
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
         await send({"type": "http.response.body", "body": b"{}"})
 
@@ -287,3 +290,122 @@ async def test_the_a2a_version_query_parameter_chooses_the_spelling(query: str, 
     code = answer.json()["error"]["code"]
     assert answer.status_code == 401
     assert (code != -32009) is a2a_spelling
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("method", "status"),
+    [
+        ("message/send", 200),  # an A2A method: its own operation
+        ("custom/send", 200),  # an extra method, decided as the operation it maps to (allowed)
+        ("custom/cancel", 403),  # an extra method mapped to an operation the policy does not grant
+        ("ext/ping", 200),  # a method the policy names itself: its own operation
+        ("nobody/knows", 404),  # none of those: never forwarded
+    ],
+)
+async def test_a_call_is_decided_as_the_operation_its_method_names(method: str, status: int) -> None:
+    app = _App()
+    policy = Policy.from_document(
+        {
+            "version": 1,
+            "roles": [
+                {"role_id": "r1", "role_name": "agent", "realm_name": "mudrika", "trust_level": "operator"}
+            ],
+            "operations": {"message/send": {"min_level": "operator"}, "ext/ping": {"min_level": "operator"}},
+        }
+    )
+    gate = A2AAuthMiddleware(
+        app,
+        authenticators=[_BodyScheme()],
+        policy=policy,
+        routes=A2ARoutes(extra_methods={"custom/send": "message/send", "custom/cancel": "tasks/cancel"}),
+    )
+    answer = await _send(gate, "POST", "/", f'{{"jsonrpc": "2.0", "id": 3, "method": "{method}"}}'.encode())
+    assert answer.status_code == status
+    assert app.paths == (["/"] if status == 200 else [])
+
+
+@pytest.mark.anyio
+async def test_a_rest_request_no_route_takes_is_refused_and_logged(caplog: pytest.LogCaptureFixture) -> None:
+    app = _App()
+    gate = A2AAuthMiddleware(app, authenticators=[_BodyScheme()], policy=POLICY)
+    with caplog.at_level(logging.WARNING, logger="mudrika.trust.middleware"):
+        answer = await _send(gate, "POST", "/no/such:route", b"{}")
+    assert (answer.status_code, answer.json()["error"]["code"], app.paths) == (404, -32601, [])
+    assert any("no A2A route for POST /no/such:route" in record.getMessage() for record in caplog.records)
+
+
+@pytest.mark.anyio
+async def test_an_empty_batch_is_an_invalid_request_before_anything_else() -> None:
+    """``[]`` is not a batch (JSON-RPC 2.0 §6): −32600 even where every call would also need an
+    extension the request does not activate."""
+    gate = A2AAuthMiddleware(
+        _App(),
+        authenticators=[_BodyScheme()],
+        policy=POLICY,
+        routes=A2ARoutes(required_extensions=[EXTENSION]),
+    )
+    answer = await _send(gate, "POST", "/", b"[]")
+    assert (answer.status_code, answer.json()["error"]["code"]) == (400, -32600)
+
+
+@pytest.mark.anyio
+async def test_an_unknown_method_is_logged_with_its_caller(caplog: pytest.LogCaptureFixture) -> None:
+    gate = A2AAuthMiddleware(_App(), authenticators=[_BodyScheme()], policy=POLICY)
+    with caplog.at_level(logging.WARNING, logger="mudrika.trust.middleware"):
+        answer = await _send(gate, "POST", "/", b'{"jsonrpc": "2.0", "id": 4, "method": "nobody/knows"}')
+    assert (answer.status_code, answer.json()["id"]) == (404, 4)
+    assert any("unknown JSON-RPC method from agent-7" in record.getMessage() for record in caplog.records)
+
+
+def _batch(*calls: tuple[str, int | None]) -> bytes:
+    return json.dumps(
+        [
+            {"jsonrpc": "2.0", "method": method, **({} if request_id is None else {"id": request_id})}
+            for method, request_id in calls
+        ]
+    ).encode()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("calls", "status"),
+    [
+        ((("nobody/knows", 1), ("nobody/either", 2)), 404),  # unknown methods: 404
+        ((("nobody/knows", None),), 404),  # an unknown notification: no answer of its own, still 404
+        ((("message/stream", 1),), 400),  # a stream cannot be answered inside a batch
+        ((("nobody/knows", 1), ("message/stream", 2)), 404),  # 404 outranks 400
+    ],
+)
+async def test_a_batch_with_no_call_forwarded_answers_with_the_weightiest_status(
+    calls: tuple[tuple[str, int | None], ...], status: int
+) -> None:
+    app = _App()
+    gate = A2AAuthMiddleware(app, authenticators=[_BodyScheme()], policy=POLICY)
+    answer = await _send(gate, "POST", "/", _batch(*calls))
+    assert (answer.status_code, app.paths) == (status, [])
+    answered = answer.json() if isinstance(answer.json(), list) else [answer.json()]
+    expected_ids: list[int | None] = [request_id for _, request_id in calls if request_id is not None] or [
+        None
+    ]
+    assert [item["id"] for item in answered] == expected_ids
+
+
+@pytest.mark.anyio
+async def test_a_forwarded_batch_carries_one_decision_per_call() -> None:
+    app = _App()
+    gate = A2AAuthMiddleware(app, authenticators=[_BodyScheme()], policy=POLICY)
+    answer = await _send(gate, "POST", "/", _batch(("message/send", 1), ("message/send", 2)))
+    assert answer.status_code == 200
+    (state,) = app.states
+    assert [decision.allowed for decision in state["mudrika.decisions"]] == [True, True]
+    assert state["mudrika.tenants"] == (None, None)
+
+
+@pytest.mark.anyio
+async def test_a_call_denied_inside_a_batch_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    gate = A2AAuthMiddleware(_App(), authenticators=[_BodyScheme()], policy=POLICY)
+    with caplog.at_level(logging.WARNING, logger="mudrika.trust.middleware"):
+        answer = await _send(gate, "POST", "/", _batch(("tasks/cancel", 1)))
+    assert answer.status_code == 403
+    assert any("denied tasks/cancel for agent-7" in record.getMessage() for record in caplog.records)
