@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mudrika.errors import InvalidInput, SignatureError
+from mudrika.errors import InvalidInput, ReplayError, SignatureError
 from mudrika.trust.jsonrpc import (
     TOO_MANY_REQUESTS,
     UNAVAILABLE,
@@ -47,17 +47,35 @@ POLICY = Policy.from_document(
 
 
 class _App:
-    """The server behind the gate: records every request that reaches it."""
+    """The server behind the gate: records every request that reaches it and answers each JSON-RPC
+    call it was handed (``"ok"`` per call with an id), with a header of its own."""
 
     def __init__(self) -> None:
         self.paths: list[str] = []
         self.states: list[dict[str, Any]] = []
+        self.bodies: list[bytes] = []
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         self.paths.append(scope["path"])
         self.states.append(scope.get("state", {}))
-        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
-        await send({"type": "http.response.body", "body": b"{}"})
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body", False):
+                break
+        self.bodies.append(body)
+        document = json.loads(body) if body.strip()[:1] in (b"[", b"{") else {}
+        calls = document if isinstance(document, list) else [document]
+        results = [{"jsonrpc": "2.0", "result": "ok", "id": call["id"]} for call in calls if "id" in call]
+        answer = json.dumps(results if isinstance(document, list) else (results or [{}])[0]).encode()
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(answer)).encode()),
+            (b"x-app", b"its own"),
+        ]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": answer})
 
 
 @dataclass
@@ -409,3 +427,69 @@ async def test_a_call_denied_inside_a_batch_is_logged(caplog: pytest.LogCaptureF
         answer = await _send(gate, "POST", "/", _batch(("tasks/cancel", 1)))
     assert answer.status_code == 403
     assert any("denied tasks/cancel for agent-7" in record.getMessage() for record in caplog.records)
+
+
+@pytest.mark.anyio
+async def test_a_batch_forwarded_whole_comes_back_as_the_app_answered() -> None:
+    """Every call allowed and none refused: the app's own answer, byte for byte with its headers
+    (nothing merged, nothing re-serialised)."""
+    app = _App()
+    gate = A2AAuthMiddleware(app, authenticators=[_BodyScheme()], policy=POLICY)
+    answer = await _send(gate, "POST", "/", _batch(("message/send", 1), ("message/send", 2)))
+    assert answer.headers["x-app"] == "its own"
+    assert (
+        answer.content
+        == b'[{"jsonrpc": "2.0", "result": "ok", "id": 1}, {"jsonrpc": "2.0", "result": "ok", "id": 2}]'
+    )
+
+
+@pytest.mark.anyio
+async def test_a_denied_notification_never_reaches_the_app_even_with_nothing_to_answer_for_it() -> None:
+    """A batch whose only refused member is a notification has no error to add, yet the app must
+    get only the allowed calls."""
+    app = _App()
+    gate = A2AAuthMiddleware(app, authenticators=[_BodyScheme()], policy=POLICY)
+    answer = await _send(gate, "POST", "/", _batch(("message/send", 1), ("tasks/cancel", None)))
+    assert answer.status_code == 200
+    assert [call["method"] for call in json.loads(app.bodies[0])] == ["message/send"]
+    assert [item["id"] for item in answer.json()] == [1]
+
+
+@pytest.mark.anyio
+async def test_a_partly_refused_batch_merges_the_errors_into_the_apps_answer() -> None:
+    app = _App()
+    gate = A2AAuthMiddleware(app, authenticators=[_BodyScheme()], policy=POLICY)
+    answer = await _send(gate, "POST", "/", _batch(("message/send", 1), ("tasks/cancel", 2)))
+    assert answer.status_code == 200
+    assert [(item["id"], "error" in item) for item in answer.json()] == [(1, False), (2, True)]
+
+
+@pytest.mark.anyio
+async def test_a_denied_batch_carries_the_insufficient_scope_challenge_and_others_none() -> None:
+    gate = A2AAuthMiddleware(_App(), authenticators=[_BodyScheme()], policy=POLICY)
+    denied = await _send(gate, "POST", "/", _batch(("tasks/cancel", 1)))
+    unknown = await _send(gate, "POST", "/", _batch(("nobody/knows", 1)))
+    assert denied.status_code == 403
+    assert "insufficient_scope" in denied.headers["www-authenticate"]
+    assert (unknown.status_code, "www-authenticate" in unknown.headers) == (404, False)
+
+
+@pytest.mark.anyio
+async def test_a_batch_whose_single_use_claim_fails_is_refused_unforwarded() -> None:
+    async def replayed() -> None:
+        raise ReplayError("nonce seen", code="replay")
+
+    @dataclass
+    class _Claiming(_BodyScheme):
+        async def authenticate(self, request: AuthRequest) -> Authenticated | None:
+            return Authenticated(
+                Principal("agent-7", roles=frozenset({"agent"})),
+                self.scheme,
+                "label-7",
+                pending_claim=replayed,
+            )
+
+    app = _App()
+    gate = A2AAuthMiddleware(app, authenticators=[_Claiming()], policy=POLICY)
+    answer = await _send(gate, "POST", "/", _batch(("message/send", 1), ("message/send", 2)))
+    assert (answer.status_code, app.paths) == (401, [])
