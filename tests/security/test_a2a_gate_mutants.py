@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,9 +29,10 @@ from mudrika.trust.jsonrpc import (
     refusal_for_denial,
 )
 from mudrika.trust.middleware import A2AAuthMiddleware, A2ARoutes, AuthRequest
-from mudrika.trust.middleware._a2a import DEFAULT_PUBLIC_PATHS, _Answering
+from mudrika.trust.middleware._a2a import DEFAULT_PUBLIC_PATHS, _Answering, _merge
 from mudrika.trust.middleware._auth import Authenticated
 from mudrika.trust.middleware._gate import Echo
+from mudrika.trust.middleware._http import ResponseCapture
 from mudrika.trust.policy import Policy, Principal
 
 ORIGIN = "http://127.0.0.1:8000"
@@ -493,3 +495,52 @@ async def test_a_batch_whose_single_use_claim_fails_is_refused_unforwarded() -> 
     gate = A2AAuthMiddleware(app, authenticators=[_Claiming()], policy=POLICY)
     answer = await _send(gate, "POST", "/", _batch(("message/send", 1), ("message/send", 2)))
     assert (answer.status_code, app.paths) == (401, [])
+
+
+_ERROR = {"jsonrpc": "2.0", "error": {"code": -32601, "message": "Method not found"}, "id": 2}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("status", "content_type", "body", "expected"),
+    [
+        (
+            200,
+            b"application/json",
+            b'[{"id": 1, "result": "ok"}]',
+            (200, [{"id": 1, "result": "ok"}, _ERROR]),
+        ),
+        (
+            200,
+            b"Application/JSON; charset=utf-8",
+            b'{"id": 1, "result": "ok"}',
+            (200, [{"id": 1, "result": "ok"}, _ERROR]),
+        ),
+        # Anything the gate cannot merge goes back as the app sent it (its errors are not lost).
+        (500, b"application/json", b'[{"id": 1, "result": "ok"}]', (500, b'[{"id": 1, "result": "ok"}]')),
+        (200, b"text/plain", b"[1]", (200, b"[1]")),
+        (200, b"application/json", b"[not json", (200, b"[not json")),
+        (200, b"application/json", b'"a string"', (200, b'"a string"')),
+    ],
+)
+async def test_the_apps_batch_answer_is_merged_only_when_it_is_json(
+    status: int, content_type: bytes, body: bytes, expected: tuple[int, Any]
+) -> None:
+    captured = ResponseCapture()
+    await captured(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", content_type), (b"x-app", b"1")],
+        }
+    )
+    await captured({"type": "http.response.body", "body": body})
+    sent: list[MutableMapping[str, Any]] = []
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        sent.append(message)
+
+    await _merge(send, captured, [_ERROR])
+    out = b"".join(message.get("body", b"") for message in sent if message["type"] == "http.response.body")
+    got = sent[0]["status"], json.loads(out) if isinstance(expected[1], list) else out
+    assert got == expected
