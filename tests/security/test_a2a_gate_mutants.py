@@ -524,7 +524,7 @@ _ERROR = {"jsonrpc": "2.0", "error": {"code": -32601, "message": "Method not fou
     ],
 )
 async def test_the_apps_batch_answer_is_merged_only_when_it_is_json(
-    status: int, content_type: bytes, body: bytes, expected: tuple[int, Any]
+    status: int, content_type: bytes, body: bytes, expected: tuple[int, Any], caplog: pytest.LogCaptureFixture
 ) -> None:
     captured = ResponseCapture()
     await captured(
@@ -540,7 +540,10 @@ async def test_the_apps_batch_answer_is_merged_only_when_it_is_json(
     async def send(message: MutableMapping[str, Any]) -> None:
         sent.append(message)
 
-    await _merge(send, captured, [_ERROR])
+    with caplog.at_level(logging.WARNING, logger="mudrika.trust.middleware"):
+        await _merge(send, captured, [_ERROR])
+    passed_on = [record for record in caplog.records if "passed on without merging" in record.getMessage()]
+    assert len(passed_on) == (0 if isinstance(expected[1], list) else 1)
     out = b"".join(message.get("body", b"") for message in sent if message["type"] == "http.response.body")
     got = sent[0]["status"], json.loads(out) if isinstance(expected[1], list) else out
     assert got == expected
