@@ -13,10 +13,15 @@ import json
 import logging
 from collections.abc import MutableMapping
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route, Router
 
 from mudrika.errors import InvalidInput, ReplayError, SignatureError
 from mudrika.trust.jsonrpc import (
@@ -547,3 +552,45 @@ async def test_the_apps_batch_answer_is_merged_only_when_it_is_json(
     out = b"".join(message.get("body", b"") for message in sent if message["type"] == "http.response.body")
     got = sent[0]["status"], json.loads(out) if isinstance(expected[1], list) else out
     assert got == expected
+
+
+def _v03_server() -> Starlette:
+    async def endpoint(request: Request) -> Response:
+        return Response(b"{}")
+
+    return Starlette(routes=[Route("/v1/message:send", endpoint, methods=["POST"])])
+
+
+class _Wrapper:
+    """An ASGI middleware that shows nothing but the app it wraps (``.app``)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.app(scope, receive, send)
+
+
+def _wrapped(app: Any, layers: int) -> Any:
+    for _ in range(layers):
+        app = _Wrapper(app)
+    return app
+
+
+@pytest.mark.parametrize(
+    ("app", "served"),
+    [
+        (_v03_server(), True),
+        (_wrapped(_v03_server(), 2), True),
+        (_wrapped(_v03_server(), 15), True),  # the deepest a server is looked for
+        (_wrapped(_v03_server(), 16), False),  # past it: shows nothing, so a2a-sdk's default (off)
+        (Router(routes=_v03_server().routes), True),  # a router itself
+        (SimpleNamespace(router=Router(routes=_v03_server().routes)), True),  # an app showing its router
+        (SimpleNamespace(router=SimpleNamespace(routes=None), app=_v03_server()), True),
+        (Starlette(routes=[]), False),
+        (_App(), False),
+    ],
+)
+def test_the_03_routes_are_discovered_through_wrappers_and_routers(app: Any, served: bool) -> None:
+    gate = A2AAuthMiddleware(app, authenticators=[_BodyScheme()], policy=POLICY)
+    assert gate.enable_v0_3_compat is served
