@@ -61,10 +61,12 @@ class _App:
         self.paths: list[str] = []
         self.states: list[dict[str, Any]] = []
         self.bodies: list[bytes] = []
+        self.headers: list[list[tuple[bytes, bytes]]] = []
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         self.paths.append(scope["path"])
         self.states.append(scope.get("state", {}))
+        self.headers.append(list(scope.get("headers", [])))
         body = b""
         while True:
             message = await receive()
@@ -399,6 +401,7 @@ def _batch(*calls: tuple[str, int | None]) -> bytes:
         ((("nobody/knows", 1), ("nobody/either", 2)), 404),  # unknown methods: 404
         ((("nobody/knows", None),), 404),  # an unknown notification: no answer of its own, still 404
         ((("message/stream", 1),), 400),  # a stream cannot be answered inside a batch
+        ((("tasks/resubscribe", 1),), 400),  # nor a resubscription (a stream too)
         ((("nobody/knows", 1), ("message/stream", 2)), 404),  # 404 outranks 400
     ],
 )
@@ -456,9 +459,21 @@ async def test_a_denied_notification_never_reaches_the_app_even_with_nothing_to_
     get only the allowed calls."""
     app = _App()
     gate = A2AAuthMiddleware(app, authenticators=[_BodyScheme()], policy=POLICY)
-    answer = await _send(gate, "POST", "/", _batch(("message/send", 1), ("tasks/cancel", None)))
+    answer = await _send(
+        gate,
+        "POST",
+        "/",
+        _batch(("message/send", 1), ("tasks/cancel", None)),
+        {"transfer-encoding": "chunked"},
+    )
     assert answer.status_code == 200
-    assert [call["method"] for call in json.loads(app.bodies[0])] == ["message/send"]
+    forwarded = app.bodies[0]
+    assert [call["method"] for call in json.loads(forwarded)] == ["message/send"]
+    # The shorter body is framed by its own length, never by the client's framing headers.
+    framing = [
+        (name, value) for name, value in app.headers[0] if name in (b"content-length", b"transfer-encoding")
+    ]
+    assert framing == [(b"content-length", str(len(forwarded)).encode())]
     assert [item["id"] for item in answer.json()] == [1]
 
 
