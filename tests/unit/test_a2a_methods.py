@@ -2,20 +2,49 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
+from mudrika.trust.a2a import methods
 from mudrika.trust.a2a.methods import (
     A2A_V03_METHODS,
     A2A_V10_METHODS,
     OPERATIONS,
+    is_v03_route,
     operation_for_method,
     operation_for_route,
     rest_routes,
     route_for,
 )
+
+
+@pytest.fixture(autouse=True)
+def _route_tables_built_by_each_test() -> Iterator[None]:
+    """Every test builds the route tables it uses: a table another test left in the memo would hide
+    the table's own lines from that test (and from the mutation check's choice of tests)."""
+    methods._BY_SERVER.clear()
+    yield
+    methods._BY_SERVER.clear()
+
+
+def test_a_servers_table_is_built_once_and_the_memo_is_bounded() -> None:
+    assert rest_routes(v03_compat=False) is rest_routes("", v03_compat=False)  # "" is the default prefix
+    for index in range(methods._MAX_PREFIXES):  # two tables per prefix: with and without 0.3
+        rest_routes(f"/p{index}", v03_compat=False)
+        rest_routes(f"/p{index}", v03_compat=True)
+    assert len(methods._BY_SERVER) == 2 * methods._MAX_PREFIXES
+    beyond = rest_routes("/one-too-many", v03_compat=False)
+    assert beyond == rest_routes("/one-too-many", v03_compat=False)
+    assert beyond is not rest_routes("/one-too-many", v03_compat=False)  # not remembered
+    assert len(methods._BY_SERVER) == 2 * methods._MAX_PREFIXES
+
+
+def test_no_route_is_an_03_route_on_a_server_without_them() -> None:
+    assert is_v03_route("POST", "/v1/message:send", v03_compat=True)
+    assert not is_v03_route("POST", "/v1/message:send", v03_compat=False)  # tenant "v1" then
 
 
 @pytest.mark.parametrize("method", sorted(A2A_V03_METHODS))
