@@ -304,6 +304,8 @@ async def test_the_extension_refusal_is_spelled_for_each_binding_and_profile(
         ("x=0.3&a2a-version=1.0", True),
         ("xa2a-version=1.0", False),  # a longer name that only contains it
         ("a2a-version=0.3", False),
+        ("&".join(f"f{index}=1" for index in range(63)) + "&a2a-version=1.0", True),  # 64 fields: read
+        ("&".join(f"f{index}=1" for index in range(64)) + "&a2a-version=1.0", False),  # 65: not read at all
         ("", False),
     ],
 )
