@@ -312,13 +312,19 @@ async def test_the_extension_refusal_is_spelled_for_each_binding_and_profile(
 async def test_the_a2a_version_query_parameter_chooses_the_spelling(query: str, a2a_spelling: bool) -> None:
     """A2A 1.0 §3.6.1 allows the version as a query parameter: its exact name, any case, wherever it
     stands among the others; anything else leaves the older (bindu) spelling."""
-    gate = A2AAuthMiddleware(
-        _App(), authenticators=[_BodyScheme(credential_headers=("Signature",))], policy=POLICY
+    failing = _BodyScheme(
+        failure=SignatureError("bad", code="bad_signature"), credential_headers=("Signature",)
     )
-    answer = await _send(gate, "POST", "/?" + query if query else "/", b'{"id": 1}')
-    code = answer.json()["error"]["code"]
-    assert answer.status_code == 401
-    assert (code != -32009) is a2a_spelling
+    gate = A2AAuthMiddleware(_App(), authenticators=[failing], policy=POLICY)
+    signed = {"Signature": "sig=:AAAA:"}
+    answer = await _send(gate, "POST", "/?" + query if query else "/", b'{"id": 1}', signed)
+    # The same refusal spelled by the header, for each spelling: code and challenge alike.
+    version = {"A2A-Version": "1.0" if a2a_spelling else "0.3"}
+    spelled = await _send(gate, "POST", "/", b'{"id": 1}', {**signed, **version})
+    assert answer.status_code == spelled.status_code == 401
+    assert answer.json()["error"]["code"] == spelled.json()["error"]["code"]
+    assert (answer.json()["error"]["code"] != -32012) is a2a_spelling
+    assert answer.headers.get_list("www-authenticate") == spelled.headers.get_list("www-authenticate")
 
 
 @pytest.mark.anyio
