@@ -101,6 +101,18 @@ class _BodyScheme:
         return Authenticated(Principal("agent-7", roles=frozenset({"agent"})), self.scheme, "label-7")
 
 
+def _gate(
+    app: Any = None, *, scheme: Any = None, routes: A2ARoutes | None = None, policy: Policy = POLICY
+) -> A2AAuthMiddleware:
+    """The gate under test: ``app`` (a recording one by default) behind one body-reading scheme."""
+    return A2AAuthMiddleware(
+        _App() if app is None else app,
+        authenticators=[_BodyScheme() if scheme is None else scheme],
+        policy=policy,
+        routes=routes,
+    )
+
+
 async def _send(
     gate: Any, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None
 ) -> httpx.Response:
@@ -126,7 +138,7 @@ def test_an_unknown_error_profile_is_a_configuration_error() -> None:
 async def test_each_documented_public_path_is_served_without_credentials(path: str) -> None:
     assert path in DEFAULT_PUBLIC_PATHS
     app = _App()
-    answer = await _send(A2AAuthMiddleware(app, authenticators=[_BodyScheme()], policy=POLICY), "GET", path)
+    answer = await _send(_gate(app), "GET", path)
     assert (answer.status_code, app.paths) == (200, [path])
 
 
@@ -172,11 +184,7 @@ async def test_an_authentication_refusal_echoes_ids_only_for_json_rpc(
     """A refusal after the body was read echoes the call's id on the JSON-RPC endpoint only: a REST
     body's ``id`` member is the resource's business, not a request id (bindu spelling, which puts an
     ``id`` in REST answers too)."""
-    gate = A2AAuthMiddleware(
-        _App(),
-        authenticators=[_BodyScheme(failure=SignatureError("bad", code="bad_signature"))],
-        policy=POLICY,
-    )
+    gate = _gate(scheme=_BodyScheme(failure=SignatureError("bad", code="bad_signature")))
     answer = await _send(gate, method, path, b'{"jsonrpc": "2.0", "id": 5, "method": "message/send"}')
     assert answer.status_code == 401
     assert answer.json()["id"] == echoed
@@ -186,38 +194,9 @@ async def test_an_authentication_refusal_echoes_ids_only_for_json_rpc(
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize(("path", "body", "echoed"), [("/", b'{"id": 9, "method": "message/send"}', 9)])
-async def test_a_missing_required_extension_echoes_the_json_rpc_id(
-    path: str, body: bytes, echoed: int
-) -> None:
-    gate = A2AAuthMiddleware(
-        _App(),
-        authenticators=[_BodyScheme()],
-        policy=POLICY,
-        routes=A2ARoutes(required_extensions=[EXTENSION]),
-    )
-    answer = await _send(gate, "POST", path, body)
-    assert answer.status_code == 400
-    assert answer.json()["id"] == echoed
-
-
-@pytest.mark.anyio
-async def test_a_missing_required_extension_on_a_rest_call_echoes_no_id() -> None:
-    gate = A2AAuthMiddleware(
-        _App(),
-        authenticators=[_BodyScheme()],
-        policy=POLICY,
-        routes=A2ARoutes(required_extensions=[EXTENSION]),
-    )
-    answer = await _send(gate, "POST", "/message:send", b'{"id": 9, "message": {}}')
-    assert answer.status_code == 400
-    assert answer.json()["id"] is None
-
-
-@pytest.mark.anyio
 async def test_a_malformed_extensions_header_is_refused_and_logged(caplog: pytest.LogCaptureFixture) -> None:
     app = _App()
-    gate = A2AAuthMiddleware(app, authenticators=[_BodyScheme()], policy=POLICY)
+    gate = _gate(app)
     with caplog.at_level(logging.WARNING, logger="mudrika.trust.middleware"):
         answer = await _send(
             gate, "POST", "/", b'{"id": 1, "method": "message/send"}', {"A2A-Extensions": "not a uri"}
@@ -273,7 +252,7 @@ _MESSAGE = "Extension support required"
         ),
         (
             "/message:send",
-            b"",
+            b'{"id": 9, "message": {}}',  # a REST body's "id" is not a request id
             None,
             {"jsonrpc": "2.0", "error": {"code": -32008, "message": _MESSAGE}, "id": None},
         ),
@@ -285,12 +264,7 @@ async def test_the_extension_refusal_is_spelled_for_each_binding_and_profile(
     """A2A's ``ExtensionSupportRequiredError``, whole: JSON-RPC −32008 with the ``ErrorInfo`` under
     A2A 1.0 (``data``), without it for older clients; REST 400 ``FAILED_PRECONDITION`` with it in
     ``details``; every missing extension named, sorted, comma-separated; an id only for one call."""
-    gate = A2AAuthMiddleware(
-        _App(),
-        authenticators=[_BodyScheme()],
-        policy=POLICY,
-        routes=A2ARoutes(required_extensions=[_OTHER_EXTENSION, EXTENSION]),
-    )
+    gate = _gate(routes=A2ARoutes(required_extensions=[_OTHER_EXTENSION, EXTENSION]))
     answer = await _send(gate, "POST", path, body, {"A2A-Version": version} if version else None)
     assert (answer.status_code, answer.json()) == (400, expected)
 
@@ -315,7 +289,7 @@ async def test_the_a2a_version_query_parameter_chooses_the_spelling(query: str, 
     failing = _BodyScheme(
         failure=SignatureError("bad", code="bad_signature"), credential_headers=("Signature",)
     )
-    gate = A2AAuthMiddleware(_App(), authenticators=[failing], policy=POLICY)
+    gate = _gate(scheme=failing)
     signed = {"Signature": "sig=:AAAA:"}
     answer = await _send(gate, "POST", "/?" + query if query else "/", b'{"id": 1}', signed)
     # The same refusal spelled by the header, for each spelling: code and challenge alike.
@@ -349,11 +323,10 @@ async def test_a_call_is_decided_as_the_operation_its_method_names(method: str, 
             "operations": {"message/send": {"min_level": "operator"}, "ext/ping": {"min_level": "operator"}},
         }
     )
-    gate = A2AAuthMiddleware(
+    gate = _gate(
         app,
-        authenticators=[_BodyScheme()],
-        policy=policy,
         routes=A2ARoutes(extra_methods={"custom/send": "message/send", "custom/cancel": "tasks/cancel"}),
+        policy=policy,
     )
     answer = await _send(gate, "POST", "/", f'{{"jsonrpc": "2.0", "id": 3, "method": "{method}"}}'.encode())
     assert answer.status_code == status
@@ -363,7 +336,7 @@ async def test_a_call_is_decided_as_the_operation_its_method_names(method: str, 
 @pytest.mark.anyio
 async def test_a_rest_request_no_route_takes_is_refused_and_logged(caplog: pytest.LogCaptureFixture) -> None:
     app = _App()
-    gate = A2AAuthMiddleware(app, authenticators=[_BodyScheme()], policy=POLICY)
+    gate = _gate(app)
     with caplog.at_level(logging.WARNING, logger="mudrika.trust.middleware"):
         answer = await _send(gate, "POST", "/no/such:route", b"{}")
     assert (answer.status_code, answer.json()["error"]["code"], app.paths) == (404, -32601, [])
@@ -374,19 +347,14 @@ async def test_a_rest_request_no_route_takes_is_refused_and_logged(caplog: pytes
 async def test_an_empty_batch_is_an_invalid_request_before_anything_else() -> None:
     """``[]`` is not a batch (JSON-RPC 2.0 §6): −32600 even where every call would also need an
     extension the request does not activate."""
-    gate = A2AAuthMiddleware(
-        _App(),
-        authenticators=[_BodyScheme()],
-        policy=POLICY,
-        routes=A2ARoutes(required_extensions=[EXTENSION]),
-    )
+    gate = _gate(routes=A2ARoutes(required_extensions=[EXTENSION]))
     answer = await _send(gate, "POST", "/", b"[]")
     assert (answer.status_code, answer.json()["error"]["code"]) == (400, -32600)
 
 
 @pytest.mark.anyio
 async def test_an_unknown_method_is_logged_with_its_caller(caplog: pytest.LogCaptureFixture) -> None:
-    gate = A2AAuthMiddleware(_App(), authenticators=[_BodyScheme()], policy=POLICY)
+    gate = _gate()
     with caplog.at_level(logging.WARNING, logger="mudrika.trust.middleware"):
         answer = await _send(gate, "POST", "/", b'{"jsonrpc": "2.0", "id": 4, "method": "nobody/knows"}')
     assert (answer.status_code, answer.json()["id"]) == (404, 4)
@@ -417,7 +385,7 @@ async def test_a_batch_with_no_call_forwarded_answers_with_the_weightiest_status
     calls: tuple[tuple[str, int | None], ...], status: int
 ) -> None:
     app = _App()
-    gate = A2AAuthMiddleware(app, authenticators=[_BodyScheme()], policy=POLICY)
+    gate = _gate(app)
     answer = await _send(gate, "POST", "/", _batch(*calls))
     assert (answer.status_code, app.paths) == (status, [])
     answered = answer.json() if isinstance(answer.json(), list) else [answer.json()]
@@ -430,7 +398,7 @@ async def test_a_batch_with_no_call_forwarded_answers_with_the_weightiest_status
 @pytest.mark.anyio
 async def test_a_forwarded_batch_carries_one_decision_per_call() -> None:
     app = _App()
-    gate = A2AAuthMiddleware(app, authenticators=[_BodyScheme()], policy=POLICY)
+    gate = _gate(app)
     answer = await _send(gate, "POST", "/", _batch(("message/send", 1), ("message/send", 2)))
     assert answer.status_code == 200
     (state,) = app.states
@@ -440,7 +408,7 @@ async def test_a_forwarded_batch_carries_one_decision_per_call() -> None:
 
 @pytest.mark.anyio
 async def test_a_call_denied_inside_a_batch_is_logged(caplog: pytest.LogCaptureFixture) -> None:
-    gate = A2AAuthMiddleware(_App(), authenticators=[_BodyScheme()], policy=POLICY)
+    gate = _gate()
     with caplog.at_level(logging.WARNING, logger="mudrika.trust.middleware"):
         answer = await _send(gate, "POST", "/", _batch(("tasks/cancel", 1)))
     assert answer.status_code == 403
@@ -452,7 +420,7 @@ async def test_a_batch_forwarded_whole_comes_back_as_the_app_answered() -> None:
     """Every call allowed and none refused: the app's own answer, byte for byte with its headers
     (nothing merged, nothing re-serialised)."""
     app = _App()
-    gate = A2AAuthMiddleware(app, authenticators=[_BodyScheme()], policy=POLICY)
+    gate = _gate(app)
     answer = await _send(gate, "POST", "/", _batch(("message/send", 1), ("message/send", 2)))
     assert answer.headers["x-app"] == "its own"
     assert (
@@ -466,7 +434,7 @@ async def test_a_denied_notification_never_reaches_the_app_even_with_nothing_to_
     """A batch whose only refused member is a notification has no error to add, yet the app must
     get only the allowed calls."""
     app = _App()
-    gate = A2AAuthMiddleware(app, authenticators=[_BodyScheme()], policy=POLICY)
+    gate = _gate(app)
     answer = await _send(
         gate,
         "POST",
@@ -488,7 +456,7 @@ async def test_a_denied_notification_never_reaches_the_app_even_with_nothing_to_
 @pytest.mark.anyio
 async def test_a_partly_refused_batch_merges_the_errors_into_the_apps_answer() -> None:
     app = _App()
-    gate = A2AAuthMiddleware(app, authenticators=[_BodyScheme()], policy=POLICY)
+    gate = _gate(app)
     answer = await _send(gate, "POST", "/", _batch(("message/send", 1), ("tasks/cancel", 2)))
     assert answer.status_code == 200
     assert [(item["id"], "error" in item) for item in answer.json()] == [(1, False), (2, True)]
@@ -496,7 +464,7 @@ async def test_a_partly_refused_batch_merges_the_errors_into_the_apps_answer() -
 
 @pytest.mark.anyio
 async def test_a_denied_batch_carries_the_insufficient_scope_challenge_and_others_none() -> None:
-    gate = A2AAuthMiddleware(_App(), authenticators=[_BodyScheme()], policy=POLICY)
+    gate = _gate()
     denied = await _send(gate, "POST", "/", _batch(("tasks/cancel", 1)))
     unknown = await _send(gate, "POST", "/", _batch(("nobody/knows", 1)))
     assert denied.status_code == 403
@@ -520,7 +488,7 @@ async def test_a_batch_whose_single_use_claim_fails_is_refused_unforwarded() -> 
             )
 
     app = _App()
-    gate = A2AAuthMiddleware(app, authenticators=[_Claiming()], policy=POLICY)
+    gate = _gate(app, scheme=_Claiming())
     answer = await _send(gate, "POST", "/", _batch(("message/send", 1), ("message/send", 2)))
     assert (answer.status_code, app.paths) == (401, [])
 
@@ -615,5 +583,5 @@ def _wrapped(app: Any, layers: int) -> Any:
     ],
 )
 def test_the_03_routes_are_discovered_through_wrappers_and_routers(app: Any, served: bool) -> None:
-    gate = A2AAuthMiddleware(app, authenticators=[_BodyScheme()], policy=POLICY)
+    gate = _gate(app)
     assert gate.enable_v0_3_compat is served
