@@ -31,7 +31,7 @@ from typing import Any, Final, Literal
 
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
-from mudrika.crypto.jcs import canonicalize, loads_received, loads_strict
+from mudrika.crypto.jcs import canonical_sha256, canonicalize, loads_received, loads_strict
 from mudrika.crypto.jose import TrustedKey, open_compact, parse_unverified_header, verify_compact, verify_jwt
 from mudrika.crypto.keys import KeyPair
 from mudrika.errors import InvalidInput, MudrikaError, UntrustedKeyError, VerificationError
@@ -166,10 +166,29 @@ def _jcs(data: bytes) -> object:
     if repr(loads_strict(raw, max_depth=depth)) != repr(received.value):
         raise AssertionError("loads_strict and the hooked parser read different values")
     canonical = canonicalize(received.value)
-    # The read-only copy may be encoder-ready (hashed with no pre-pass): it must give the same bytes.
+    # The read-only copy may be encoder-ready (hashed with no pre-pass) or orjson-ready (its misprinted
+    # floats patched per container): it, and every container in it, must give the same bytes.
     if canonicalize(received.frozen) != canonical:
         raise AssertionError("the encoder-ready copy canonicalises differently from the parsed value")
+    _same_canonical_parts(received.frozen, received.value, 0)
     return canonical
+
+
+def _same_canonical_parts(frozen: object, value: object, depth: int) -> None:
+    """Every container of the read-only copy canonicalises like its counterpart in the parsed value."""
+    if depth > 8:  # deeper parts are covered by their ancestors' bytes
+        return
+    if isinstance(frozen, dict) and isinstance(value, dict):
+        pairs: list[tuple[object, object]] = [(frozen[key], value[key]) for key in frozen]
+    elif isinstance(frozen, list) and isinstance(value, list):
+        pairs = list(zip(frozen, value, strict=True))
+    else:
+        return
+    for part, plain in pairs:
+        if isinstance(part, dict | list):
+            if canonical_sha256(part) != canonical_sha256(plain):
+                raise AssertionError("a part of the read-only copy hashes differently from the parsed value")
+            _same_canonical_parts(part, plain, depth + 1)
 
 
 def _is_surrogate_utf8(body: bytes) -> bool:
@@ -184,6 +203,7 @@ def _jcs_seeds() -> list[bytes]:
     documents = [
         b'{"a":[1,2.5,-0,1e-7,"\\u00e9\\ud83d\\ude00"],"b":{"c":null,"d":true}}',
         b'[9007199254740991,-9007199254740991,1e308,"x"]',
+        b'{"w":[1e-6,1.5e17,-4.0,"a.0,",{"k":9007199254740994.0,"m":[2e-300,1e21,0.5]}],"+":1e16}',
         _read("ap2/cart_contents.json"),
     ]
     return [bytes([mode]) + doc for doc in documents for mode in range(4)]

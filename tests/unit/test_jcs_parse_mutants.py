@@ -26,7 +26,7 @@ from mudrika.crypto.jcs import (
     loads_received,
     loads_strict,
 )
-from mudrika.crypto.jcs._parse import locate, parse_strict_with_facts
+from mudrika.crypto.jcs._parse import Readiness, locate, parse_strict_with_facts
 from mudrika.errors import InvalidInput
 
 Parser = Callable[..., Any]
@@ -210,7 +210,7 @@ def test_an_object_nest_past_the_canonical_depth_is_not_encoder_ready() -> None:
     # max_depth above MAX_CANONICAL_DEPTH: the cheap bracket count must include "{" to send an
     # object-only nest to the exact depth measurement.  (The facts are read directly: freezing a
     # value this deep is beyond the interpreter's recursion limit.)
-    for levels, ready in ((MAX_CANONICAL_DEPTH, True), (MAX_CANONICAL_DEPTH + 1, False)):
+    for levels, ready in ((MAX_CANONICAL_DEPTH, "encoders"), (MAX_CANONICAL_DEPTH + 1, None)):
         text = '{"a":' * levels + "1" + "}" * levels
         facts = parse_strict_with_facts(text, max_bytes=1 << 20, max_depth=MAX_CANONICAL_DEPTH + 10)
         assert facts[1] is ready
@@ -271,7 +271,7 @@ def test_each_thread_reuses_one_idle_recorder() -> None:
         recorder = _parse._recorder()
         assert not recorder.busy
         value, ready = parse_strict_with_facts(b"[1.0, 2.5]", max_bytes=100, max_depth=4)
-        assert (value, ready) == ([1.0, 2.5], True)
+        assert (value, ready) == ([1.0, 2.5], "encoders")
         assert _parse._recorder() is recorder
         assert not recorder.busy
         assert recorder.dot_zero_literals == 1  # this thread's recorder did the counting
@@ -282,10 +282,11 @@ def test_each_thread_reuses_one_idle_recorder() -> None:
 
 def test_a_parse_started_inside_a_parse_keeps_its_own_facts(monkeypatch: pytest.MonkeyPatch) -> None:
     # A second parse on the same thread while one is under way (a signal handler, say) must record
-    # into a recorder of its own: its float 1e300 (not ready) must not spoil the outer verdict.
+    # into a recorder of its own: its float 1e300 (ready for orjson alone) must not spoil the outer
+    # verdict.
     recorder = _parse._recorder()
     outer_decoder = recorder.decoder
-    nested: list[tuple[Any, bool]] = []
+    nested: list[tuple[Any, Readiness]] = []
 
     class Reentering:
         def decode(self, text: str) -> Any:
@@ -295,8 +296,8 @@ def test_a_parse_started_inside_a_parse_keeps_its_own_facts(monkeypatch: pytest.
 
     monkeypatch.setattr(recorder, "decoder", Reentering())
     outer = parse_strict_with_facts(b"[1.0]", max_bytes=100, max_depth=4)
-    assert nested == [([1e300], False)]
-    assert outer == ([1.0], True)
+    assert nested == [([1e300], "orjson")]
+    assert outer == ([1.0], "encoders")
     assert not recorder.busy
 
 

@@ -21,7 +21,14 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mudrika.crypto.frozenjson import EncoderReadyDict, EncoderReadyList, FrozenJSONDict, FrozenJSONList
+from mudrika.crypto.frozenjson import (
+    EncoderReadyDict,
+    EncoderReadyList,
+    FrozenJSONDict,
+    FrozenJSONList,
+    OrjsonReadyDict,
+    OrjsonReadyList,
+)
 from mudrika.crypto.jcs import _serialize as _jcs_serialize
 from mudrika.crypto.jcs import canonical_sha256, canonicalize, loads_received, loads_strict, mandate_hash
 from mudrika.crypto.jcs._parse import parse_strict_with_facts
@@ -213,17 +220,16 @@ def test_the_layout_check_accepts_exactly_ecmascript_text() -> None:
         b'{"a": "x.0\\u002c", "b": 4.0}',
         b'{"a": "ok 1.0 fine", "b": 4.0}',  # ".0 " is counted like a literal before whitespace
         b"[-0.0]",
-        b"[1e16]",
-        b"[1e-5]",
-        b"[12345678901234567.0]",
+        b"[-0.0, 1e-7]",  # a wide float does not make -0.0 ready
         b'{"\\ud83d\\ude00": 1, "b": 2}',
+        b'{"\\ud83d\\ude00": 1e-7, "b": 2}',
         b'"scalar"',
         b"4.0",
     ],
 )
 def test_documents_the_parser_must_not_call_ready(raw: bytes) -> None:
     received = loads_received(raw)
-    assert not isinstance(received.frozen, _READY)
+    assert not isinstance(received.frozen, (*_READY, OrjsonReadyDict, OrjsonReadyList))
     expected = rfc8785.dumps(received.value)
     assert _every_path(received.frozen) == [expected] * (1 + len(ENCODERS))
 
@@ -398,18 +404,20 @@ def test_a_parse_reentered_on_the_same_thread_keeps_its_own_facts() -> None:
     from mudrika.crypto.jcs import _parse
 
     recorder = _parse._recorder()
-    recorder.busy, recorder.floats_ready, recorder.dot_zero_literals = (
+    recorder.busy, recorder.floats_ready, recorder.wide_floats, recorder.dot_zero_literals = (
         True,
         False,
+        True,
         3,
     )  # an outer parse's state
     try:
-        assert parse_strict_with_facts(b"[1.5, 4.0]", max_bytes=100, max_depth=4) == ([1.5, 4.0], True)
-        assert parse_strict_with_facts(b"[1e-7]", max_bytes=100, max_depth=4) == ([1e-7], False)
-        assert (recorder.floats_ready, recorder.dot_zero_literals) == (False, 3)
+        assert parse_strict_with_facts(b"[1.5, 4.0]", max_bytes=100, max_depth=4) == ([1.5, 4.0], "encoders")
+        assert parse_strict_with_facts(b"[1e-7]", max_bytes=100, max_depth=4) == ([1e-7], "orjson")
+        assert parse_strict_with_facts(b"[-0.0]", max_bytes=100, max_depth=4) == ([-0.0], None)
+        assert (recorder.floats_ready, recorder.wide_floats, recorder.dot_zero_literals) == (False, True, 3)
     finally:
         recorder.busy = False
-    assert parse_strict_with_facts(b"[2.5]", max_bytes=100, max_depth=4) == ([2.5], True)
+    assert parse_strict_with_facts(b"[2.5]", max_bytes=100, max_depth=4) == ([2.5], "encoders")
 
 
 def test_received_mandates_hash_alike_from_bytes_and_from_a_mapping() -> None:

@@ -31,9 +31,15 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from mudrika.crypto.b64url import b64url_encode
-from mudrika.crypto.frozenjson import freeze, freeze_encoder_ready
+from mudrika.crypto.frozenjson import freeze, freeze_encoder_ready, freeze_orjson_ready
 from mudrika.crypto.jcs._parse import parse_strict, parse_strict_with_facts
-from mudrika.crypto.jcs._serialize import MAX_CANONICAL_DEPTH, MAX_SAFE_INTEGER, serialize, serialize_sha256
+from mudrika.crypto.jcs._serialize import (
+    MAX_CANONICAL_DEPTH,
+    MAX_SAFE_INTEGER,
+    misprinted_by_orjson,
+    serialize,
+    serialize_sha256,
+)
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -102,11 +108,19 @@ def loads_received(
     one a compiled encoder writes as RFC 8785 with no preparation (mudrika.crypto.jcs._parse,
     "Encoder-ready facts").  When it is, ``frozen`` is built from
     :class:`~mudrika.crypto.frozenjson.EncoderReadyDict`/``EncoderReadyList``, and :func:`canonicalize`
-    and :func:`mandate_hash` hand it -- or any part of it -- straight to the encoder; otherwise it is
-    an ordinary frozen copy and they take their usual path.  The bytes are the same either way.
+    and :func:`mandate_hash` hand it -- or any part of it -- straight to the encoder.  A document with
+    floats outside the shortest-form range is ready for orjson alone: ``frozen`` is then built from
+    :class:`~mudrika.crypto.frozenjson.OrjsonReadyDict`/``OrjsonReadyList``, which also name the
+    few floats orjson misprints, patched before encoding.  Otherwise it is an ordinary frozen copy and
+    they take their usual path.  The bytes are the same either way.
     """
     value, ready = parse_strict_with_facts(raw, max_bytes=max_bytes, max_depth=max_depth)
-    frozen = (freeze_encoder_ready if ready else freeze)(value, max_depth=max_depth)
+    if ready == "encoders":
+        frozen = freeze_encoder_ready(value, max_depth=max_depth)
+    elif ready == "orjson":
+        frozen = freeze_orjson_ready(value, max_depth=max_depth, misprinted=misprinted_by_orjson)
+    else:
+        frozen = freeze(value, max_depth=max_depth)
     return ReceivedJSON(value, frozen)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["es_number_to_string"]
+__all__ = ["es_number_from_shortest", "es_number_to_string"]
 
 
 def es_number_to_string(x: float) -> str:
@@ -29,16 +29,27 @@ def es_number_to_string(x: float) -> str:
     # Step 2: +0 and -0 both become "0".
     if x == 0.0:
         return "0"
+    return es_number_from_shortest(repr(x))
+
+
+def es_number_from_shortest(text: str) -> str:
+    """ECMAScript's text of the non-zero finite number written as ``text``, the shortest decimal digits
+    that read back to its double, in any layout (``repr``'s, or a compiled encoder's such as orjson's).
+
+    Why apart from :func:`es_number_to_string`: formatting a double (``repr``) is most of that
+    function's cost; a caller holding many numbers already formatted by a compiled encoder
+    (mudrika.crypto.jcs._serialize, "Orjson-ready values") only needs the layout redone.
+    """
     # Step 3: negative numbers are "-" followed by the string of the magnitude.
-    if x < 0.0:
-        return "-" + es_number_to_string(-x)
+    if text[0] == "-":
+        return "-" + es_number_from_shortest(text[1:])
     # Step 5: integers n, k, s with k >= 1, 10^(k-1) <= s < 10^k, s * 10^(n-k) == x, k minimal.
-    mantissa, _, exponent = repr(x).partition("e")
+    mantissa, _, exponent = text.lower().partition("e")
     int_part, _, frac_part = mantissa.partition(".")
     all_digits = (int_part + frac_part).lstrip("0")
     digits = all_digits.rstrip("0")  # s, without the zeros that repr pads (e.g. "120.0" -> "12")
     k = len(digits)
-    # repr's value is int(all_digits) * 10^(exponent - len(frac_part)); s * 10^(n-k) is the same
+    # The text's value is int(all_digits) * 10^(exponent - len(frac_part)); s * 10^(n-k) is the same
     # number, and int(all_digits) == s * 10^(len(all_digits) - k), hence:
     n = len(all_digits) + (int(exponent) if exponent else 0) - len(frac_part)
     # Step 6: k <= n <= 21: the k digits of s followed by n-k zeros.

@@ -19,12 +19,15 @@ the document is one a compiled encoder (orjson, or ``json``'s C encoder) writes 
 values", for the claim and why each condition below makes it true:
 
 * every float is either non-integral with 1e-4 <= |x| < 1e16, or integral with |x| < 1e16 and not -0.0
-  (the number hook checks each one as it converts it);
+  (the number hook checks each one as it converts it); a document whose only other floats lie outside
+  that range ("wide" floats, never -0.0) is ready for orjson alone, with the floats orjson misprints
+  patched before encoding (mudrika.crypto.jcs._serialize, "Orjson-ready values");
 * no object has a key above U+FFFF beside another key (checked per object, and only when the text can
   hold such a character at all);
 * no string, decoded, holds ``.0`` followed by ``,`` ``]`` or ``}``: the text escapes none of those
   five characters (``\u002e`` and the like cannot spell them unseen) and every ``.0`` that the text
   holds before whitespace or a delimiter belongs to a number literal (counted by the number hook);
+  orjson-ready documents need not meet this one, since nothing is cut from their text;
 * nesting stays within MAX_CANONICAL_DEPTH.
 
 The hooks keep these facts in per-thread state (one recording decoder per thread, reset per call), so
@@ -39,12 +42,17 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, Final, NoReturn
+from typing import Any, Final, Literal, NoReturn
 
-from mudrika.crypto.jcs._serialize import MAX_CANONICAL_DEPTH, MAX_SAFE_INTEGER, short_text
+from mudrika.crypto.jcs._serialize import DEFAULT_ENCODER, MAX_CANONICAL_DEPTH, MAX_SAFE_INTEGER, short_text
 from mudrika.errors import InvalidInput
 
-__all__ = ["parse_strict", "parse_strict_with_facts"]
+__all__ = ["Readiness", "parse_strict", "parse_strict_with_facts"]
+
+Readiness = Literal["encoders", "orjson"] | None
+"""What the strict parser vouches for: ``"encoders"``, every compiled encoder writes the document as RFC
+8785 once integral floats lose their ``.0``; ``"orjson"``, so does orjson once the floats it misprints
+are patched (the document holds floats outside the shortest-form range); ``None``, neither."""
 
 
 def _orjson_pair() -> tuple[Callable[[bytes], Any], Callable[[Any], bytes]] | None:
@@ -125,22 +133,34 @@ class _FactRecorder:
     """One thread's decoders whose hooks also record the encoder-ready facts of the document being parsed.
 
     Two decoders: the second also checks object keys for characters above U+FFFF, and is used only when
-    the text can hold one.  ``floats_ready`` and ``dot_zero_literals`` are reset before every parse.
+    the text can hold one.  ``floats_ready``, ``wide_floats``, ``keys_ready`` and ``dot_zero_literals``
+    are reset before every parse.
     """
 
-    __slots__ = ("astral_decoder", "busy", "decoder", "dot_zero_literals", "floats_ready", "keys_ready")
+    __slots__ = (
+        "astral_decoder",
+        "busy",
+        "decoder",
+        "dot_zero_literals",
+        "floats_ready",
+        "keys_ready",
+        "wide_floats",
+    )
 
     def __init__(self) -> None:
         self.busy = False
         self.floats_ready = True
         self.keys_ready = True
+        self.wide_floats = False
         self.dot_zero_literals = 0
 
         def record_float(text: str) -> float:
             value = float(text)
             if value.is_integer():
-                if not -1e16 < value < 1e16 or (value == 0.0 and text[0] == "-"):
-                    self.floats_ready = False  # 1e16 and up print in exponent form; -0.0 as "-0.0"
+                if not -1e16 < value < 1e16:
+                    self.wide_floats = True  # 1e16 and up: orjson-ready at best
+                elif value == 0.0 and text[0] == "-":
+                    self.floats_ready = False  # -0.0 prints as "-0.0"
                 elif text[-2:] == ".0":
                     self.dot_zero_literals += 1
             elif not (1e-4 <= value < 1e16 or -1e16 < value <= -1e-4):
@@ -148,7 +168,7 @@ class _FactRecorder:
                     raise _Reject(
                         "non_finite_number", "number too large for a double (it would become infinite)"
                     )
-                self.floats_ready = False
+                self.wide_floats = True
             return value
 
         def record_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -236,13 +256,14 @@ def _parsed_plainly(data: bytes, max_depth: int) -> Any:
 
 def parse_strict_with_facts(
     raw: bytes | bytearray | memoryview | str, *, max_bytes: int, max_depth: int
-) -> tuple[Any, bool]:
+) -> tuple[Any, Readiness]:
     """:func:`parse_strict`, and whether the document is encoder-ready (see the module docstring)."""
     text, utf8 = _decode_with_utf8(raw, max_bytes)
     recorder = _recorder()
     if recorder.busy:  # re-entered on this thread (a signal handler parsing): never share one's facts
         recorder = _FactRecorder()
     recorder.floats_ready = recorder.keys_ready = True
+    recorder.wide_floats = False
     recorder.dot_zero_literals = 0
     recorder.busy = True
     try:
@@ -251,7 +272,9 @@ def parse_strict_with_facts(
         recorder.busy = False
 
 
-def _parse_recording(text: str, utf8: bytes, max_depth: int, recorder: _FactRecorder) -> tuple[Any, bool]:
+def _parse_recording(
+    text: str, utf8: bytes, max_depth: int, recorder: _FactRecorder
+) -> tuple[Any, Readiness]:
     # Only a character above U+FFFF, written literally or as a surrogate-pair escape, can make key order
     # by code point (the encoders') differ from order by UTF-16 code unit (RFC 8785's).  In UTF-8 only
     # those characters start with a byte F0-F4 (one memchr each); the escape search is the one parsing
@@ -259,22 +282,29 @@ def _parse_recording(text: str, utf8: bytes, max_depth: int, recorder: _FactReco
     escapes = "\\u" in text
     may_be_astral = _has_astral_utf8(utf8) or (escapes and _SURROGATE_ESCAPE.search(text) is not None)
     value = _parse(text, max_depth, recorder.astral_decoder if may_be_astral else recorder.decoder)
-    dot_zeros = recorder.dot_zero_literals
-    ready = (
+    if not (
         recorder.floats_ready
         and recorder.keys_ready
         and (type(value) is dict or type(value) is list)
-        and not (escapes and _DOT_ZERO_ESCAPE.search(text) is not None)
-        # Every ".0" in the text is counted (C speed) before the exact count runs: equal means none is
-        # anything but the end of a "4.0"-style literal.
-        and (text.count(".0") == dot_zeros or len(_DOT_ZERO_END.findall(text)) == dot_zeros)
         and (
             max_depth <= MAX_CANONICAL_DEPTH
             or text.count("[") + text.count("{") <= MAX_CANONICAL_DEPTH
             or not _deeper_than(value, MAX_CANONICAL_DEPTH)
         )
-    )
-    return value, ready
+    ):
+        return value, None
+    if recorder.wide_floats:
+        # Orjson-ready values have their integral floats patched rather than ".0" cut from the text,
+        # so what strings hold does not matter to them.
+        return value, "orjson" if DEFAULT_ENCODER == "orjson" else None
+    dot_zeros = recorder.dot_zero_literals
+    if (escapes and _DOT_ZERO_ESCAPE.search(text) is not None) or (
+        # Every ".0" in the text is counted (C speed) before the exact count runs: equal means none is
+        # anything but the end of a "4.0"-style literal.
+        text.count(".0") != dot_zeros and len(_DOT_ZERO_END.findall(text)) != dot_zeros
+    ):
+        return value, None
+    return value, "encoders"
 
 
 def _has_astral_utf8(data: bytes) -> bool:

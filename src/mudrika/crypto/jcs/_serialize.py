@@ -1,4 +1,4 @@
-"""RFC 8785 serialisation of Python JSON values: a compiled encoder, reached three ways, and a general path.
+"""RFC 8785 serialisation of Python JSON values: a compiled encoder, reached four ways, and a general path.
 
 Why: the obvious recursive serialiser (the general path below) takes many times as long as the
 compiled encoders (bench/bench_jcs.py, docs/performance.md), and a mandate hash is computed on every
@@ -21,13 +21,17 @@ tests/unit/test_jcs_properties.py and tests/unit/test_jcs_ready.py.  The three p
    order), RFC 8785 by UTF-16 code unit.  The two orders differ only when a key holds a character above
    U+FFFF, so an object with such a key and a sibling key goes to the general path.
 
-The three ways in:
+The four ways in:
 
 * **ready values** (:class:`~mudrika.crypto.frozenjson.EncoderReadyDict`/``EncoderReadyList``, made by
   :func:`mudrika.crypto.jcs.loads_received`): the strict parser saw every number, key and string of
   the document and vouched that none of the three places is hit except integral floats, so the value
   goes to the encoder untouched and only the ``.0`` of integral floats is removed from the bytes (see
   "Ready values" below).  No Python walk over the value at all;
+* **orjson-ready values** (:class:`~mudrika.crypto.frozenjson.OrjsonReadyDict`/``OrjsonReadyList``,
+  also made by ``loads_received``, for documents holding floats outside the shortest-form range):
+  the same, for orjson alone, after a shallow copy of each container holding a float orjson misprints
+  (which the freeze recorded) swaps that float for the right text (see "Orjson-ready values");
 * **the value walk** (:func:`_prepare_values`) for anything else -- values built by code, plain values
   from ``loads_strict``: it copies a container only where something below it changes: integral floats
   up to 2^53 become the equal ``int``; with orjson, a float outside the shortest-form range becomes an
@@ -52,8 +56,15 @@ from itertools import chain
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Final, Literal
 
-from mudrika.crypto.frozenjson import EncoderReadyDict, EncoderReadyList, FrozenJSONDict, FrozenJSONList
-from mudrika.crypto.jcs._number import es_number_to_string
+from mudrika.crypto.frozenjson import (
+    EncoderReadyDict,
+    EncoderReadyList,
+    FrozenJSONDict,
+    FrozenJSONList,
+    OrjsonReadyDict,
+    OrjsonReadyList,
+)
+from mudrika.crypto.jcs._number import es_number_from_shortest, es_number_to_string
 from mudrika.errors import InvalidInput
 
 __all__ = [
@@ -62,6 +73,7 @@ __all__ = [
     "MAX_CANONICAL_DEPTH",
     "MAX_SAFE_INTEGER",
     "Encoder",
+    "misprinted_by_orjson",
     "serialize",
     "serialize_sha256",
     "serialize_with",
@@ -176,6 +188,107 @@ def _integral_dot_zero_removed(out: bytes) -> bytes:
     return _DOT_ZERO_BEFORE_DELIMITER.sub(b"", out) if b".0" in out else out
 
 
+# ------------------------------------------------------------------------------ orjson-ready values
+#
+# An OrjsonReadyDict/OrjsonReadyList comes from a document the strict parser vouched for as for ready
+# values above, except that it may also hold floats outside the shortest-form range ("wide" floats:
+# non-integral below 1e-4, integral from 1e16).  orjson writes most of them as ECMAScript does
+# ("1e-7", "0.00001", "1.5e+300") but not all: the version installed here is asked once per process
+# (:func:`_orjson_misprint_bands`), for every decimal exponent a double can have outside the range,
+# and the exponents where its text differs from ECMAScript's become magnitude bands (with orjson 3.13:
+# [1e-6, 1e-5), written "1e-6" where ECMAScript writes "0.000001", and [1e16, 1e21), written "1e+16"
+# for "10000000000000000").  The freeze recorded, per container, which members are a float in a band
+# or a container holding one (``patches``); encoding such a container encodes a shallow copy with
+# each banded float replaced by an orjson.Fragment of its ECMAScript text.  Nothing searches the
+# output, so a string can never be mistaken for a number.  The ".0" rule of ready values still holds:
+# no wide float's text, ECMAScript's or orjson's, ends in ".0".
+#
+# The probe rests on what the ready path already assumes -- orjson's digits are the shortest ones --
+# and on a formatter laying those digits out by their count, the exponent and the sign alone; it
+# tries one, two, sixteen and seventeen digits at every exponent, both signs.  A json-encoder path
+# never trusts these values (repr writes "1e-05"): it walks them, which sends them to the general path.
+
+_PROBE_DIGITS: Final = ("1", "1.2", "1.234567890123456", "1.2345678901234567")
+_ORJSON_FACTS: dict[str, tuple[tuple[float, float], ...]] = {}  # a fact about the encoder, not a cache
+
+
+def _orjson_misprint_bands() -> tuple[tuple[float, float], ...]:
+    """The magnitude bands, [low, high), outside [1e-4, 1e16) where orjson's text is not ECMAScript's.
+
+    Asked of the installed orjson once per process: it describes the encoder, not any input.
+    """
+    bands = _ORJSON_FACTS.get("misprint_bands")
+    if bands is None:
+        bands = _ORJSON_FACTS["misprint_bands"] = _probe_orjson()
+    return bands
+
+
+def _probe_orjson() -> tuple[tuple[float, float], ...]:
+    encode = _ENCODERS["orjson"]
+    probes: list[tuple[int, float]] = [(-324, 5e-324)]  # the only double with exponent -324
+    for exponent in chain(range(-323, -4), range(16, 309)):
+        probes += ((exponent, float(f"{digits}e{exponent}")) for digits in _PROBE_DIGITS)
+    magnitudes = [x for _, x in probes]
+    texts = encode(magnitudes + [-x for x in magnitudes])[1:-1].split(b",")
+    misprinted = set()
+    for index, (exponent, x) in enumerate(probes):
+        expected = es_number_to_string(x).encode()
+        if texts[index] != expected or texts[index + len(probes)] != b"-" + expected:
+            misprinted.add(exponent)
+    bands: list[tuple[float, float]] = []
+    for exponent in sorted(misprinted):
+        low, high = _decade(exponent), _decade(exponent + 1)
+        if bands and bands[-1][1] == low:
+            bands[-1] = (bands[-1][0], high)
+        else:
+            bands.append((low, high))
+    return tuple(bands)
+
+
+def _decade(exponent: int) -> float:
+    """The least double whose shortest digits have decimal ``exponent`` (d.ddd x 10^exponent).
+
+    Shortest digits keep the order of the doubles, and ``float("1eN")`` reads back as "1eN" (N within
+    the double range), so x >= _decade(N) exactly when x's exponent is N or more.
+    """
+    return 5e-324 if exponent <= -324 else float(f"1e{exponent}")
+
+
+def misprinted_by_orjson(x: float) -> bool:
+    """Whether orjson writes the finite float ``x`` differently from RFC 8785 (a ``patches`` test):
+    an integral float below 1e16 (orjson's ``4.0``), or a float in a band the probe found."""
+    magnitude = abs(x)
+    if magnitude < 1e16 and (magnitude >= 1e-4 or magnitude == 0.0):
+        return x.is_integer()
+    return any(low <= magnitude < high for low, high in _orjson_misprint_bands())
+
+
+def _patched(value: OrjsonReadyDict | OrjsonReadyList) -> Any:
+    """``value``, or a shallow copy of it with every member its ``patches`` name made right for orjson.
+
+    The banded floats of one container are formatted by one orjson call (shortest digits, as ever);
+    only their layout is redone in Python.
+    """
+    if not value.patches:
+        return value
+    copy: Any = dict(value) if type(value) is OrjsonReadyDict else list(value)
+    float_keys = []
+    for key in value.patches:
+        x = value[key]  # type: ignore[index]
+        t = type(x)
+        if t is OrjsonReadyDict or t is OrjsonReadyList:
+            copy[key] = _patched(x)
+        elif -9007199254740992.0 <= x <= 9007199254740992.0 and x.is_integer():
+            copy[key] = int(x)  # §3.2.2.3 prints such a double as exactly this integer's digits
+        else:
+            float_keys.append(key)
+    if float_keys:
+        texts = _ENCODERS["orjson"]([value[key] for key in float_keys]).decode()[1:-1].split(",")  # type: ignore[index]
+        for key, text in zip(float_keys, texts, strict=True):
+            copy[key] = _fragment(es_number_from_shortest(text).encode())
+    return copy
+
+
 # ------------------------------------------------------------------------- floats outside [1e-4, 1e16)
 #
 # The walk below replaces such a float with an orjson.Fragment (text orjson inserts verbatim) holding
@@ -269,7 +382,7 @@ def _numbers_only_text(arr: list[Any]) -> bytes | None:
 
 
 def _via_json(value: Any) -> bytes:
-    if type(value) in _READY:
+    if type(value) in _READY:  # never an orjson-ready value: the walk sends those to the general path
         return _integral_dot_zero_removed(_ENCODERS["json"](value))
     return _ENCODERS["json"](_prepare(value))
 
@@ -285,6 +398,8 @@ def _via_orjson(value: Any) -> bytes:
     t = type(value)
     if t is EncoderReadyDict or t is EncoderReadyList:
         return _integral_dot_zero_removed(_ENCODERS["orjson"](value))
+    if t is OrjsonReadyDict or t is OrjsonReadyList:
+        return _ENCODERS["orjson"](_patched(value))
     prepared = _prepare_values(value, _FRAGMENTS)
     out = prepared if type(prepared) is bytes else _ENCODERS["orjson"](prepared)
     if _has_astral(out):
@@ -316,6 +431,8 @@ def serialize_sha256(value: Any) -> bytes:
     both).  Everything else hashes serialize's bytes.
     """
     t = type(value)
+    if _fast is _via_orjson and (t is OrjsonReadyDict or t is OrjsonReadyList):
+        return hashlib.sha256(serialize(value)).digest()  # its text needs no fixing: nothing to save
     if _fast is _via_orjson and (t is EncoderReadyDict or t is EncoderReadyList):
         try:
             out = _ENCODERS["orjson"](value)
@@ -419,7 +536,15 @@ def _prepare_scalar(value: Any) -> Any:
 
 
 def _ready_or_walked(x: Any, fragments: bool) -> Any:
-    """A ready container met inside a walked one: its ready text as a Fragment, or (json) walk it."""
+    """A ready container met inside a walked one: its ready text as a Fragment, or (json) walk it.
+
+    An orjson-ready one becomes the Fragment of its patched text, or (json) the general path's work.
+    """
+    t = type(x)
+    if t is OrjsonReadyDict or t is OrjsonReadyList:
+        if fragments:
+            return _fragment(_ENCODERS["orjson"](_patched(x)))
+        raise _UseGeneralPath
     if fragments:
         return _fragment(_integral_dot_zero_removed(_ENCODERS["orjson"](x)))
     return _prepare_dict(x, False) if type(x) is EncoderReadyDict else _prepare_list(x, False)
@@ -457,7 +582,7 @@ def _prepare_dict(obj: dict[Any, Any], fragments: bool) -> dict[Any, Any] | None
             raise _UseGeneralPath
         elif t is bool or x is None:
             continue
-        elif t is EncoderReadyDict or t is EncoderReadyList:
+        elif t is EncoderReadyDict or t is EncoderReadyList or t is OrjsonReadyDict or t is OrjsonReadyList:
             y = _ready_or_walked(x, fragments)
             if y is None:
                 continue
@@ -513,7 +638,7 @@ def _prepare_list(arr: list[Any], fragments: bool) -> list[Any] | bytes | None:
             raise _UseGeneralPath
         elif t is bool or x is None:
             continue
-        elif t is EncoderReadyDict or t is EncoderReadyList:
+        elif t is EncoderReadyDict or t is EncoderReadyList or t is OrjsonReadyDict or t is OrjsonReadyList:
             y = _ready_or_walked(x, fragments)
             if y is None:
                 continue
@@ -542,12 +667,12 @@ def _check_keys(value: Any) -> None:
 
 def _collect_objects(value: Any, depth: int, objects: list[dict[Any, Any]]) -> None:
     t = type(value)
-    if t is dict or t is FrozenJSONDict or t is EncoderReadyDict:
+    if t is dict or t is FrozenJSONDict or t is EncoderReadyDict or t is OrjsonReadyDict:
         if depth > MAX_CANONICAL_DEPTH:
             raise _UseGeneralPath
         objects.append(value)
         items = value.values()
-    elif t is list or t is FrozenJSONList or t is EncoderReadyList:
+    elif t is list or t is FrozenJSONList or t is EncoderReadyList or t is OrjsonReadyList:
         if depth > MAX_CANONICAL_DEPTH:
             raise _UseGeneralPath
         items = value
@@ -559,7 +684,16 @@ def _collect_objects(value: Any, depth: int, objects: list[dict[Any, Any]]) -> N
 
 
 _CONTAINERS: Final = frozenset(
-    {dict, list, FrozenJSONDict, FrozenJSONList, EncoderReadyDict, EncoderReadyList}
+    {
+        dict,
+        list,
+        FrozenJSONDict,
+        FrozenJSONList,
+        EncoderReadyDict,
+        EncoderReadyList,
+        OrjsonReadyDict,
+        OrjsonReadyList,
+    }
 )
 
 
