@@ -113,6 +113,15 @@ _A2A_GATE_TESTS: Final = (
     "tests/security/test_a2a_gate_mutants.py",
 )
 
+#: Tests of RFC 8785 serialisation: every path to the canonical bytes a mandate hash covers.
+_JCS_SERIALIZE_TESTS: Final = (
+    "tests/unit/test_jcs.py",
+    "tests/unit/test_jcs_properties.py",
+    "tests/unit/test_jcs_ready.py",
+    "tests/unit/test_jcs_orjson_ready.py",
+    "tests/unit/test_jcs_error_paths.py",
+)
+
 TARGETS: Final[dict[str, tuple[str, ...]]] = {
     "src/mudrika/identity/anchoring.py": _ANCHOR_TESTS,
     "src/mudrika/payments/trustroot/_model.py": _ANCHOR_TESTS,
@@ -124,8 +133,10 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
         "tests/unit/test_jcs_ready.py",
         "tests/unit/test_jcs_plain_parse.py",
         "tests/unit/test_jcs_parse_mutants.py",
+        "tests/unit/test_jcs_orjson_ready.py",
         "tests/unit/test_jose.py",
     ),
+    "src/mudrika/crypto/jcs/_serialize.py": _JCS_SERIALIZE_TESTS,
     "src/mudrika/payments/credential_status.py": (
         "tests/unit/test_credential_status.py",
         "tests/security/test_disputes_over_time.py",
