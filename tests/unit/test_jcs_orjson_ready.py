@@ -33,7 +33,8 @@ from mudrika.crypto.frozenjson import (
 from mudrika.crypto.jcs import _parse, canonical_sha256, canonicalize, loads_received, mandate_hash
 from mudrika.crypto.jcs import _serialize as _jcs_serialize
 from mudrika.crypto.jcs._number import es_number_from_shortest, es_number_to_string
-from mudrika.crypto.jcs._serialize import ENCODERS, misprinted_by_orjson, serialize_with
+from mudrika.crypto.jcs._serialize import ENCODERS, freeze_orjson_ready, misprinted_by_orjson, serialize_with
+from mudrika.errors import InvalidInput
 
 _ORJSON_READY = (OrjsonReadyDict, OrjsonReadyList)
 
@@ -180,6 +181,39 @@ def test_patches_name_the_banded_and_integral_floats_and_the_containers_holding_
     assert frozen["a"].patches == (2, 3)
     assert frozen["b"].patches == ()
     _assert_every_part_canonical(frozen)
+
+
+def test_the_freeze_patches_exactly_what_misprinted_by_orjson_names() -> None:
+    """The freeze writes the misprint test out in its loop: it must agree with the function, float by
+    float, in arrays and in objects."""
+    doubles = _random_doubles(3_000, seed=5)
+    numbers = [_with_digits(x, digits) for x in doubles for digits in (1, 2, 17)]
+    numbers = [x for x in numbers if math.isfinite(x)]
+    numbers += [0.0, 4.0, -4.0, 1e-4, -1e-4, 1e16, 1e21, 1e-6, 1e-5, 2.0**53, 9.999999999999999e15]
+    frozen = freeze_orjson_ready({"array": numbers, "objects": [{"v": x} for x in numbers]}, max_depth=4)
+    expected = tuple(index for index, x in enumerate(numbers) if misprinted_by_orjson(x))
+    assert frozen["array"].patches == expected
+    assert frozen["objects"].patches == expected
+    assert all(
+        part.patches == (("v",) if misprinted_by_orjson(part["v"]) else ()) for part in frozen["objects"]
+    )
+    assert frozen.patches == ("array", "objects")
+    assert 0 < len(expected) < len(numbers)
+
+
+def test_the_freeze_refuses_nesting_past_its_limit() -> None:
+    assert type(freeze_orjson_ready([[[1e-7]]], max_depth=3)) is OrjsonReadyList
+    for value, limit in (([[[1e-7]]], 2), ({"a": {"b": [1e-7]}}, 2), (_nest(100_000), 1_000_000)):
+        with pytest.raises(InvalidInput) as refused:
+            freeze_orjson_ready(value, max_depth=limit)
+        assert (refused.value.code, refused.value.fields["limit"]) == ("too_deep", limit)
+
+
+def _nest(levels: int) -> list[Any]:
+    value: list[Any] = [1e-7]
+    for _ in range(levels):
+        value = [value]
+    return value
 
 
 def test_a_patched_hash_leaves_the_received_copy_as_it_was() -> None:

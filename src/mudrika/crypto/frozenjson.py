@@ -15,7 +15,6 @@ in dispute batches) and copying are supported.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from typing import Any, NoReturn, Self, SupportsIndex
 
 from mudrika.errors import InvalidInput
@@ -28,7 +27,6 @@ __all__ = [
     "OrjsonReadyDict",
     "OrjsonReadyList",
     "freeze",
-    "freeze_orjson_ready",
     "thaw",
 ]
 
@@ -143,8 +141,9 @@ class EncoderReadyList(FrozenJSONList):
 class OrjsonReadyDict(FrozenJSONDict):
     """A read-only JSON object from a document the strict parser vouched for *for orjson only*: it holds
     floats outside the shortest-form range, which orjson writes as RFC 8785 does except in a few
-    magnitude bands.  ``patches`` names the members to replace before encoding: a float in such a band,
-    or a container holding one (mudrika.crypto.jcs._serialize, "Orjson-ready values")."""
+    magnitude bands.  ``patches`` names the members to replace before encoding: a float orjson
+    misprints (in such a band, or integral), or a container with patches.  Made and read only by
+    mudrika.crypto.jcs._serialize ("Orjson-ready values")."""
 
     __slots__ = ("patches",)
 
@@ -175,50 +174,6 @@ def freeze_encoder_ready(value: Any, *, max_depth: int) -> Any:
     the type is the claim, and canonicalisation trusts it without looking.
     """
     return _frozen(value, max_depth, EncoderReadyDict, EncoderReadyList)
-
-
-def freeze_orjson_ready(value: Any, *, max_depth: int, misprinted: Callable[[float], bool]) -> Any:
-    """:func:`freeze` into :class:`OrjsonReadyDict`/:class:`OrjsonReadyList`, recording the patches.
-
-    For :mod:`mudrika.crypto.jcs` only, on a value its strict parser has just found orjson-ready:
-    ``misprinted(x)`` says whether orjson writes the float ``x`` differently from RFC 8785, and every
-    container lists, in ``patches``, the members that are such a float or a container with patches.
-    """
-    try:
-        return _freeze_patched(value, 1, max_depth, misprinted)
-    except RecursionError:
-        raise InvalidInput(
-            "JSON nested deeper than can be copied", code="too_deep", limit=max_depth
-        ) from None
-
-
-def _freeze_patched(value: Any, depth: int, max_depth: int, misprinted: Callable[[float], bool]) -> Any:
-    """One container of :func:`freeze_orjson_ready` (one pass: copy, and note what needs a patch)."""
-    frozen: OrjsonReadyDict | OrjsonReadyList
-    if isinstance(value, dict):
-        _check_depth(depth, max_depth)
-        frozen = OrjsonReadyDict(
-            {key: _freeze_patched(item, depth + 1, max_depth, misprinted) for key, item in value.items()}
-        )
-    elif isinstance(value, list | tuple):
-        _check_depth(depth, max_depth)
-        frozen = OrjsonReadyList(_freeze_patched(item, depth + 1, max_depth, misprinted) for item in value)
-    else:
-        return value
-    frozen.patches = tuple(_patched_members(frozen, misprinted))
-    return frozen
-
-
-def _patched_members(
-    frozen: OrjsonReadyDict | OrjsonReadyList, misprinted: Callable[[float], bool]
-) -> Iterator[Any]:
-    items = frozen.items() if type(frozen) is OrjsonReadyDict else enumerate(frozen)
-    for key, item in items:
-        t = type(item)
-        if (t is float and misprinted(item)) or (
-            (t is OrjsonReadyDict or t is OrjsonReadyList) and item.patches
-        ):
-            yield key
 
 
 def _frozen(

@@ -31,12 +31,12 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from mudrika.crypto.b64url import b64url_encode
-from mudrika.crypto.frozenjson import freeze, freeze_encoder_ready, freeze_orjson_ready
+from mudrika.crypto.frozenjson import freeze, freeze_encoder_ready
 from mudrika.crypto.jcs._parse import parse_strict, parse_strict_with_facts
 from mudrika.crypto.jcs._serialize import (
     MAX_CANONICAL_DEPTH,
     MAX_SAFE_INTEGER,
-    misprinted_by_orjson,
+    freeze_orjson_ready,
     serialize,
     serialize_sha256,
 )
@@ -118,7 +118,7 @@ def loads_received(
     if ready == "encoders":
         frozen = freeze_encoder_ready(value, max_depth=max_depth)
     elif ready == "orjson":
-        frozen = freeze_orjson_ready(value, max_depth=max_depth, misprinted=misprinted_by_orjson)
+        frozen = freeze_orjson_ready(value, max_depth=max_depth)
     else:
         frozen = freeze(value, max_depth=max_depth)
     return ReceivedJSON(value, frozen)

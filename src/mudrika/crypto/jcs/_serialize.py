@@ -50,6 +50,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 from functools import partial
 from itertools import chain
@@ -73,6 +74,7 @@ __all__ = [
     "MAX_CANONICAL_DEPTH",
     "MAX_SAFE_INTEGER",
     "Encoder",
+    "freeze_orjson_ready",
     "misprinted_by_orjson",
     "serialize",
     "serialize_sha256",
@@ -197,11 +199,12 @@ def _integral_dot_zero_removed(out: bytes) -> bytes:
 # (:func:`_orjson_misprint_bands`), for every decimal exponent a double can have outside the range,
 # and the exponents where its text differs from ECMAScript's become magnitude bands (with orjson 3.13:
 # [1e-6, 1e-5), written "1e-6" where ECMAScript writes "0.000001", and [1e16, 1e21), written "1e+16"
-# for "10000000000000000").  The freeze recorded, per container, which members are a float in a band
-# or a container holding one (``patches``); encoding such a container encodes a shallow copy with
-# each banded float replaced by an orjson.Fragment of its ECMAScript text.  Nothing searches the
-# output, so a string can never be mistaken for a number.  The ".0" rule of ready values still holds:
-# no wide float's text, ECMAScript's or orjson's, ends in ".0".
+# for "10000000000000000").  The freeze (:func:`freeze_orjson_ready`) records, per container, which
+# members orjson misprints -- a float in a band, an integral float (orjson's "4.0") -- or are a
+# container with patches (``patches``); encoding such a container encodes a shallow copy with each
+# banded float replaced by an orjson.Fragment of its ECMAScript text and each integral float by its
+# int (or, past 2^53, its digits as a Fragment).  Nothing is cut from or searched in the output, so no
+# string can be mistaken for a number, and strings need none of the conditions ready values need.
 #
 # The probe rests on what the ready path already assumes -- orjson's digits are the shortest ones --
 # and on a formatter laying those digits out by their count, the exponent and the sign alone; it
@@ -209,18 +212,20 @@ def _integral_dot_zero_removed(out: bytes) -> bytes:
 # never trusts these values (repr writes "1e-05"): it walks them, which sends them to the general path.
 
 _PROBE_DIGITS: Final = ("1", "1.2", "1.234567890123456", "1.2345678901234567")
-_ORJSON_FACTS: dict[str, tuple[tuple[float, float], ...]] = {}  # a fact about the encoder, not a cache
+# A fact about the encoder, not a cache: the band edges (low, high, low, high, ...), ascending.
+_ORJSON_FACTS: dict[str, tuple[float, ...]] = {}
 
 
-def _orjson_misprint_bands() -> tuple[tuple[float, float], ...]:
-    """The magnitude bands, [low, high), outside [1e-4, 1e16) where orjson's text is not ECMAScript's.
+def _orjson_misprint_edges() -> tuple[float, ...]:
+    """The edges of the magnitude bands outside [1e-4, 1e16) where orjson's text is not ECMAScript's:
+    a magnitude m is in a band when ``bisect_right(edges, m)`` is odd (bands are [low, high)).
 
     Asked of the installed orjson once per process: it describes the encoder, not any input.
     """
-    bands = _ORJSON_FACTS.get("misprint_bands")
-    if bands is None:
-        bands = _ORJSON_FACTS["misprint_bands"] = _probe_orjson()
-    return bands
+    edges = _ORJSON_FACTS.get("misprint_edges")
+    if edges is None:
+        edges = _ORJSON_FACTS["misprint_edges"] = tuple(chain.from_iterable(_probe_orjson()))
+    return edges
 
 
 def _probe_orjson() -> tuple[tuple[float, float], ...]:
@@ -255,12 +260,75 @@ def _decade(exponent: int) -> float:
 
 
 def misprinted_by_orjson(x: float) -> bool:
-    """Whether orjson writes the finite float ``x`` differently from RFC 8785 (a ``patches`` test):
-    an integral float below 1e16 (orjson's ``4.0``), or a float in a band the probe found."""
+    """Whether orjson writes the finite float ``x`` differently from RFC 8785: an integral float below
+    1e16 (orjson's ``4.0``), or a float in a band the probe found.  :func:`freeze_orjson_ready` asks
+    exactly this of every float, written out in its loop (a call per float would double its cost)."""
     magnitude = abs(x)
-    if magnitude < 1e16 and (magnitude >= 1e-4 or magnitude == 0.0):
+    if 1e-4 <= magnitude < 1e16 or magnitude == 0.0:
         return x.is_integer()
-    return any(low <= magnitude < high for low, high in _orjson_misprint_bands())
+    return bisect_right(_orjson_misprint_edges(), magnitude) % 2 == 1
+
+
+def freeze_orjson_ready(value: Any, *, max_depth: int) -> Any:
+    """:func:`~mudrika.crypto.frozenjson.freeze` into ``OrjsonReadyDict``/``OrjsonReadyList``, each
+    with its ``patches``: for :func:`mudrika.crypto.jcs.loads_received`, on a value its strict parser
+    has just found orjson-ready.  One pass copies and notes what needs a patch; a scalar costs no call.
+    """
+    try:
+        return _freeze_patched(value, 1, max_depth, _orjson_misprint_edges())
+    except RecursionError:
+        raise InvalidInput(
+            "JSON nested deeper than can be copied", code="too_deep", limit=max_depth
+        ) from None
+
+
+def _freeze_patched(value: Any, depth: int, max_depth: int, edges: tuple[float, ...]) -> Any:
+    if depth > max_depth:
+        raise InvalidInput(f"JSON nested deeper than {max_depth} levels", code="too_deep", limit=max_depth)
+    frozen: OrjsonReadyDict | OrjsonReadyList
+    patches: list[Any] = []
+    if isinstance(value, dict):
+        members: dict[str, Any] = {}
+        for key, item in value.items():
+            t = type(item)
+            if t is float:
+                magnitude = item if item >= 0.0 else -item
+                if (
+                    item.is_integer()
+                    if 1e-4 <= magnitude < 1e16 or magnitude == 0.0
+                    else bisect_right(edges, magnitude) % 2 == 1
+                ):
+                    patches.append(key)
+            elif t is dict or t is list:
+                child = _freeze_patched(item, depth + 1, max_depth, edges)
+                if child.patches:
+                    patches.append(key)
+                members[key] = child
+                continue
+            members[key] = item
+        frozen = OrjsonReadyDict(members)
+    else:
+        items: list[Any] = []
+        for index, item in enumerate(value):
+            t = type(item)
+            if t is float:
+                magnitude = item if item >= 0.0 else -item
+                if (
+                    item.is_integer()
+                    if 1e-4 <= magnitude < 1e16 or magnitude == 0.0
+                    else bisect_right(edges, magnitude) % 2 == 1
+                ):
+                    patches.append(index)
+            elif t is dict or t is list:
+                child = _freeze_patched(item, depth + 1, max_depth, edges)
+                if child.patches:
+                    patches.append(index)
+                items.append(child)
+                continue
+            items.append(item)
+        frozen = OrjsonReadyList(items)
+    frozen.patches = tuple(patches)
+    return frozen
 
 
 def _patched(value: OrjsonReadyDict | OrjsonReadyList) -> Any:
