@@ -15,7 +15,7 @@ in dispute batches) and copying are supported.
 
 from __future__ import annotations
 
-from typing import Any, NoReturn, Self, SupportsIndex
+from typing import Any, Final, NoReturn, Self, SupportsIndex
 
 from mudrika.errors import InvalidInput
 
@@ -193,15 +193,30 @@ def _frozen(
 def _freeze(
     value: Any, depth: int, max_depth: int, dict_type: type[FrozenJSONDict], list_type: type[FrozenJSONList]
 ) -> Any:
+    # A JSON scalar is kept as it is without a call: most members are scalars, and a call per member
+    # was most of the copy's cost.
     if isinstance(value, dict):
         _check_depth(depth, max_depth)
         return dict_type(
-            {key: _freeze(item, depth + 1, max_depth, dict_type, list_type) for key, item in value.items()}
+            {
+                key: item
+                if type(item) in _SCALARS
+                else _freeze(item, depth + 1, max_depth, dict_type, list_type)
+                for key, item in value.items()
+            }
         )
     if isinstance(value, list | tuple):
         _check_depth(depth, max_depth)
-        return list_type(_freeze(item, depth + 1, max_depth, dict_type, list_type) for item in value)
+        return list_type(
+            [
+                item if type(item) in _SCALARS else _freeze(item, depth + 1, max_depth, dict_type, list_type)
+                for item in value
+            ]
+        )
     return value
+
+
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 
 
 def _check_depth(depth: int, max_depth: int) -> None:
