@@ -92,7 +92,9 @@ MAX_CANONICAL_DEPTH = 512
 # form where ECMAScript waits until 1e-7.  The upper bound also rejects inf and (by comparison) NaN.
 _MIN_REPR_SAFE = 1e-4
 _MAX_REPR_SAFE = 1e16
-_MAX_EXACT_INTEGRAL = float(2**53)  # integral floats up to here print as the equal int in ECMAScript
+_MAX_EXACT_INTEGRAL = float(
+    MAX_SAFE_INTEGER
+)  # integral floats up to here become the equal int (the I-JSON range)
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -346,7 +348,7 @@ def _patched(value: OrjsonReadyDict | OrjsonReadyList) -> Any:
         t = type(x)
         if t is OrjsonReadyDict or t is OrjsonReadyList:
             copy[key] = _patched(x)
-        elif -9007199254740992.0 <= x <= 9007199254740992.0 and x.is_integer():
+        elif -9007199254740991.0 <= x <= 9007199254740991.0 and x.is_integer():
             copy[key] = int(x)  # §3.2.2.3 prints such a double as exactly this integer's digits
         else:
             float_keys.append(key)
@@ -558,7 +560,7 @@ def serialize_with(encoder: Encoder | None, value: Any) -> bytes:
 # RecursionError), tests the commonest types first and writes the float tests with literals rather than
 # the named constants above:
 #   (1e-4 <= x < 1e16 or -1e16 < x <= -1e-4)   is   _MIN_REPR_SAFE <= abs(x) < _MAX_REPR_SAFE
-#   -9007199254740992.0 <= x <= 9007199254740992.0   is   abs(x) <= _MAX_EXACT_INTEGRAL (2^53)
+#   -9007199254740991.0 <= x <= 9007199254740991.0   is   abs(x) <= _MAX_EXACT_INTEGRAL (2^53 - 1)
 #   -9007199254740991 <= x <= 9007199254740991       is   abs(x) <= MAX_SAFE_INTEGER (2^53 - 1)
 # :func:`_check_keys` visits the containers only: nesting within MAX_CANONICAL_DEPTH, string keys, and
 # the UTF-16 key order (3. in the module docstring).  The json path needs both walks; the orjson path
@@ -632,7 +634,7 @@ def _prepare_dict(obj: dict[Any, Any], fragments: bool) -> dict[Any, Any] | None
         elif t is float:
             if (1e-4 <= x < 1e16 or -1e16 < x <= -1e-4) and not x.is_integer():
                 continue
-            if x.is_integer() and -9007199254740992.0 <= x <= 9007199254740992.0:
+            if x.is_integer() and -9007199254740991.0 <= x <= 9007199254740991.0:
                 y = int(x)
             elif fragments:
                 y = _float_fragment(x)
@@ -682,7 +684,7 @@ def _prepare_list(arr: list[Any], fragments: bool) -> list[Any] | bytes | None:
         elif t is float:
             if (1e-4 <= x < 1e16 or -1e16 < x <= -1e-4) and not x.is_integer():
                 continue
-            if x.is_integer() and -9007199254740992.0 <= x <= 9007199254740992.0:
+            if x.is_integer() and -9007199254740991.0 <= x <= 9007199254740991.0:
                 y = int(x)
             elif not whole_array_tried:
                 whole_array_tried = True
