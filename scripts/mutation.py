@@ -119,6 +119,7 @@ _JCS_SERIALIZE_TESTS: Final = (
     "tests/unit/test_jcs_properties.py",
     "tests/unit/test_jcs_ready.py",
     "tests/unit/test_jcs_orjson_ready.py",
+    "tests/unit/test_jcs_paths.py",
     "tests/unit/test_jcs_error_paths.py",
 )
 
