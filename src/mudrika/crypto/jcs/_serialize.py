@@ -498,11 +498,10 @@ def serialize_sha256(value: Any) -> bytes:
     by chunk, each cut after a comma and fixed by one C-level substitution (a chunk is an eighth of the
     text, or 4 KB), so at most one chunk is ever held twice.  Either
     way the peak memory of a mandate hash stays near the encoder's own (bench/bench_jcs.py measures
-    both).  Everything else hashes serialize's bytes.
+    both).  Everything else hashes serialize's bytes (an orjson-ready value's text needs no fixing,
+    so there is nothing to save for it).
     """
     t = type(value)
-    if _fast is _via_orjson and (t is OrjsonReadyDict or t is OrjsonReadyList):
-        return hashlib.sha256(serialize(value)).digest()  # its text needs no fixing: nothing to save
     if _fast is _via_orjson and (t is EncoderReadyDict or t is EncoderReadyList):
         try:
             out = _ENCODERS["orjson"](value)
