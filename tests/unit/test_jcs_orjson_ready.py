@@ -89,6 +89,37 @@ def test_the_bands_say_exactly_where_orjson_misprints() -> None:
     texts = orjson.dumps(wide)[1:-1].split(b",")
     for x, text in zip(wide, texts, strict=True):
         assert misprinted_by_orjson(x) is (text != es_number_to_string(x).encode()), x
+    # The probe itself, asked again (it runs once per process, so the first test to need it would be
+    # the only one to execute it), against a re-derivation with every digit count from 1 to 17.
+    assert _jcs_serialize._probe_orjson() == _bands_with_every_digit_count()
+
+
+def _bands_with_every_digit_count() -> tuple[tuple[float, float], ...]:
+    """The probe's answer worked out independently: for every exponent outside [1e-4, 1e16), doubles of
+    1 to 17 digits, both signs, compared with es_number_to_string; misprinted decades merged."""
+    digits = "12345678912345678"
+    found: list[tuple[int, float]] = [(-324, 5e-324)]
+    for exponent in [*range(-323, -4), *range(16, 309)]:
+        found += [(exponent, float(f"{digits[0]}.{digits[1:count]}e{exponent}")) for count in range(1, 18)]
+    values = [x for _, x in found]
+    texts = orjson.dumps(values + [-x for x in values])[1:-1].split(b",")
+    bad = sorted(
+        {
+            exponent
+            for index, (exponent, x) in enumerate(found)
+            if texts[index] != es_number_to_string(x).encode()
+            or texts[index + len(found)] != b"-" + es_number_to_string(x).encode()
+        }
+    )
+    bands: list[list[float]] = []
+    for exponent in bad:
+        low = 5e-324 if exponent == -324 else float(f"1e{exponent}")
+        high = float(f"1e{exponent + 1}")
+        if bands and bands[-1][1] == low:
+            bands[-1][1] = high
+        else:
+            bands.append([low, high])
+    return tuple((low, high) for low, high in bands)
 
 
 def test_integral_floats_below_1e16_are_patched_and_the_rest_of_the_range_is_not() -> None:
@@ -100,18 +131,35 @@ def test_integral_floats_below_1e16_are_patched_and_the_rest_of_the_range_is_not
 
 def test_the_probe_turns_misprinted_exponents_into_merged_bands(monkeypatch: pytest.MonkeyPatch) -> None:
     """A fake encoder that writes repr's layout misprints -6 and -5 ("1e-6" for "0.000001") and 16..20
-    ("1e+16"); with its own misprint at exponent -200, the bands are those decades, adjacent ones
-    merged."""
+    ("1e+16"); with its own misprints at exponent -200 and of the least subnormal (exponent -324),
+    the bands are those decades, adjacent ones merged."""
 
     def repr_layout(values: list[float]) -> bytes:
         texts = [repr(x).replace("e-0", "e-") for x in values]
-        texts = ["9" if x == 1.7e-200 else text for x, text in zip(values, texts, strict=True)]
+        texts = ["9" if x in (1.7e-200, 5e-324) else text for x, text in zip(values, texts, strict=True)]
         return ("[" + ",".join(texts) + "]").encode()
 
     monkeypatch.setitem(_jcs_serialize._ENCODERS, "orjson", repr_layout)
     monkeypatch.setattr(_jcs_serialize, "_PROBE_DIGITS", ("1", "1.7", "1.2"))
     bands = _jcs_serialize._probe_orjson()
-    assert bands == ((1e-200, 1e-199), (1e-6, 1e-4), (1e16, 1e21))
+    assert bands == ((5e-324, 1e-323), (1e-200, 1e-199), (1e-6, 1e-4), (1e16, 1e21))
+
+
+def test_floats_outside_the_range_are_patched_only_where_the_probe_found_a_band(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Integral from 1e16 does not by itself mean misprinted: an orjson without bands needs no patch."""
+    monkeypatch.setitem(_jcs_serialize._ORJSON_FACTS, "misprint_edges", ())
+    for x in (1e16, 2e17, -1e16, 1e21, 1e-7, 5e-324, 1e-6):
+        assert not misprinted_by_orjson(x), x
+    for x in (4.0, 0.0, -9999999999999998.0):
+        assert misprinted_by_orjson(x), x
+    frozen = freeze_orjson_ready({"a": [1e16, -1e16, 2e17, 4.0], "b": 1e16, "c": -0.0}, max_depth=3)
+    assert frozen.patches == ("a", "c")
+    assert frozen["a"].patches == (3,)
+    monkeypatch.setitem(_jcs_serialize._ORJSON_FACTS, "misprint_edges", (1e16, 1e17))
+    assert misprinted_by_orjson(1e16)
+    assert not misprinted_by_orjson(1e17)
 
 
 def test_the_lowest_decade_starts_at_the_least_subnormal() -> None:
@@ -203,6 +251,8 @@ def test_the_freeze_patches_exactly_what_misprinted_by_orjson_names() -> None:
 
 def test_the_freeze_refuses_nesting_past_its_limit() -> None:
     assert type(freeze_orjson_ready([[[1e-7]]], max_depth=3)) is OrjsonReadyList
+    assert freeze_orjson_ready({"a": {"b": 1e-7}}, max_depth=2) == {"a": {"b": 1e-7}}
+    assert freeze_orjson_ready([{"a": [1e-7]}], max_depth=3) == [{"a": [1e-7]}]
     for value, limit in (([[[1e-7]]], 2), ({"a": {"b": [1e-7]}}, 2), (_nest(100_000), 1_000_000)):
         with pytest.raises(InvalidInput) as refused:
             freeze_orjson_ready(value, max_depth=limit)
