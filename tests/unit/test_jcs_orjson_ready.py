@@ -12,8 +12,6 @@ import hashlib
 import json
 import math
 import pickle
-import random
-import struct
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -35,6 +33,7 @@ from mudrika.crypto.jcs import _serialize as _jcs_serialize
 from mudrika.crypto.jcs._number import es_number_from_shortest, es_number_to_string
 from mudrika.crypto.jcs._serialize import ENCODERS, freeze_orjson_ready, misprinted_by_orjson, serialize_with
 from mudrika.errors import InvalidInput
+from tests._support.doubles import random_doubles
 
 _ORJSON_READY = (OrjsonReadyDict, OrjsonReadyList)
 
@@ -61,16 +60,6 @@ def _assert_every_part_canonical(frozen: Any) -> None:
             assert serialize_with(encoder, part) == expected
 
 
-def _random_doubles(count: int, seed: int) -> list[float]:
-    rng = random.Random(seed)
-    numbers: list[float] = []
-    while len(numbers) < count:
-        x = struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0]
-        if math.isfinite(x):
-            numbers.append(x)
-    return numbers
-
-
 def _with_digits(x: float, digits: int) -> float:
     """``x`` rounded to ``digits`` significant digits (so short digit strings are tried too)."""
     return float(f"{x:.{digits - 1}e}")
@@ -81,7 +70,7 @@ def _with_digits(x: float, digits: int) -> float:
 
 def test_the_bands_say_exactly_where_orjson_misprints() -> None:
     """The probe tries four digit counts per exponent; this tries every digit count on random doubles."""
-    doubles = _random_doubles(4_000, seed=11)
+    doubles = random_doubles(4_000, seed=11)
     candidates = [_with_digits(x, digits) for x in doubles for digits in (1, 3, 9, 15, 17)]
     candidates += [5e-324, 1e-6, 1e-5, 1e16, 1e21, 9.999999999999999e-6, 9.999999999999999e20]
     wide = [x for x in candidates if x != 0.0 and math.isfinite(x) and not (1e-4 <= abs(x) < 1e16)]
@@ -190,7 +179,7 @@ def test_the_layout_is_redone_from_any_shortest_text() -> None:
         ("9007199254740994.0", "9007199254740994"), ("-1.5e300", "-1.5e+300"), ("5e-324", "5e-324"),
     ]:  # fmt: skip
         assert es_number_from_shortest(text) == expected
-    for x in _random_doubles(2_000, seed=3):
+    for x in random_doubles(2_000, seed=3):
         if x != 0.0:
             assert es_number_from_shortest(repr(x)) == es_number_to_string(x)
             assert es_number_from_shortest(orjson.dumps(x).decode()) == es_number_to_string(x)
@@ -234,7 +223,7 @@ def test_patches_name_the_banded_and_integral_floats_and_the_containers_holding_
 def test_the_freeze_patches_exactly_what_misprinted_by_orjson_names() -> None:
     """The freeze writes the misprint test out in its loop: it must agree with the function, float by
     float, in arrays and in objects."""
-    doubles = _random_doubles(3_000, seed=5)
+    doubles = random_doubles(3_000, seed=5)
     numbers = [_with_digits(x, digits) for x in doubles for digits in (1, 2, 17)]
     numbers = [x for x in numbers if math.isfinite(x)]
     numbers += [0.0, 4.0, -4.0, 1e-4, -1e-4, 1e16, 1e21, 1e-6, 1e-5, 2.0**53, 9.999999999999999e15]

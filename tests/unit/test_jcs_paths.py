@@ -238,6 +238,7 @@ def test_a_numbers_only_array_is_written_by_one_orjson_call() -> None:
         [1e-7, "s"],
         [1e-7, {"a": 1}],
         [1e-7, [2]],
+        [[2.0], 1e-7],  # an array first: its "[" is the text's second character
         [1e-7, None],
         [1e-7, math.nan],
         [1e-7, math.inf],

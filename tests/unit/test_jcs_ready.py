@@ -9,8 +9,6 @@ import hashlib
 import json
 import math
 import pickle
-import random
-import struct
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -34,6 +32,7 @@ from mudrika.crypto.jcs import canonical_sha256, canonicalize, loads_received, l
 from mudrika.crypto.jcs._parse import parse_strict_with_facts
 from mudrika.crypto.jcs._serialize import ENCODERS, serialize_with
 from mudrika.errors import InvalidInput
+from tests._support.doubles import random_doubles
 from tests._support.paths import REPO_ROOT, vectors
 
 MAX_SAFE = 2**53 - 1
@@ -51,16 +50,6 @@ def _every_path(value: Any) -> list[bytes]:
     canonical = canonicalize(value)
     assert canonical_sha256(value) == hashlib.sha256(canonical).digest()
     return [canonical, *(serialize_with(encoder, value) for encoder in ENCODERS)]
-
-
-def _random_doubles(count: int, seed: int) -> list[float]:
-    rng = random.Random(seed)
-    numbers: list[float] = []
-    while len(numbers) < count:
-        x = struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0]
-        if math.isfinite(x):
-            numbers.append(x)
-    return numbers
 
 
 # ----------------------------------------------------------------------------- published vectors
@@ -142,7 +131,7 @@ def test_astral_keys_beside_other_keys_are_never_ready() -> None:
 def test_twenty_thousand_random_doubles_through_every_shape() -> None:
     """Doubles from random bit patterns in flat arrays (one text, fixed run by run), in objects (one
     Fragment per float), in arrays beside strings and nested arrays, plain and received."""
-    numbers = _random_doubles(20_000, seed=8785)
+    numbers = random_doubles(20_000, seed=8785)
     chunks = [numbers[i : i + 100] for i in range(0, len(numbers), 100)]
     for chunk in chunks:
         shapes: list[Any] = [
@@ -197,7 +186,7 @@ def test_the_layout_check_accepts_exactly_ecmascript_text() -> None:
     """_ES_NUMBER (the check on orjson's digits) against es_number_to_string over every magnitude."""
     from mudrika.crypto.jcs._number import es_number_to_string
 
-    for x in _random_doubles(5_000, seed=7):
+    for x in random_doubles(5_000, seed=7):
         for value in (x, float(int(x)) if abs(x) < 1e25 else x, x * 1e-300, abs(x) % 1e7):
             text = es_number_to_string(value).encode()
             assert _jcs_serialize._ES_NUMBER.fullmatch(text) is not None, text
