@@ -287,48 +287,27 @@ def freeze_orjson_ready(value: Any, *, max_depth: int) -> Any:
 def _freeze_patched(value: Any, depth: int, max_depth: int, edges: tuple[float, ...]) -> Any:
     if depth > max_depth:
         raise InvalidInput(f"JSON nested deeper than {max_depth} levels", code="too_deep", limit=max_depth)
-    frozen: OrjsonReadyDict | OrjsonReadyList
+    is_object = isinstance(value, dict)
+    members: list[Any] = []
     patches: list[Any] = []
-    if isinstance(value, dict):
-        members: dict[str, Any] = {}
-        for key, item in value.items():
-            t = type(item)
-            if t is float:
-                magnitude = item if item >= 0.0 else -item
-                if (
-                    item.is_integer()
-                    if 1e-4 <= magnitude < 1e16 or magnitude == 0.0
-                    else bisect_right(edges, magnitude) % 2 == 1
-                ):
-                    patches.append(key)
-            elif t is dict or t is list:
-                child = _freeze_patched(item, depth + 1, max_depth, edges)
-                if child.patches:
-                    patches.append(key)
-                members[key] = child
-                continue
-            members[key] = item
-        frozen = OrjsonReadyDict(members)
-    else:
-        items: list[Any] = []
-        for index, item in enumerate(value):
-            t = type(item)
-            if t is float:
-                magnitude = item if item >= 0.0 else -item
-                if (
-                    item.is_integer()
-                    if 1e-4 <= magnitude < 1e16 or magnitude == 0.0
-                    else bisect_right(edges, magnitude) % 2 == 1
-                ):
-                    patches.append(index)
-            elif t is dict or t is list:
-                child = _freeze_patched(item, depth + 1, max_depth, edges)
-                if child.patches:
-                    patches.append(index)
-                items.append(child)
-                continue
-            items.append(item)
-        frozen = OrjsonReadyList(items)
+    for key, item in value.items() if is_object else enumerate(value):
+        t = type(item)
+        if t is float:
+            magnitude = item if item >= 0.0 else -item
+            if (
+                item.is_integer()
+                if 1e-4 <= magnitude < 1e16 or magnitude == 0.0
+                else bisect_right(edges, magnitude) % 2 == 1
+            ):
+                patches.append(key)
+        elif t is dict or t is list:
+            child = _freeze_patched(item, depth + 1, max_depth, edges)
+            if child.patches:
+                patches.append(key)
+            members.append(child)
+            continue
+        members.append(item)
+    frozen = OrjsonReadyDict(zip(value, members, strict=True)) if is_object else OrjsonReadyList(members)
     frozen.patches = tuple(patches)
     return frozen
 
