@@ -263,18 +263,23 @@ def _decade(exponent: int) -> float:
 
 def misprinted_by_orjson(x: float) -> bool:
     """Whether orjson writes the finite float ``x`` differently from RFC 8785: an integral float below
-    1e16 (orjson's ``4.0``), or a float in a band the probe found.  :func:`freeze_orjson_ready` asks
-    exactly this of every float, written out in its loop (a call per float would double its cost)."""
-    magnitude = abs(x)
+    1e16 (orjson's ``4.0``), or a float in a band the probe found."""
+    return _misprinted(x, _orjson_misprint_edges())
+
+
+def _misprinted(x: float, edges: tuple[float, ...]) -> bool:
+    """:func:`misprinted_by_orjson` with the band edges in hand (the freeze asks it of every float)."""
+    magnitude = x if x >= 0.0 else -x
     if 1e-4 <= magnitude < 1e16 or magnitude == 0.0:
         return x.is_integer()
-    return bisect_right(_orjson_misprint_edges(), magnitude) % 2 == 1
+    return bisect_right(edges, magnitude) % 2 == 1
 
 
 def freeze_orjson_ready(value: Any, *, max_depth: int) -> Any:
     """:func:`~mudrika.crypto.frozenjson.freeze` into ``OrjsonReadyDict``/``OrjsonReadyList``, each
     with its ``patches``: for :func:`mudrika.crypto.jcs.loads_received`, on a value its strict parser
-    has just found orjson-ready.  One pass copies and notes what needs a patch; a scalar costs no call.
+    has just found orjson-ready.  One pass copies and notes what needs a patch; only a float costs a
+    call (:func:`_misprinted`, the one statement of the rule).
     """
     try:
         return _freeze_patched(value, 1, max_depth, _orjson_misprint_edges())
@@ -293,12 +298,7 @@ def _freeze_patched(value: Any, depth: int, max_depth: int, edges: tuple[float, 
     for key, item in value.items() if is_object else enumerate(value):
         t = type(item)
         if t is float:
-            magnitude = item if item >= 0.0 else -item
-            if (
-                item.is_integer()
-                if 1e-4 <= magnitude < 1e16 or magnitude == 0.0
-                else bisect_right(edges, magnitude) % 2 == 1
-            ):
+            if _misprinted(item, edges):
                 patches.append(key)
         elif t is dict or t is list:
             child = _freeze_patched(item, depth + 1, max_depth, edges)
