@@ -113,6 +113,30 @@ _A2A_GATE_TESTS: Final = (
     "tests/security/test_a2a_gate_mutants.py",
 )
 
+#: Tests of the JWS core every signed thing goes through (access tokens, mandates, SD-JWT, cards):
+#: opening a compact JWS, its header rules, the algorithm allow-list, the signature and the claims' time
+#: rule, and the strict base64url under all of them.
+_JOSE_TESTS: Final = (
+    "tests/unit/test_jose.py",
+    "tests/unit/test_jose_opened.py",
+    "tests/unit/test_time_rule.py",
+    "tests/unit/test_keys.py",
+    "tests/interop/test_wycheproof_jose.py",
+    "tests/unit/test_tokens.py",
+    "tests/security/test_token_attacks.py",
+    "tests/unit/test_sdjwt.py",
+    "tests/security/test_sdjwt_attacks.py",
+    "tests/security/test_mandate_attacks.py",
+    "tests/unit/test_a2a_cards.py",
+    "tests/unit/test_a2a_artifacts.py",
+    "tests/unit/test_statuslist.py",
+    "tests/unit/test_cli_status_list.py",
+    "tests/unit/test_cli_credential.py",
+    "tests/unit/test_multibase.py",
+    "tests/unit/test_b64url_limits.py",
+    "tests/unit/test_jose_mutants.py",
+)
+
 #: Tests of RFC 8785 serialisation: every path to the canonical bytes a mandate hash covers.
 _JCS_SERIALIZE_TESTS: Final = (
     "tests/unit/test_jcs.py",
@@ -138,6 +162,8 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
         "tests/unit/test_jose.py",
     ),
     "src/mudrika/crypto/jcs/_serialize.py": _JCS_SERIALIZE_TESTS,
+    "src/mudrika/crypto/jose.py": _JOSE_TESTS,
+    "src/mudrika/crypto/b64url.py": _JOSE_TESTS,
     "src/mudrika/payments/credential_status.py": (
         "tests/unit/test_credential_status.py",
         "tests/security/test_disputes_over_time.py",

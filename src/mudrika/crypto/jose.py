@@ -87,10 +87,6 @@ FORBIDDEN_HEADERS: Final = frozenset({"jku", "x5u", "x5c", "jwk"})
 #: passed, and only those without "crit", are kept; the map is bounded and simply cleared when full.
 _CHECKED_HEADERS: dict[str, tuple[Mapping[str, Any], str]] = {}
 _MAX_CHECKED_HEADERS: Final = 1024
-#: JWK members that describe how a key may be used rather than the key itself (RFC 7517 §4).
-_JWK_METADATA: Final = frozenset(
-    {"use", "key_ops", "alg", "kid", "x5u", "x5c", "x5t", "x5t#S256", "ext", "iat", "exp", "nbf"}
-)
 #: Header parameters registered by RFC 7515 §4.1 / RFC 7519 §5; ``crit`` may not list them (§4.1.11).
 _REGISTERED_HEADERS: Final = frozenset(
     {"alg", "jku", "jwk", "kid", "x5u", "x5c", "x5t", "x5t#S256", "typ", "cty", "crit", "enc", "zip"}
@@ -143,9 +139,10 @@ class TrustedKey:
                 raise InvalidInput("JWK 'alg' must be a string", code="bad_jwk")
             allowed &= {jwk_alg}
         kid = jwk.get("kid")
-        public = {name: value for name, value in jwk.items() if name not in _JWK_METADATA}
+        # The JWK goes to PublicKey.from_jwk whole: it reads only the members of its key type and
+        # refuses private ones, so the usage members read above need no stripping first.
         return cls(
-            key=PublicKey.from_jwk(public),
+            key=PublicKey.from_jwk(jwk),
             algorithms=allowed,
             kid=kid if isinstance(kid, str) else None,
             owner=owner,
@@ -221,7 +218,12 @@ def sign_jwt(
     typ: str | None = "JWT",
     extra_header: Mapping[str, Any] | None = None,
 ) -> str:
-    payload = json.dumps(claims, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    try:
+        payload = json.dumps(claims, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    except (TypeError, ValueError):  # NaN or infinity, a value JSON cannot hold, a lone surrogate
+        raise InvalidInput(
+            "JWT claims must be JSON values (no NaN or infinity)", code="malformed_claim"
+        ) from None
     return sign_compact(payload, key, alg=alg, kid=kid, typ=typ, extra_header=extra_header)
 
 
