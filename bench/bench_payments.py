@@ -15,6 +15,10 @@ the verifier's trust root pins (built before the clock starts, as a trust root i
    compare iss/sub/aud/iat/exp (and the 15-minute lifetime).  Ours: the public
    :func:`mudrika.payments.chain.verify_cart` on the already-received cart, claiming its ``jti`` in
    the verifier's one long-lived replay store (the claim is timed).  Target: >= 0.8x the floor.
+   Beside it, informative, the *complete floor* (:func:`complete_cart`): the floor plus every other
+   check ``verify_cart`` makes, straight-line, naming none of them -- how fast any verification that
+   makes those checks could be, so that the gap between ours and the floor splits into what the
+   checks cost and what ours' structure costs.
 2. Full v0.1 chain: the intent JWS (+ H(intent without user_authorization)), the merchant JWT
    (+ cart_hash), the SD-JWT issuer JWT, each Disclosure (decode, parse, digest found in ``_sd``),
    the holder key from ``cnf.jwk``, the KB-JWT (+ ``sd_hash`` and the three ``transaction_data``
@@ -59,10 +63,12 @@ import functools
 import hashlib
 import importlib.util
 import itertools
+import math
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +87,7 @@ from _timing import Spread, fmt, measure, ratio, verdict  # noqa: E402
 from mudrika.crypto import sdjwt  # noqa: E402
 from mudrika.crypto.b64url import b64url_decode, b64url_encode  # noqa: E402
 from mudrika.crypto.jcs import loads_strict, mandate_hash  # noqa: E402
-from mudrika.crypto.jose import TrustedKey  # noqa: E402
+from mudrika.crypto.jose import FORBIDDEN_HEADERS, TrustedKey  # noqa: E402
 from mudrika.crypto.keys import KeyPair, KeyType  # noqa: E402
 from mudrika.payments.chain import _keys as chain_keys  # noqa: E402
 from mudrika.payments.chain import _trust as chain_trust  # noqa: E402
@@ -222,6 +228,34 @@ def _disclose(payload: dict[str, Any], disclosures: list[str]) -> dict[str, Any]
     return processed_payload
 
 
+@dataclass(frozen=True)
+class _Pin:
+    """A pinned key as a minimal verifier keeps it: the parsed key and its window as Unix times
+    (``compromised``: a cart alone cannot prove it was signed before the key was stolen)."""
+
+    public: ec.EllipticCurvePublicKey
+    valid_from: float
+    end: float
+    compromised: bool
+
+
+def _pins(trust_root: Any, did: str, kids: Iterable[str]) -> dict[str, _Pin]:
+    pins = {}
+    for kid in kids:
+        anchored = trust_root.anchor("merchant", did, kid, algorithms=trust_root.algorithm_set)
+        public = anchored.key.to_cryptography()
+        assert isinstance(public, ec.EllipticCurvePublicKey)
+        window = anchored.validity
+        ends = [] if window is None else [t.timestamp() for t in (window.valid_until, window.revoked_at) if t]
+        pins[kid] = _Pin(
+            public,
+            window.valid_from.timestamp() if window is not None and window.valid_from else -math.inf,
+            min(ends, default=math.inf),
+            window is not None and window.reason == "compromised",
+        )
+    return pins
+
+
 @dataclass
 class _Case:
     """One chain, the arguments that verify it, and the keys the floor verifies with."""
@@ -232,6 +266,8 @@ class _Case:
     user_public: ec.EllipticCurvePublicKey
     issuer_public: ec.EllipticCurvePublicKey
     merchant_did: str
+    merchant_pins: dict[str, _Pin]
+    """What the trust root pins for the merchant, by kid (built before timing, for the complete floor)."""
 
 
 def _public(key_pair: Any) -> ec.EllipticCurvePublicKey:
@@ -297,6 +333,9 @@ def _cases(builder: Any, count: int, label: str) -> list[_Case]:
                     user_public=_public(chain.user_key),
                     issuer_public=_public(chain.issuer_key),
                     merchant_did=builder.MERCHANT_DID,
+                    merchant_pins=_pins(
+                        chain.expectations()["trust_root"], builder.MERCHANT_DID, [builder.MERCHANT_KID]
+                    ),
                 )
             )
     finally:
@@ -321,6 +360,74 @@ def floor_cart(case: _Case) -> None:
         and isinstance(claims["jti"], str)
     ):
         raise ValueError("claims")
+
+
+#: The cart's members the merchant's signature covers, in either spelling the models accept.
+_CART_COVERED = frozenset({"contents", "merchant_authorization", "merchantAuthorization"})
+
+
+def complete_cart(case: _Case, store: MemoryReplayStore) -> None:
+    """The floor, plus every other check ``verify_cart`` must make, written as a minimal verifier
+    would: ``alg`` in the trust root's allow-list and no ``crit`` or key-selecting header, ``typ``,
+    the kid looked up among the keys the root pins for the merchant (so the key is the pinned
+    owner's), the key's window at ``iat``, ``nbf`` and the root's leeway, the ``jti``'s length, no
+    unsigned cart member, the cart's own expiry, the total against the display items (currencies
+    equal, exact decimal sum) and the ``jti`` claimed once in the same kind of replay store.  What
+    it leaves out is what a verifier need not do to decide: naming each check for a report."""
+    cart = case.chain.cart
+    expectations = case.expectations
+    now = expectations["now"]
+    at = now.timestamp() if isinstance(now, datetime) else float(now)
+    root = expectations["trust_root"]
+    leeway = root.leeway_seconds
+    token: str = cart.model.merchant_authorization
+    header_b64, payload_b64, signature_b64 = token.split(".")
+    header = loads_strict(b64url_decode(header_b64))
+    claims = loads_strict(b64url_decode(payload_b64))
+    if header.get("alg") != "ES256" or "ES256" not in root.algorithm_set:
+        raise ValueError("alg")
+    if "crit" in header or not FORBIDDEN_HEADERS.isdisjoint(header) or header.get("typ") != "JWT":
+        raise ValueError("header")
+    kid = header.get("kid")
+    pin = case.merchant_pins.get(kid) if isinstance(kid, str) else None
+    if pin is None:
+        raise ValueError("kid not pinned")
+    signature = b64url_decode(signature_b64)
+    der = encode_dss_signature(int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big"))
+    pin.public.verify(der, f"{header_b64}.{payload_b64}".encode("ascii"), _ES256)
+    contents = cart.raw["contents"]
+    if claims["cart_hash"] != mandate_hash(contents):
+        raise ValueError("cart_hash")
+    iat, exp, nbf, jti = claims["iat"], claims["exp"], claims.get("nbf"), claims["jti"]
+    if not (
+        claims["iss"] == kid.partition("#")[0]
+        and claims["sub"] == contents["id"]
+        and claims["aud"] == expectations["merchant_audience"]
+        and iat <= at + leeway
+        and (nbf is None or nbf <= at + leeway)
+        and at < exp + leeway
+        and 0 < exp - iat <= 900
+        and isinstance(jti, str)
+        and 0 < len(jti) <= 256
+    ):
+        raise ValueError("claims")
+    if pin.compromised or not pin.valid_from <= iat < pin.end:
+        raise ValueError("key window")
+    if not cart.raw.keys() <= _CART_COVERED:
+        raise ValueError("unsigned member")
+    if not at < datetime.fromisoformat(contents["cart_expiry"]).timestamp() + leeway:
+        raise ValueError("cart expired")
+    details = cart.model.contents.payment_request.details
+    total = details.total.amount
+    if (
+        any(item.amount.currency != total.currency for item in details.display_items)
+        or sum((item.amount.value for item in details.display_items), Decimal(0)) != total.value
+    ):
+        raise ValueError("total")
+    did = kid.partition("#")[0]
+    digest = hashlib.sha256(f"{did}\x00{jti}".encode()).digest()
+    if not store.claim("ap2:jti:" + b64url_encode(digest), exp):
+        raise ValueError("replayed")
 
 
 def floor_chain(case: _Case) -> None:
@@ -565,6 +672,7 @@ def main() -> None:
     warm_transaction = _transactions(1)[0]
     presentations = {size: _presentations(size, reps * sd_number[size] + 1) for size in _SD_SIZES}
     store = MemoryReplayStore(max_entries=1 << 20)  # the verifier's one long-lived store
+    complete_store = MemoryReplayStore(max_entries=1 << 20)  # the complete floor's own (same jtis)
 
     def ours_cart(case: _Case) -> object:
         expectations = case.expectations
@@ -633,6 +741,17 @@ def main() -> None:
         *((floor_sdjwt, presentations[size][-1]) for size in _SD_SIZES),
     ):
         check(item)
+    # The complete floor accepts the genuine cart once, then refuses it replayed, and refuses it when
+    # the root pins no key under its kid (the checks it adds are really made).
+    probe = MemoryReplayStore(max_entries=8)
+    complete_cart(cart_cases[-1], probe)
+    unpinned = replace(cart_cases[-1], merchant_pins={})
+    for refused in (lambda: complete_cart(cart_cases[-1], probe), lambda: complete_cart(unpinned, probe)):
+        try:
+            refused()
+        except ValueError:
+            continue
+        raise SystemExit("bench_payments: the complete floor accepted a cart it must refuse")
     for check_warm in (ours_cart_warm, ours_chain_warm, receive_three):
         check_warm()
     floor_chain(warm)
@@ -655,6 +774,7 @@ def main() -> None:
         {
             "ours cart": _consume(cart_cases, ours_cart),
             "floor cart": _consume(cart_cases, floor_cart),
+            "complete cart": _consume(cart_cases, lambda case: complete_cart(case, complete_store)),
             "ours chain": _consume(chain_cases, ours_chain),
             "floor chain": _consume(chain_cases, floor_chain),
         },
@@ -662,6 +782,7 @@ def main() -> None:
         number={
             "ours cart": cart_number,
             "floor cart": cart_number,
+            "complete cart": cart_number,
             "ours chain": chain_number,
             "floor chain": chain_number,
         },
@@ -771,6 +892,25 @@ def main() -> None:
     print(
         f"| receiving the 3 mandates from bytes (strict JSON + schema), in neither row "
         f"| {fmt(warm_spread['receive'])} | | | | | |"
+    )
+    complete_share = share(cold, "complete cart", "floor cart")
+    ours_of_complete = share(cold, "ours cart", "complete cart")
+    print(
+        "\nWhat a verification must check beyond the floor (cold, the same carts, interleaved with the rows "
+        "above; informative). The *complete floor* adds to the floor every other check `verify_cart` "
+        "makes, written as a minimal verifier would (see `complete_cart` in the script): the algorithm "
+        "allow-list and header rules, `typ`, the kid found among the keys the trust root pins for the "
+        "merchant, the key's window at `iat`, `nbf` and the leeway, no unsigned cart member, the cart's "
+        "own expiry, the total against the display items, the `jti` claimed once in a replay store. It "
+        "names no check and builds no report. Its speed ÷ the floor's is the most any verification "
+        "making these checks could reach against the issue's floor; ours ÷ it is what ours' own "
+        "structure costs.\n"
+    )
+    print("| cold, `merchant_authorization` | µs/op | its speed ÷ the floor's | ours' speed ÷ its |")
+    print("|---|---:|---:|---:|")
+    print(
+        f"| complete floor: the floor + every other check `verify_cart` makes | {fmt(cold['complete cart'])} "
+        f"| {fmt(complete_share, 2)} | {fmt(ours_of_complete, 2)} |"
     )
     hit = {name.removeprefix("mudrika."): count for name, count in sorted(cold_hits.items()) if count}
     memo_hits = sum(count for name, count in cold_hits.items() if name in _CONSTANT_MEMOS)
