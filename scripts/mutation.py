@@ -137,6 +137,19 @@ _JOSE_TESTS: Final = (
     "tests/unit/test_jose_mutants.py",
 )
 
+#: Tests of SD-JWT verification (RFC 9901): the presentation, its Disclosures, the processing that
+#: puts disclosed claims back, and the key-binding JWT -- how a user's payment authorisation is read.
+_SDJWT_TESTS: Final = (
+    "tests/unit/test_sdjwt.py",
+    "tests/unit/test_sdjwt_fast_paths.py",
+    "tests/unit/test_sdjwt_properties.py",
+    "tests/unit/test_sdjwt_read_once.py",
+    "tests/security/test_sdjwt_attacks.py",
+    "tests/unit/test_user_authorization.py",
+    "tests/security/test_mandate_attacks.py",
+    "tests/unit/test_sdjwt_mutants.py",
+)
+
 #: Tests of RFC 8785 serialisation: every path to the canonical bytes a mandate hash covers.
 _JCS_SERIALIZE_TESTS: Final = (
     "tests/unit/test_jcs.py",
@@ -164,6 +177,10 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
     "src/mudrika/crypto/jcs/_serialize.py": _JCS_SERIALIZE_TESTS,
     "src/mudrika/crypto/jose.py": _JOSE_TESTS,
     "src/mudrika/crypto/b64url.py": _JOSE_TESTS,
+    "src/mudrika/crypto/sdjwt/_presentation.py": _SDJWT_TESTS,
+    "src/mudrika/crypto/sdjwt/_process.py": _SDJWT_TESTS,
+    "src/mudrika/crypto/sdjwt/_disclosure.py": _SDJWT_TESTS,
+    "src/mudrika/crypto/sdjwt/_kb.py": _SDJWT_TESTS,
     "src/mudrika/payments/credential_status.py": (
         "tests/unit/test_credential_status.py",
         "tests/security/test_disputes_over_time.py",
