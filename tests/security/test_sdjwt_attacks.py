@@ -14,7 +14,7 @@ import pytest
 
 from mudrika.crypto import sdjwt
 from mudrika.crypto.b64url import b64url_encode
-from mudrika.crypto.jose import TrustedKey, sign_jwt
+from mudrika.crypto.jose import sign_jwt
 from mudrika.crypto.keys import KeyPair
 from mudrika.errors import (
     BindingError,
@@ -24,6 +24,7 @@ from mudrika.errors import (
     SignatureError,
     VerificationError,
 )
+from tests._support.sdjwt import verify_bound
 
 pytestmark = pytest.mark.security
 
@@ -91,17 +92,9 @@ def _present(issued: sdjwt.SdJwt, disclose: list[str]) -> str:
 
 
 def _verify(presentation: str, **overrides: Any) -> sdjwt.VerifiedSdJwt:
-    kwargs: dict[str, Any] = {
-        "issuer_key": TrustedKey.for_key(ISSUER_KEY.public_key),
-        "issuer": ISSUER,
-        "now": NOW,
-        "require_key_binding": True,
-        "expected_aud": AUD,
-        "expected_nonce": NONCE,
-        "kb_max_age": 300,
-    }
-    kwargs.update(overrides)
-    return sdjwt.verify(presentation, **kwargs)
+    return verify_bound(
+        presentation, ISSUER_KEY.public_key, issuer=ISSUER, now=NOW, aud=AUD, nonce=NONCE, **overrides
+    )
 
 
 def _code_of(presentation: str, **overrides: Any) -> tuple[type[MudrikaError], str]:

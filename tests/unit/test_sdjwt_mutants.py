@@ -32,6 +32,7 @@ from mudrika.crypto.sdjwt._kb import KB_JWT_TYP, KB_RESERVED_CLAIMS, check_kb_jw
 from mudrika.crypto.sdjwt._process import ProcessedPayload, process
 from mudrika.crypto.statuslist import StatusReference
 from mudrika.errors import ExpiredError, InvalidInput, VerificationError
+from tests._support.sdjwt import verify_bound
 
 NOW = 1_800_000_000
 SD_JWT = "eyJhbGciOiJFUzI1NiJ9.e30.c2ln~"  # what the KB-JWT binds to; only its digest matters here
@@ -262,17 +263,9 @@ def issued(issuer_key: KeyPair, holder: KeyPair) -> sdjwt.SdJwt:
 
 
 def _verify(presentation: str, issuer_key: KeyPair, **changes: Any) -> sdjwt.VerifiedSdJwt:
-    arguments: dict[str, Any] = {
-        "issuer_key": TrustedKey.for_key(issuer_key.public_key),
-        "issuer": ISSUER,
-        "now": NOW,
-        "require_key_binding": True,
-        "expected_aud": AUD,
-        "expected_nonce": NONCE,
-        "kb_max_age": 300,
-        **changes,
-    }
-    return sdjwt.verify(presentation, **arguments)
+    return verify_bound(
+        presentation, issuer_key.public_key, issuer=ISSUER, now=NOW, aud=AUD, nonce=NONCE, **changes
+    )
 
 
 def _bound(issued: sdjwt.SdJwt, holder: KeyPair) -> str:
