@@ -41,13 +41,16 @@ def make_kb_jwt(
     sd_jwt: str,
     *,
     holder_key: KeyPair,
-    aud: str,
-    nonce: str,
-    iat: int,
+    aud: str | None,
+    nonce: str | None,
+    iat: int | None,
     extra_claims: Mapping[str, Any] | None,
     alg: str | None,
 ) -> str:
-    """Sign a KB-JWT over ``sd_jwt`` (``<issuer-jwt>~<d1>~...~``), §4.3 and §4.3.1."""
+    """Sign a KB-JWT over ``sd_jwt`` (``<issuer-jwt>~<d1>~...~``), §4.3 and §4.3.1.
+
+    ``aud``, ``nonce`` and ``iat`` are typed as they may arrive (``present`` hands them over as its
+    caller gave them): a missing or empty one is refused here, ``missing_kb_claim`` naming it."""
     if not isinstance(aud, str) or not aud:
         raise InvalidInput("key binding needs a non-empty 'aud' string", code="missing_kb_claim", claim="aud")
     if not isinstance(nonce, str) or not nonce:
