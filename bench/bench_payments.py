@@ -91,7 +91,7 @@ from mudrika.crypto.jose import FORBIDDEN_HEADERS, TrustedKey  # noqa: E402
 from mudrika.crypto.keys import KeyPair, KeyType  # noqa: E402
 from mudrika.payments.chain import _keys as chain_keys  # noqa: E402
 from mudrika.payments.chain import _trust as chain_trust  # noqa: E402
-from mudrika.payments.chain import verify_cart, verify_chain  # noqa: E402
+from mudrika.payments.chain import merchant_jti_key, verify_cart, verify_chain  # noqa: E402
 from mudrika.payments.models import receive_cart, receive_intent, receive_payment  # noqa: E402
 from mudrika.payments.v02 import verify_v02  # noqa: E402
 from mudrika.stores.replay import MemoryReplayStore  # noqa: E402
@@ -399,8 +399,9 @@ def complete_cart(case: _Case, store: MemoryReplayStore) -> None:
     if claims["cart_hash"] != mandate_hash(contents):
         raise ValueError("cart_hash")
     iat, exp, nbf, jti = claims["iat"], claims["exp"], claims.get("nbf"), claims["jti"]
+    did = kid.partition("#")[0]
     if not (
-        claims["iss"] == kid.partition("#")[0]
+        claims["iss"] == did
         and claims["sub"] == contents["id"]
         and claims["aud"] == expectations["merchant_audience"]
         and iat <= at + leeway
@@ -424,9 +425,8 @@ def complete_cart(case: _Case, store: MemoryReplayStore) -> None:
         or sum((item.amount.value for item in details.display_items), Decimal(0)) != total.value
     ):
         raise ValueError("total")
-    did = kid.partition("#")[0]
-    digest = hashlib.sha256(f"{did}\x00{jti}".encode()).digest()
-    if not store.claim("ap2:jti:" + b64url_encode(digest), exp):
+    # The replay key as verify_cart derives it (its own function: the key format is part of the store).
+    if not store.claim(merchant_jti_key(did, jti), exp):
         raise ValueError("replayed")
 
 

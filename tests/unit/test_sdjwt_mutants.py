@@ -453,7 +453,7 @@ def test_leeway_is_checked_even_when_no_key_binding_is_required(
 def test_the_largest_leeway_and_a_sub_second_key_binding_age_are_accepted(
     issued: sdjwt.SdJwt, holder: KeyPair, issuer_key: KeyPair
 ) -> None:
-    assert _verify(
+    unbound = _verify(
         _bare(issued),
         issuer_key,
         require_key_binding=False,
@@ -461,6 +461,8 @@ def test_the_largest_leeway_and_a_sub_second_key_binding_age_are_accepted(
         expected_nonce=None,
         leeway=300,
     )
+    assert unbound.payload["given_name"] == "Ada"
+    assert not unbound.key_bound
     assert _verify(_bound(issued, holder), issuer_key, kb_max_age=0.5).key_bound
 
 
