@@ -150,6 +150,18 @@ _SDJWT_TESTS: Final = (
     "tests/unit/test_sdjwt_mutants.py",
 )
 
+#: Tests of the AP2 v0.1 chain verifier's stages (the JWS rules every mandate signature meets, the
+#: cart, the intent, the payment and the links between them): the key core's tests, which verify
+#: whole chains, plus the intent's own, the reports' and the fast-path equivalence tests.
+_CHAIN_TESTS: Final = (
+    *_ANCHOR_TESTS,
+    "tests/unit/test_intent.py",
+    "tests/unit/test_hot_path_equivalence.py",
+    "tests/unit/test_report_analyst_findings.py",
+    "tests/unit/test_report_meanings.py",
+    "tests/security/test_report_anchoring_consistency.py",
+)
+
 #: Tests of RFC 8785 serialisation: every path to the canonical bytes a mandate hash covers.
 _JCS_SERIALIZE_TESTS: Final = (
     "tests/unit/test_jcs.py",
@@ -175,6 +187,11 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
         "tests/unit/test_jose.py",
     ),
     "src/mudrika/crypto/jcs/_serialize.py": _JCS_SERIALIZE_TESTS,
+    "src/mudrika/payments/chain/_jws.py": _CHAIN_TESTS,
+    "src/mudrika/payments/chain/_cart.py": _CHAIN_TESTS,
+    "src/mudrika/payments/chain/_links.py": _CHAIN_TESTS,
+    "src/mudrika/payments/chain/_intent.py": _CHAIN_TESTS,
+    "src/mudrika/payments/chain/_payment.py": _CHAIN_TESTS,
     "src/mudrika/crypto/jose.py": _JOSE_TESTS,
     "src/mudrika/crypto/b64url.py": _JOSE_TESTS,
     "src/mudrika/crypto/sdjwt/_presentation.py": _SDJWT_TESTS,

@@ -230,3 +230,60 @@ def test_each_refusal_of_the_raising_verifiers_is_a_typed_error() -> None:
         assert isinstance(exc, VerificationError | InvalidInput | UnavailableError), (name, exc)
         kinds.add(type(exc).__name__)
     assert "SignatureError" in kinds
+
+
+def documented_v01_checks() -> dict[str, tuple[str | None, frozenset[str]]]:
+    """docs/payments.md "Checks", read as the specification: each check id with the party its table
+    (or its stage's heading) names and the error kinds its ``error`` column allows (``None`` for a
+    stage that names no party: the input checks belong to whoever sent each mandate)."""
+    docs = (PAYMENTS.parents[2] / "docs" / "payments.md").read_text(encoding="utf-8")
+    section = docs[docs.index("\n## Checks") + 1 :]
+    end = section.find("\n## ")
+    section = section if end < 0 else section[:end]
+    documented: dict[str, tuple[str | None, frozenset[str]]] = {}
+    stage_party: str | None = None
+    has_party_column = False
+    for line in section.splitlines():
+        if line.startswith("### "):
+            named = re.search(r"party `(\w+)`", line)
+            stage_party = named.group(1) if named else None
+        elif line.startswith("| id |"):
+            has_party_column = line.startswith("| id | party |")
+        elif row := re.match(r"\| `([a-z_.]+)` \| ([^|]+)\|(?: ([^|]+)\|)?", line):
+            check_id, first, second = row.group(1), row.group(2).strip(), (row.group(3) or "").strip()
+            party, errors = (first, second) if has_party_column else (stage_party, first)
+            kinds = (
+                frozenset() if errors == "(none)" else frozenset(kind.strip() for kind in errors.split("/"))
+            )
+            documented[check_id] = (party, kinds)
+    return documented
+
+
+def test_every_v01_check_has_the_party_and_error_kind_its_documentation_gives() -> None:
+    """Generated from the documentation's tables × every report of the tamper matrix: a check
+    recorded under another party, or failing with an error kind its row does not name, is either a
+    wrong report or a wrong document."""
+    documented = documented_v01_checks()
+    assert len(documented) > 70
+    seen_parties: dict[str, set[str]] = {}
+    seen_failures: set[str] = set()
+    for name, report in v01_reports():
+        for check in report.checks:
+            if check.id not in documented:
+                continue
+            party, kinds = documented[check.id]
+            if party is not None:
+                assert check.party == party, (name, check.id, check.party)
+            seen_parties.setdefault(check.id, set()).add(check.party)
+            if check.failed:
+                assert check.error in kinds, (name, check.id, check.error, sorted(kinds))
+                seen_failures.add(check.id)
+    # The matrix records every documented check; it makes those fail that a changed byte reaches
+    # first (a stage after a failed one is skipped), the signatures and hashes of every party among them.
+    assert set(seen_parties) == set(documented)
+    assert {
+        "intent.jws.signature",
+        "merchant.jws.signature",
+        "user.kb.signature",
+        "cart.total",
+    } <= seen_failures

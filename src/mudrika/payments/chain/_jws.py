@@ -15,7 +15,7 @@ from typing import Any, Final, NamedTuple, TypeVar
 
 from mudrika.crypto.jcs import loads_strict
 from mudrika.crypto.jose import KeyResolver, TrustedKey, open_compact, verify_opened
-from mudrika.errors import InvalidInput, MudrikaError, VerificationError
+from mudrika.errors import IncompleteVerification, InvalidInput, MudrikaError, VerificationError
 from mudrika.payments.chain._common import MAX_TOKEN_BYTES
 from mudrika.payments.chain._keys import ResolvedKey
 from mudrika.payments.report import Recorder, Texts, no_texts
@@ -56,11 +56,14 @@ def _allowed_key(resolved: ResolvedKey, algorithms: frozenset[str], alg: Any) ->
     """The ``alg`` phase: the policy ∩ the key's own algorithms must admit the header's ``alg``."""
     trusted = resolved.trusted(algorithms)
     if trusted is None or alg not in trusted.algorithms:
+        # ``expected`` and ``got`` are what the report shows beside the refusal (see _record_failure).
         raise VerificationError(
             "algorithm not allowed for this key",
             code="alg_not_allowed",
-            alg=str(alg)[:16],
-            allowed=sorted(trusted.algorithms if trusted else ()),
+            expected=_listed(trusted.algorithms)
+            if trusted
+            else "none: the policy allows no algorithm of this key",
+            got=str(alg)[:16],
         )
     return trusted
 
@@ -68,12 +71,24 @@ def _allowed_key(resolved: ResolvedKey, algorithms: frozenset[str], alg: Any) ->
 def _record_failure(
     rec: Recorder, prefix: str, party: str, failed_at: int, exc: MudrikaError, resolved: ResolvedKey | None
 ) -> None:
-    """The phases before ``failed_at`` passed, that one failed with ``exc``, the later ones skipped."""
+    """The phases before ``failed_at`` passed, that one failed with ``exc``, the later ones skipped.
+
+    The failed check shows the ``expected`` and ``got`` the error names, when it names them (the
+    allow-list and the header's ``alg``; the ``typ`` a stage requires), as a reader compares them.
+    """
     kid = resolved.kid if resolved else None
     for name in JWS_PHASES[:failed_at]:
         rec.passed(f"{prefix}.{name}", party, key=kid if name != "header" else None)
     name = JWS_PHASES[failed_at]
-    rec.from_error(f"{prefix}.{name}", party, exc, key=kid)
+    expected, got = exc.fields.get("expected"), exc.fields.get("got")
+    rec.from_error(
+        f"{prefix}.{name}",
+        party,
+        exc,
+        key=kid,
+        expected=None if expected is None else str(expected),
+        got=None if got is None else str(got),
+    )
     rec.skip(
         ((f"{prefix}.{later}", party) for later in JWS_PHASES[failed_at + 1 :]),
         because=f"{prefix}.{name} failed",
@@ -138,7 +153,17 @@ def run_jws_phases(
         _record_failure(rec, prefix, party, JWS_PHASES.index(phase.name), exc, phase.resolved)
         return None
     resolved = phase.resolved
-    if resolved is None:  # not reached: verify() called key_for before it checked the signature
+    if resolved is None:
+        # ``verify`` returned without asking for a key: nothing says whose signature this is, so
+        # the JWS is refused at its key check, never taken as verified.
+        _record_failure(
+            rec,
+            prefix,
+            party,
+            JWS_PHASES.index("key"),
+            IncompleteVerification("the JWS was never checked against a key"),
+            None,
+        )
         return None
     _record_passed(rec, prefix, party, phase.header, resolved, algorithms)
     return result, resolved

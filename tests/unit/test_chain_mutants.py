@@ -1,0 +1,522 @@
+"""What the chain verifier's stages record, check by check, where the mutation check found no test
+looking (scripts/mutation.py, ``payments/chain/_jws.py``, ``_cart.py``, ``_links.py``).
+
+A dispute analyst reads the report, not the boolean: which of a JWS's four phases held, which key each
+concerns, what was allowed against what came, whose check it is, and why a check did not run.  These
+tests pin those facts for each way a merchant signature can fail, and the limits of the cart stage at
+their exact edges.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from mudrika.crypto.b64url import b64url_decode, b64url_encode
+from mudrika.crypto.jose import sign_jwt
+from mudrika.crypto.keys import KeyPair
+from mudrika.errors import UntrustedKeyError
+from mudrika.payments.chain import inspect_chain, verify_cart
+from mudrika.payments.chain._cart import MERCHANT_CLAIM_CHECKS, check_cart
+from mudrika.payments.chain._jws import JWS_PHASES, run_jws_phases
+from mudrika.payments.chain._keys import Anchors, ResolvedKey, StageRules
+from mudrika.payments.models import (
+    CartMandate,
+    Received,
+    cart_contents_hash,
+    receive_cart,
+    receive_intent,
+    receive_payment,
+)
+from mudrika.payments.report import Recorder, VerificationReport
+from mudrika.payments.trustroot import parse_trust_root
+from mudrika.stores.replay import MemoryReplayStore
+from tests._support.evidence import evidence_builder
+
+_BUILDER = evidence_builder()
+_KID = _BUILDER.MERCHANT_KID
+_POLICY = "ES256,ES256K,Ed25519,EdDSA"  # the fixture trust root's allow-list, as the report lists it
+
+
+@pytest.fixture(scope="module")
+def chain() -> Any:
+    return _BUILDER.build_chain(key_type="p256")
+
+
+def _report(chain: Any, cart: Received[CartMandate] | None = None) -> VerificationReport:
+    kwargs = {**chain.expectations(), "replay_store": MemoryReplayStore()}
+    return inspect_chain(chain.intent, cart or chain.cart, chain.payment, **kwargs)
+
+
+def _encode(value: Any) -> str:
+    return b64url_encode(json.dumps(value, separators=(",", ":")).encode())
+
+
+def _segments(chain: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    header, payload, _ = chain.cart.model.merchant_authorization.split(".")
+    return json.loads(b64url_decode(header)), json.loads(b64url_decode(payload))
+
+
+def _signed(header: dict[str, Any], payload_text: bytes, key: KeyPair) -> str:
+    signing_input = f"{_encode(header)}.{b64url_encode(payload_text)}"
+    return f"{signing_input}.{b64url_encode(key.sign(signing_input.encode()))}"
+
+
+def _utc(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _with_token(chain: Any, token: str) -> Received[CartMandate]:
+    return receive_cart({**chain.cart.plain(), "merchant_authorization": token})
+
+
+# -- each phase failing: what is recorded before, at and after it -------------------------------------
+
+
+def _key_selecting_header(chain: Any) -> str:
+    header, payload = _segments(chain)
+    return _signed(
+        {**header, "jku": "https://evil.example/keys"}, json.dumps(payload).encode(), chain.merchant_key
+    )
+
+
+def _unknown_kid(chain: Any) -> str:
+    _, payload = _segments(chain)
+    return sign_jwt(payload, chain.merchant_key, kid=_BUILDER.MERCHANT_DID + "#no-such-key")
+
+
+def _hs256(chain: Any) -> str:
+    header, payload = _segments(chain)
+    signing_input = f"{_encode({**header, 'alg': 'HS256'})}.{_encode(payload)}"
+    return f"{signing_input}.{b64url_encode(b'0' * 32)}"
+
+
+def _bad_signature(chain: Any) -> str:
+    token: str = chain.cart.model.merchant_authorization
+    signing_input, signature = token.rsplit(".", 1)
+    raw = bytearray(b64url_decode(signature))
+    raw[-1] ^= 1
+    return f"{signing_input}.{b64url_encode(bytes(raw))}"
+
+
+#: (the phase that fails, a token failing there, its code, the failed check's expected and got)
+_FAILURES: list[tuple[str, Callable[[Any], str], str, str | None, str | None]] = [
+    ("header", _key_selecting_header, "forbidden_header", None, None),
+    ("key", _unknown_kid, "unknown_key", None, None),
+    ("alg", _hs256, "alg_not_allowed", "ES256", "HS256"),
+    ("signature", _bad_signature, "bad_signature", None, None),
+]
+
+
+@pytest.mark.parametrize(
+    ("phase", "forge", "code", "expected", "got"), _FAILURES, ids=[row[0] for row in _FAILURES]
+)
+def test_a_failed_phase_follows_passed_phases_and_precedes_skipped_ones(
+    chain: Any, phase: str, forge: Callable[[Any], str], code: str, expected: str | None, got: str | None
+) -> None:
+    report = _report(chain, _with_token(chain, forge(chain)))
+    failed_at = JWS_PHASES.index(phase)
+    # The key is known once the key phase passed: the failed check names it from the alg phase on.
+    key_known = failed_at >= JWS_PHASES.index("alg")
+    for index, name in enumerate(JWS_PHASES):
+        check = report.by_id(f"merchant.jws.{name}")
+        assert check.party == "merchant"
+        if index < failed_at:
+            assert check.status == "passed"
+            assert check.key == (None if name == "header" else _KID)
+        elif index == failed_at:
+            assert (check.status, check.code) == ("failed", code)
+            assert check.key == (_KID if key_known else None)
+            assert (check.expected, check.got) == (expected, got)
+        else:
+            assert check.status == "skipped"
+            assert check.detail == f"not run: merchant.jws.{phase} failed"
+    for name in MERCHANT_CLAIM_CHECKS:
+        check = report.by_id(name)
+        assert check.status == "skipped"
+        assert check.detail == "not run: merchant signature not verified"
+
+
+def test_a_policy_allowing_no_algorithm_of_the_key_says_so(chain: Any) -> None:
+    """The stage run with an allow-list holding none of the merchant key's algorithms (P-256)."""
+    expectations = chain.expectations()
+    rules = StageRules(
+        Anchors(expectations["trust_root"], expectations["keys"]), frozenset({"EdDSA"}), float(chain.now), 0.0
+    )
+    rec = Recorder(validate=True)
+    facts = check_cart(
+        rec,
+        chain.cart,
+        rules=rules,
+        audience=chain.merchant_audience,
+        contents_hash=cart_contents_hash(chain.cart),
+    )
+    assert facts is None
+    check = next(check for check in rec.checks if check.id == "merchant.jws.alg")
+    assert (check.status, check.code, check.key) == ("failed", "alg_not_allowed", _KID)
+    assert (check.expected, check.got) == ("none: the policy allows no algorithm of this key", "ES256")
+
+
+# -- a verified JWS: the texts of its four checks --------------------------------------------------------
+
+
+def test_a_verified_jws_names_its_algorithm_type_key_and_allow_list(chain: Any) -> None:
+    report = _report(chain)
+    header, key, alg, signature = (report.by_id(f"merchant.jws.{name}") for name in JWS_PHASES)
+    assert (header.expected, header.got, header.key) == (None, "alg=ES256, typ=JWT", None)
+    assert (key.expected, key.got, key.key) == (None, f"trust-root key of {_BUILDER.MERCHANT_DID}", _KID)
+    assert (alg.expected, alg.got, alg.key) == (_POLICY, "ES256", _KID)
+    assert (signature.expected, signature.got, signature.key) == (None, None, _KID)
+
+
+def test_a_header_without_typ_is_shown_without_one(chain: Any) -> None:
+    _, payload = _segments(chain)
+    token = sign_jwt(payload, chain.merchant_key, kid=_KID, typ=None)
+    report = _report(chain, _with_token(chain, token))
+    assert report.by_id("merchant.jws.header").got == "alg=ES256"
+    assert report.by_id("merchant.jws.signature").status == "passed"
+    typ = report.by_id("merchant.jwt.typ")
+    assert (typ.status, typ.code) == ("failed", "wrong_typ")
+
+
+# -- the signed payload --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("payload", [b"[1]", b'"cart"', b"7", b"null"])
+def test_a_signed_payload_that_is_not_an_object_fails_the_signature_check(chain: Any, payload: bytes) -> None:
+    header, _ = _segments(chain)
+    report = _report(chain, _with_token(chain, _signed(header, payload, chain.merchant_key)))
+    check = report.by_id("merchant.jws.signature")
+    assert (check.status, check.code, check.key) == ("failed", "malformed_jwt", _KID)
+    assert report.by_id("merchant.jwt.iss").status == "skipped"
+
+
+def _nested(levels: int) -> Any:
+    value: Any = 0
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(("levels", "verified"), [(31, True), (32, False)])
+def test_claims_nest_at_most_32_levels(chain: Any, levels: int, verified: bool) -> None:
+    """The claims object is level 1; a claim holding ``levels`` nested arrays reaches 1 + levels."""
+    header, payload = _segments(chain)
+    text = json.dumps({**payload, "ext": _nested(levels)}).encode()
+    check = _report(chain, _with_token(chain, _signed(header, text, chain.merchant_key))).by_id(
+        "merchant.jws.signature"
+    )
+    assert (check.status, check.code) == (("passed", None) if verified else ("failed", "too_deep"))
+
+
+# -- a verify callback that never asks for a key ---------------------------------------------------------
+
+
+def test_a_jws_never_checked_against_a_key_is_refused_at_its_key_check() -> None:
+    rec = Recorder(validate=True)
+
+    def resolve(_header: Any) -> ResolvedKey:
+        raise AssertionError("not asked")
+
+    outcome = run_jws_phases(
+        rec,
+        "issuer.jws",
+        "issuer",
+        lambda _resolver: "claims",
+        resolve=resolve,
+        algorithms=frozenset({"ES256"}),
+    )
+    assert outcome is None
+    statuses = [(check.id, check.status, check.code) for check in rec.checks]
+    assert statuses == [
+        ("issuer.jws.header", "passed", None),
+        ("issuer.jws.key", "failed", "verification_incomplete"),
+        ("issuer.jws.alg", "skipped", None),
+        ("issuer.jws.signature", "skipped", None),
+    ]
+
+
+# -- the cart stage ---------------------------------------------------------------------------------------
+
+
+def test_every_check_of_the_cart_stage_is_the_merchants(chain: Any) -> None:
+    report = _report(chain)
+    cart_stage = [check for check in report.checks if check.id.startswith(("cart.", "merchant."))]
+    assert len(cart_stage) == 18
+    assert {check.party for check in cart_stage} == {"merchant"}
+    failed = _report(chain, _with_token(chain, _bad_signature(chain)))
+    assert {check.party for check in failed.checks if check.id.startswith(("cart.", "merchant."))} == {
+        "merchant"
+    }
+
+
+@pytest.mark.parametrize(("length", "accepted"), [(1, True), (256, True), (257, False), (0, False)])
+def test_a_jti_holds_1_to_256_characters(length: int, accepted: bool) -> None:
+    chain = _BUILDER.build_chain(key_type="p256", merchant_claims={"jti": "j" * length})
+    check = _report(chain).by_id("merchant.jwt.jti")
+    assert (check.status, check.code) == (("passed", None) if accepted else ("failed", "jti_missing"))
+    assert check.got == ("present" if accepted else "missing or malformed")
+
+
+@pytest.mark.parametrize("token", ["", None])
+def test_an_unsigned_cart_fails_presence_and_runs_no_merchant_check(chain: Any, token: str | None) -> None:
+    plain = {**chain.cart.plain(), "merchant_authorization": token}
+    if token is None:
+        del plain["merchant_authorization"]
+    report = _report(chain, receive_cart(plain))
+    present = report.by_id("merchant.jws.present")
+    assert (present.status, present.code, present.got) == ("failed", "unsigned_cart", "missing")
+    assert present.expected == "merchant_authorization (compact JWS)"
+    for name in (*(f"merchant.jws.{phase}" for phase in JWS_PHASES), *MERCHANT_CLAIM_CHECKS):
+        check = report.by_id(name)
+        assert (check.status, check.party, check.detail) == (
+            "skipped",
+            "merchant",
+            "not run: the cart is not signed",
+        )
+
+
+def test_a_signed_cart_shows_its_signature_present(chain: Any) -> None:
+    present = _report(chain).by_id("merchant.jws.present")
+    assert (present.status, present.got) == ("passed", "present")
+
+
+def test_unsigned_members_are_named_cut_and_sorted(chain: Any) -> None:
+    clean = _report(chain).by_id("cart.unsigned_members")
+    assert (clean.expected, clean.got) == ("only contents and merchant_authorization", "none")
+    long_name = "z" * 70
+    report = _report(chain, receive_cart({**chain.cart.plain(), long_name: 1, "refund_to": "x"}))
+    check = report.by_id("cart.unsigned_members")
+    assert (check.status, check.code, check.error) == ("failed", "unsigned_member", "binding")
+    assert check.got == "not covered by the merchant's signature: refund_to, " + "z" * 64
+
+
+@pytest.mark.parametrize(
+    ("kid", "detail"),
+    [
+        (None, "merchant_authorization names no key (kid)"),
+        ("cart-signing-1", "merchant_authorization must name its key by DID URL"),
+    ],
+)
+def test_a_merchant_key_named_by_no_did_url_is_refused_at_the_key_check(
+    chain: Any, kid: str | None, detail: str
+) -> None:
+    _, payload = _segments(chain)
+    report = _report(chain, _with_token(chain, sign_jwt(payload, chain.merchant_key, kid=kid)))
+    check = report.by_id("merchant.jws.key")
+    assert (check.status, check.code, check.detail) == ("failed", "no_kid", detail)
+
+
+def test_a_wrong_typ_is_shown_cut_to_32_characters() -> None:
+    chain = _BUILDER.build_chain(key_type="p256", merchant_typ="t" * 40)
+    check = _report(chain).by_id("merchant.jwt.typ")
+    assert (check.status, check.code, check.expected, check.got) == ("failed", "wrong_typ", "JWT", "t" * 32)
+
+
+def test_an_expired_cart_fails_its_own_expiry_while_the_merchant_jwt_still_holds(chain: Any) -> None:
+    expiry = chain.cart.model.contents.cart_expiry_at.timestamp()
+    kwargs = {**chain.expectations(), "now": expiry + 1, "replay_store": MemoryReplayStore()}
+    report = inspect_chain(chain.intent, chain.cart, chain.payment, **kwargs)
+    check = report.by_id("cart.expiry")
+    assert (check.status, check.code, check.error) == ("failed", "cart_expired", "expired")
+    assert report.by_id("merchant.jwt.exp").status == "passed"
+
+
+def test_a_total_that_is_not_the_sum_of_the_items_is_a_binding_failure() -> None:
+    def raise_total(contents: dict[str, Any]) -> None:
+        total = contents["payment_request"]["details"]["total"]["amount"]
+        total["value"] = round(total["value"] + 1, 2)
+
+    chain = _BUILDER.build_chain(key_type="p256", edit_cart=raise_total)
+    check = _report(chain).by_id("cart.total")
+    assert (check.status, check.code, check.error) == ("failed", "cart_total_mismatch", "binding")
+    assert check.got == "USD 138.49 (sum of 2 display items)"
+
+
+@pytest.mark.parametrize(
+    ("lifetime", "accepted"), [(-1, False), (0, False), (1, True), (900, True), (901, False)]
+)
+def test_a_merchant_jwt_lives_more_than_0_and_at_most_900_seconds(
+    chain: Any, lifetime: int, accepted: bool
+) -> None:
+    _, payload = _segments(chain)
+    signed = _BUILDER.build_chain(key_type="p256", merchant_claims={"exp": payload["iat"] + lifetime})
+    check = _report(signed).by_id("merchant.jwt.lifetime")
+    assert (check.status, check.code) == (("passed", None) if accepted else ("failed", "lifetime_too_long"))
+    assert check.expected == "0 < exp - iat <= 900 s"
+    assert check.got == f"{lifetime} s"
+
+
+# -- the intent stage ---------------------------------------------------------------------------------------
+
+
+def _with_intent_token(chain: Any, token: str) -> Any:
+    return receive_intent({**chain.intent.plain(), "user_authorization": token})
+
+
+def _intent_report(chain: Any, intent: Any) -> VerificationReport:
+    kwargs = {**chain.expectations(), "replay_store": MemoryReplayStore()}
+    return inspect_chain(intent, chain.cart, chain.payment, **kwargs)
+
+
+def test_an_intent_member_nobody_can_enforce_is_named_and_refused() -> None:
+    def add(raw: dict[str, Any]) -> None:
+        raw["max_price"] = 10
+        raw["deliver_by"] = "tomorrow"
+
+    check = _report(_BUILDER.build_chain(key_type="p256", edit_intent=add)).by_id("intent.constraints")
+    assert (check.status, check.code, check.error) == ("failed", "unknown_constraint", "policy")
+    assert check.got == "unknown: deliver_by, max_price"
+
+
+def test_an_unsigned_intent_needs_the_user_to_confirm_the_cart() -> None:
+    def unattended(raw: dict[str, Any]) -> None:
+        raw["user_cart_confirmation_required"] = False
+
+    chain = _BUILDER.build_chain(key_type="p256", sign_the_intent=False, edit_intent=unattended)
+    check = _report(chain).by_id("intent.authorization")
+    assert (check.status, check.code) == ("failed", "unsigned_intent_without_confirmation")
+    assert check.got == "unsigned, user_cart_confirmation_required=false"
+
+
+def test_an_intent_past_its_expiry_is_refused_as_expired(chain: Any) -> None:
+    expiry = chain.intent.model.intent_expiry_at.timestamp()
+    kwargs = {**chain.expectations(), "now": expiry, "replay_store": MemoryReplayStore()}
+    check = inspect_chain(chain.intent, chain.cart, chain.payment, **kwargs).by_id("intent.expiry")
+    assert (check.status, check.code, check.error) == ("failed", "intent_expired", "expired")
+
+
+def test_an_intent_signature_that_fails_skips_every_claim_check_of_the_intent(chain: Any) -> None:
+    token: str = chain.intent.model.user_authorization
+    signing_input, signature = token.rsplit(".", 1)
+    raw = bytearray(b64url_decode(signature))
+    raw[0] ^= 1
+    report = _intent_report(chain, _with_intent_token(chain, f"{signing_input}.{b64url_encode(bytes(raw))}"))
+    assert report.by_id("intent.jws.signature").code == "bad_signature"
+    for name in ("iss", "iat", "nbf", "exp", "intent_hash"):
+        check = report.by_id(f"intent.jws.{name}")
+        assert (check.status, check.detail) == ("skipped", "not run: intent signature not verified")
+
+
+@pytest.mark.parametrize(
+    ("claims", "check_id", "code"),
+    [
+        ({"iss": "did:web:someone-else.example"}, "intent.jws.iss", "intent_iss_mismatch"),
+        ({"intent_hash": "A" * 43}, "intent.jws.intent_hash", "intent_hash_mismatch"),
+    ],
+)
+def test_an_intent_claim_that_does_not_hold_is_refused_with_its_code(
+    claims: dict[str, Any], check_id: str, code: str
+) -> None:
+    check = _report(_BUILDER.build_chain(key_type="p256", intent_claims=claims)).by_id(check_id)
+    assert (check.status, check.code) == ("failed", code)
+
+
+def test_an_intent_key_named_by_no_did_url_is_refused(chain: Any) -> None:
+    header, payload, _ = chain.intent.model.user_authorization.split(".")
+    claims = json.loads(b64url_decode(payload))
+    typ = json.loads(b64url_decode(header))["typ"]
+    token = sign_jwt(claims, chain.user_key, kid="user-key-1", typ=typ)
+    check = _intent_report(chain, _with_intent_token(chain, token)).by_id("intent.jws.key")
+    assert (check.status, check.code, check.detail) == (
+        "failed",
+        "no_kid",
+        "the intent JWS must name its key by DID URL",
+    )
+
+
+# -- verify_cart's own refusals ------------------------------------------------------------------------------
+
+
+def test_verify_cart_refuses_a_merchant_key_outside_its_window_as_the_merchants_failure(chain: Any) -> None:
+    _, payload = _segments(chain)
+    document = chain.trust_root_document()
+    entry = document["merchants"][_BUILDER.MERCHANT_DID]
+    entry["key_windows"] = {_KID: {"valid_until": _utc(payload["iat"] - 60)}}
+    expectations = chain.expectations()
+    with pytest.raises(UntrustedKeyError) as refused:
+        verify_cart(
+            chain.cart,
+            trust_root=parse_trust_root(document),
+            keys=expectations["keys"],
+            audience=chain.merchant_audience,
+            now=expectations["now"],
+            replay_store=MemoryReplayStore(),
+        )
+    assert (refused.value.fields["check"], refused.value.fields["party"]) == (
+        "merchant.key.window",
+        "merchant",
+    )
+
+
+def test_a_merchant_jwt_without_iat_has_no_lifetime() -> None:
+    check = _report(_BUILDER.build_chain(key_type="p256", merchant_claims={"iat": None})).by_id(
+        "merchant.jwt.lifetime"
+    )
+    assert (check.status, check.got) == ("failed", "iat or exp missing")
+
+
+def test_display_items_in_another_currency_do_not_sum_to_the_total() -> None:
+    def other_currency(contents: dict[str, Any]) -> None:
+        contents["payment_request"]["details"]["display_items"][0]["amount"]["currency"] = "EUR"
+
+    check = _report(_BUILDER.build_chain(key_type="p256", edit_cart=other_currency)).by_id("cart.total")
+    assert (check.status, check.code) == ("failed", "cart_total_mismatch")
+    assert (check.expected, check.got) == ("USD 138.49", "display items in another currency than the total")
+
+
+# -- the payment stage ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("token", ["", None])
+def test_an_unsigned_payment_fails_presence_and_runs_no_credential_or_key_binding_check(
+    chain: Any, token: str | None
+) -> None:
+    plain = {**chain.payment.plain(), "user_authorization": token}
+    if token is None:
+        del plain["user_authorization"]
+    kwargs = {**chain.expectations(), "replay_store": MemoryReplayStore()}
+    report = inspect_chain(chain.intent, chain.cart, receive_payment(plain), **kwargs)
+    present = report.by_id("user.authorization.present")
+    assert (present.status, present.code, present.error, present.got) == (
+        "failed",
+        "unsigned_payment",
+        "signature",
+        "missing",
+    )
+    skipped = [check for check in report.checks if check.id.startswith(("issuer.", "user.kb."))]
+    assert len(skipped) > 20
+    for check in skipped:
+        assert check.status == "skipped"
+        assert check.detail == "not run: the payment is not signed"
+        assert check.party == ("issuer" if check.id.startswith("issuer.") else "user")
+
+
+def _credential_payload_replaced(chain: Any, payload: bytes) -> str:
+    issuer_jwt, *rest = chain.payment.model.user_authorization.split("~")
+    header, _, signature = issuer_jwt.split(".")
+    return "~".join([f"{header}.{b64url_encode(payload)}.{signature}", *rest])
+
+
+@pytest.mark.parametrize(
+    ("presentation", "code"),
+    [
+        (lambda chain: "not-an-sd-jwt", "malformed_sd_jwt"),
+        (lambda chain: _credential_payload_replaced(chain, b"{not json"), "malformed_json"),
+    ],
+    ids=["not an SD-JWT", "issuer payload not JSON"],
+)
+def test_a_presentation_that_does_not_parse_fails_its_format_check(
+    chain: Any, presentation: Callable[[Any], str], code: str
+) -> None:
+    payment = receive_payment({**chain.payment.plain(), "user_authorization": presentation(chain)})
+    kwargs = {**chain.expectations(), "replay_store": MemoryReplayStore()}
+    report = inspect_chain(chain.intent, chain.cart, payment, **kwargs)
+    check = report.by_id("issuer.sdjwt.format")
+    assert (check.status, check.code, check.error, check.party) == ("failed", code, "invalid_input", "issuer")
+    trusted = report.by_id("issuer.trusted")
+    assert (trusted.status, trusted.detail) == ("skipped", "not run: the SD-JWT did not parse")
