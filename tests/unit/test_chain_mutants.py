@@ -9,6 +9,7 @@ their exact edges.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -24,6 +25,7 @@ from mudrika.payments.chain import inspect_chain, verify_cart
 from mudrika.payments.chain._cart import MERCHANT_CLAIM_CHECKS, check_cart
 from mudrika.payments.chain._jws import JWS_PHASES, run_jws_phases
 from mudrika.payments.chain._keys import Anchors, ResolvedKey, StageRules
+from mudrika.payments.chain._links import LINK_CHECKS
 from mudrika.payments.models import (
     CartMandate,
     Received,
@@ -47,9 +49,30 @@ def chain() -> Any:
     return _BUILDER.build_chain(key_type="p256")
 
 
-def _report(chain: Any, cart: Received[CartMandate] | None = None) -> VerificationReport:
+def _inspect(
+    chain: Any, *, intent: Any = None, cart: Any = None, payment: Any = None, **overrides: Any
+) -> VerificationReport:
+    """inspect_chain over ``chain`` with one mandate or expectation replaced; every report must list
+    every check of the chain once, in order (a stage that did not run reports its checks skipped)."""
+    kwargs = {**chain.expectations(), "replay_store": MemoryReplayStore(), **overrides}
+    report = inspect_chain(intent or chain.intent, cart or chain.cart, payment or chain.payment, **kwargs)
+    ids = [check.id for check in report.checks]
+    signed_intent = "intent.jws.header" in ids  # an unsigned intent has no intent.jws.* checks
+    assert ids == [name for name in _valid_order() if signed_intent or not name.startswith("intent.jws.")]
+    return report
+
+
+@functools.cache
+def _valid_order() -> tuple[str, ...]:
+    chain = _BUILDER.build_chain(key_type="p256")
     kwargs = {**chain.expectations(), "replay_store": MemoryReplayStore()}
-    return inspect_chain(chain.intent, cart or chain.cart, chain.payment, **kwargs)
+    return tuple(
+        check.id for check in inspect_chain(chain.intent, chain.cart, chain.payment, **kwargs).checks
+    )
+
+
+def _report(chain: Any, cart: Received[CartMandate] | None = None) -> VerificationReport:
+    return _inspect(chain, cart=cart)
 
 
 def _encode(value: Any) -> str:
@@ -319,8 +342,7 @@ def test_a_wrong_typ_is_shown_cut_to_32_characters() -> None:
 
 def test_an_expired_cart_fails_its_own_expiry_while_the_merchant_jwt_still_holds(chain: Any) -> None:
     expiry = chain.cart.model.contents.cart_expiry_at.timestamp()
-    kwargs = {**chain.expectations(), "now": expiry + 1, "replay_store": MemoryReplayStore()}
-    report = inspect_chain(chain.intent, chain.cart, chain.payment, **kwargs)
+    report = _inspect(chain, now=expiry + 1)
     check = report.by_id("cart.expiry")
     assert (check.status, check.code, check.error) == ("failed", "cart_expired", "expired")
     assert report.by_id("merchant.jwt.exp").status == "passed"
@@ -359,8 +381,7 @@ def _with_intent_token(chain: Any, token: str) -> Any:
 
 
 def _intent_report(chain: Any, intent: Any) -> VerificationReport:
-    kwargs = {**chain.expectations(), "replay_store": MemoryReplayStore()}
-    return inspect_chain(intent, chain.cart, chain.payment, **kwargs)
+    return _inspect(chain, intent=intent)
 
 
 def test_an_intent_member_nobody_can_enforce_is_named_and_refused() -> None:
@@ -385,8 +406,7 @@ def test_an_unsigned_intent_needs_the_user_to_confirm_the_cart() -> None:
 
 def test_an_intent_past_its_expiry_is_refused_as_expired(chain: Any) -> None:
     expiry = chain.intent.model.intent_expiry_at.timestamp()
-    kwargs = {**chain.expectations(), "now": expiry, "replay_store": MemoryReplayStore()}
-    check = inspect_chain(chain.intent, chain.cart, chain.payment, **kwargs).by_id("intent.expiry")
+    check = _inspect(chain, now=expiry).by_id("intent.expiry")
     assert (check.status, check.code, check.error) == ("failed", "intent_expired", "expired")
 
 
@@ -479,8 +499,7 @@ def test_an_unsigned_payment_fails_presence_and_runs_no_credential_or_key_bindin
     plain = {**chain.payment.plain(), "user_authorization": token}
     if token is None:
         del plain["user_authorization"]
-    kwargs = {**chain.expectations(), "replay_store": MemoryReplayStore()}
-    report = inspect_chain(chain.intent, chain.cart, receive_payment(plain), **kwargs)
+    report = _inspect(chain, payment=receive_payment(plain))
     present = report.by_id("user.authorization.present")
     assert (present.status, present.code, present.error, present.got) == (
         "failed",
@@ -514,9 +533,72 @@ def test_a_presentation_that_does_not_parse_fails_its_format_check(
     chain: Any, presentation: Callable[[Any], str], code: str
 ) -> None:
     payment = receive_payment({**chain.payment.plain(), "user_authorization": presentation(chain)})
-    kwargs = {**chain.expectations(), "replay_store": MemoryReplayStore()}
-    report = inspect_chain(chain.intent, chain.cart, payment, **kwargs)
+    report = _inspect(chain, payment=payment)
     check = report.by_id("issuer.sdjwt.format")
     assert (check.status, check.code, check.error, check.party) == ("failed", code, "invalid_input", "issuer")
     trusted = report.by_id("issuer.trusted")
     assert (trusted.status, trusted.detail) == ("skipped", "not run: the SD-JWT did not parse")
+
+
+def test_an_untrusted_issuer_is_named_and_nothing_of_its_credential_is_checked(chain: Any) -> None:
+    report = _inspect(chain, trust_root=chain.trust_root(issuers={}))
+    trusted = report.by_id("issuer.trusted")
+    assert (trusted.status, trusted.code, trusted.error) == ("failed", "untrusted_issuer", "untrusted_key")
+    assert (trusted.expected, trusted.got) == ("an issuer of the trust root", _BUILDER.ISSUER)
+    for name in ("issuer.jwt.header", "issuer.jwt.signature", "issuer.jwt.exp", "issuer.jwt.cnf"):
+        check = report.by_id(name)
+        assert (check.status, check.detail) == ("skipped", "not run: the credential issuer is not trusted")
+    kb = report.by_id("user.kb.signature")
+    assert (kb.status, kb.detail) == ("skipped", "not run: the credential did not verify")
+
+
+def test_a_credential_without_exp_is_refused() -> None:
+    check = _report(_BUILDER.build_chain(key_type="p256", credential_claims={"exp": None})).by_id(
+        "issuer.jwt.exp"
+    )
+    assert (check.status, check.code) == ("failed", "exp_missing")
+
+
+def test_a_long_issuer_name_is_shown_cut_to_200_characters() -> None:
+    issuer = "https://" + "i" * 240 + ".example"
+    chain = _BUILDER.build_chain(key_type="p256", issuer=issuer)
+    pinned = chain.trust_root(issuers={issuer: {"jwks": chain.jwks[_BUILDER.ISSUER]}})
+    check = _inspect(chain, trust_root=pinned).by_id("issuer.jwt.iss")
+    assert (check.status, check.expected, check.got) == ("passed", issuer, issuer[:200])
+
+
+def test_an_unsigned_payment_member_stops_the_chain_before_its_links(chain: Any) -> None:
+    """The credential and the key-binding JWT verify; a member nobody signed rides along: the stage
+    fails, so the links are not run."""
+    report = _inspect(
+        chain, payment=receive_payment({**chain.payment.plain(), "refund_to": "acct-of-attacker"})
+    )
+    unsigned = report.by_id("payment.unsigned_members")
+    assert (unsigned.status, unsigned.code, unsigned.party) == ("failed", "unsigned_member", "user")
+    assert unsigned.got == "not covered by the user's signature: refund_to"
+    assert report.by_id("user.kb.transaction_data").status == "passed"
+    assert {report.by_id(name).status for name, _party in LINK_CHECKS} == {"skipped"}
+
+
+@pytest.mark.parametrize(
+    "cnf",
+    [{"jwk": {"kty": "EC", "crv": "P-256"}}, {"jwk": "not an object"}, {"kid": "user-key"}],
+    ids=["incomplete JWK", "JWK not an object", "no JWK"],
+)
+def test_a_credential_naming_no_usable_holder_key_fails_its_cnf_check(
+    chain: Any, cnf: dict[str, Any]
+) -> None:
+    """The genuine issuer re-signs the user's credential with ``cnf`` replaced (no holder could
+    present such a credential with a key-binding JWT, so the old one stays; it is never reached)."""
+    issuer_jwt, *rest = chain.payment.model.user_authorization.split("~")
+    header, payload, _ = issuer_jwt.split(".")
+    claims = {**json.loads(b64url_decode(payload)), "cnf": cnf}
+    typ = json.loads(b64url_decode(header))["typ"]
+    resigned = sign_jwt(claims, chain.issuer_key, kid=_BUILDER.ISSUER_KID, typ=typ)
+    payment = receive_payment({**chain.payment.plain(), "user_authorization": "~".join([resigned, *rest])})
+    report = _inspect(chain, payment=payment)
+    check = report.by_id("issuer.jwt.cnf")
+    assert (check.status, check.party, check.key) == ("failed", "issuer", _BUILDER.ISSUER_KID)
+    assert check.error == "invalid_input"
+    sub = report.by_id("issuer.jwt.sub")
+    assert (sub.status, sub.detail) == ("skipped", "not run: the credential names no usable holder key")

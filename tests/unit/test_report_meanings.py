@@ -287,3 +287,15 @@ def test_every_v01_check_has_the_party_and_error_kind_its_documentation_gives() 
         "user.kb.signature",
         "cart.total",
     } <= seen_failures
+
+
+def test_every_v01_report_lists_every_check_exactly_once() -> None:
+    """A stage that did not run reports its checks as skipped, never leaves them out: over the
+    tamper matrix, every report holds the valid chain's 77 checks, each once, in the same order."""
+    reports = v01_reports()
+    name, valid = reports[0]
+    assert name == "valid"
+    order = [check.id for check in valid.checks]
+    assert len(order) == len(set(order)) == 77
+    for name, report in reports[1:]:
+        assert [check.id for check in report.checks] == order, name
