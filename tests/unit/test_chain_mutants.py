@@ -16,18 +16,23 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
 
 from mudrika.crypto.b64url import b64url_decode, b64url_encode
 from mudrika.crypto.jose import sign_jwt
-from mudrika.crypto.keys import KeyPair
-from mudrika.errors import UntrustedKeyError
-from mudrika.payments.chain import inspect_chain, verify_cart
+from mudrika.crypto.keys import KeyPair, PublicKey
+from mudrika.crypto.multibase import base58btc_encode
+from mudrika.errors import UntrustedKeyError, VerificationError
+from mudrika.identity.methods import jwk as did_jwk
+from mudrika.identity.methods import key as did_key
+from mudrika.payments.chain import inspect_chain, verify_cart, verify_chain
 from mudrika.payments.chain._cart import MERCHANT_CLAIM_CHECKS, check_cart
 from mudrika.payments.chain._jws import JWS_PHASES, run_jws_phases
 from mudrika.payments.chain._keys import Anchors, ResolvedKey, StageRules
 from mudrika.payments.chain._links import LINK_CHECKS
 from mudrika.payments.models import (
     CartMandate,
+    PaymentMandate,
     Received,
     cart_contents_hash,
     receive_cart,
@@ -38,6 +43,7 @@ from mudrika.payments.report import Recorder, VerificationReport
 from mudrika.payments.trustroot import parse_trust_root
 from mudrika.stores.replay import MemoryReplayStore
 from tests._support.evidence import evidence_builder
+from tests.unit.test_chain_verify import LINK_CASES
 
 _BUILDER = evidence_builder()
 _KID = _BUILDER.MERCHANT_KID
@@ -580,6 +586,18 @@ def test_an_unsigned_payment_member_stops_the_chain_before_its_links(chain: Any)
     assert {report.by_id(name).status for name, _party in LINK_CHECKS} == {"skipped"}
 
 
+def _credential_resigned(chain: Any, **claims: Any) -> Received[PaymentMandate]:
+    """The payment with its credential re-signed by the genuine issuer, ``claims`` replaced (the
+    key-binding JWT is left as it was: the stage stops at the credential first)."""
+    issuer_jwt, *rest = chain.payment.model.user_authorization.split("~")
+    header, payload, _ = issuer_jwt.split(".")
+    typ = json.loads(b64url_decode(header))["typ"]
+    resigned = sign_jwt(
+        {**json.loads(b64url_decode(payload)), **claims}, chain.issuer_key, kid=_BUILDER.ISSUER_KID, typ=typ
+    )
+    return receive_payment({**chain.payment.plain(), "user_authorization": "~".join([resigned, *rest])})
+
+
 @pytest.mark.parametrize(
     "cnf",
     [{"jwk": {"kty": "EC", "crv": "P-256"}}, {"jwk": "not an object"}, {"kid": "user-key"}],
@@ -590,15 +608,173 @@ def test_a_credential_naming_no_usable_holder_key_fails_its_cnf_check(
 ) -> None:
     """The genuine issuer re-signs the user's credential with ``cnf`` replaced (no holder could
     present such a credential with a key-binding JWT, so the old one stays; it is never reached)."""
-    issuer_jwt, *rest = chain.payment.model.user_authorization.split("~")
-    header, payload, _ = issuer_jwt.split(".")
-    claims = {**json.loads(b64url_decode(payload)), "cnf": cnf}
-    typ = json.loads(b64url_decode(header))["typ"]
-    resigned = sign_jwt(claims, chain.issuer_key, kid=_BUILDER.ISSUER_KID, typ=typ)
-    payment = receive_payment({**chain.payment.plain(), "user_authorization": "~".join([resigned, *rest])})
-    report = _inspect(chain, payment=payment)
+    report = _inspect(chain, payment=_credential_resigned(chain, cnf=cnf))
     check = report.by_id("issuer.jwt.cnf")
     assert (check.status, check.party, check.key) == ("failed", "issuer", _BUILDER.ISSUER_KID)
     assert check.error == "invalid_input"
     sub = report.by_id("issuer.jwt.sub")
     assert (sub.status, sub.detail) == ("skipped", "not run: the credential names no usable holder key")
+
+
+# -- the links between the mandates ------------------------------------------------------------------------
+
+#: The code each failing link case of tests/unit/test_chain_verify.py must carry (docs/payments.md).
+_LINK_CODES: dict[str, str] = {
+    "total_is_not_the_sum_of_items": "cart_total_mismatch",
+    "payment_total_differs": "total_mismatch",
+    "payment_currency_differs": "total_mismatch",
+    "payment_details_id_differs": "payment_details_id_mismatch",
+    "request_id_differs": "request_id_mismatch",
+    "method_not_accepted": "method_not_accepted",
+    "merchant_agent_is_someone_else": "merchant_mismatch",
+    "paid_after_cart_expiry": "paid_after_cart_expiry",
+    "paid_after_intent_expiry": "paid_after_intent_expiry",
+    "merchant_not_in_intent": "merchant_not_allowed",
+    "sku_not_in_intent": "sku_not_allowed",
+    "item_without_sku": "sku_not_allowed",
+    "item_not_refundable": "item_not_refundable",
+    "cart_waives_confirmation": "confirmation_waived",
+    "unknown_intent_constraint": "unknown_constraint",
+    "unsigned_intent_without_confirmation": "unsigned_intent_without_confirmation",
+}
+
+
+def test_every_link_case_has_its_code() -> None:
+    assert set(_LINK_CODES) == {case[0] for case in LINK_CASES}
+
+
+@pytest.mark.parametrize(
+    ("name", "build", "check_id", "error"), LINK_CASES, ids=[case[0] for case in LINK_CASES]
+)
+def test_a_failed_link_carries_its_code_into_the_report_and_the_raised_error(
+    name: str, build: dict[str, Any], check_id: str, error: type[VerificationError]
+) -> None:
+    chain = _BUILDER.build_chain(key_type="p256", **build)
+    check = _report(chain).by_id(check_id)
+    assert (check.status, check.code) == ("failed", _LINK_CODES[name])
+    with pytest.raises(error) as refused:
+        verify_chain(
+            chain.intent, chain.cart, chain.payment, replay_store=MemoryReplayStore(), **chain.expectations()
+        )
+    if refused.value.fields["check"] == check_id:
+        assert (refused.value.code, refused.value.fields["party"]) == (check.code, check.party)
+
+
+def test_a_payment_at_the_cart_expiry_itself_is_in_time() -> None:
+    chain = _BUILDER.build_chain(
+        key_type="p256", edit_payment=lambda p: p.update(timestamp="2025-10-01T12:30:00Z")
+    )
+    check = _report(chain).by_id("chain.timestamp.cart")
+    assert (check.status, check.expected, check.got) == (
+        "passed",
+        "not after 2025-10-01T12:30:00Z",
+        "2025-10-01T12:30:00Z",
+    )
+
+
+def test_the_merchant_agent_may_be_the_merchants_did() -> None:
+    did = _BUILDER.MERCHANT_DID
+    chain = _BUILDER.build_chain(key_type="p256", edit_payment=lambda p: p.update(merchant_agent=did))
+    check = _report(chain).by_id("chain.merchant_agent")
+    assert (check.status, check.expected, check.got) == ("passed", f"{did} or Stride Athletics", did)
+
+
+@pytest.mark.parametrize(
+    ("merchants", "status", "got"),
+    [
+        ([_BUILDER.MERCHANT_DID], "passed", ", matched by DID"),
+        (["Stride Athletics"], "passed", ", matched by name"),
+        (["Another Shop"], "failed", ""),
+    ],
+)
+def test_the_intent_names_the_merchant_by_did_or_by_name(merchants: list[str], status: str, got: str) -> None:
+    chain = _BUILDER.build_chain(key_type="p256", edit_intent=lambda i: i.update(merchants=merchants))
+    check = _report(chain).by_id("intent.merchants")
+    assert (check.status, check.expected) == (status, "one of: " + ", ".join(merchants))
+    assert check.got == f"{_BUILDER.MERCHANT_DID} (Stride Athletics){got}"
+
+
+# -- the credential's subject --------------------------------------------------------------------------------
+
+
+def _holder_did_key_spelled(chain: Any, prefix: bytes) -> str:
+    """The user's P-256 key as a did:key whose multicodec varint is ``prefix`` (canonical: 80 24)."""
+    raw = chain.user_key.public_key.raw
+    return "did:key:z" + base58btc_encode(prefix + raw)
+
+
+def _subject_cases() -> list[tuple[str, Callable[[Any], str], str, str]]:
+    other = KeyPair.generate("p256").public_key
+    return [
+        (
+            "did:jwk of the holder",
+            lambda c: did_jwk.create(c.user_key.public_key),
+            "passed",
+            "did:jwk:, its key is the cnf key",
+        ),
+        (
+            "did:jwk of another key",
+            lambda c: did_jwk.create(other),
+            "failed",
+            "did:jwk: of another key than cnf",
+        ),
+        (
+            "did:key of another key",
+            lambda c: did_key.create(other),
+            "failed",
+            "did:key: of another key than cnf",
+        ),
+        (
+            "the holder's did:key with a non-minimal varint",
+            lambda c: _holder_did_key_spelled(c, bytes([0x80, 0xA4, 0x00])),
+            "failed",
+            "did:key: of another key than cnf",
+        ),
+        (
+            "the holder's did:key past 4,096 characters",
+            lambda c: did_key.create(c.user_key.public_key) + "1" * 4096,
+            "failed",
+            "did:key: of another key than cnf",
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "sub", "status", "how"), _subject_cases(), ids=[case[0] for case in _subject_cases()]
+)
+def test_a_self_certified_subject_must_be_the_cnf_key(
+    name: str, sub: Callable[[Any], str], status: str, how: str
+) -> None:
+    chain = _BUILDER.build_chain(key_type="p256")
+    subject = sub(chain)
+    signed = _BUILDER.build_chain(key_type="p256", credential_claims={"sub": subject})
+    check = _report(signed).by_id("issuer.jwt.sub")
+    assert (check.status, check.code) == (
+        (status, None) if status == "passed" else (status, "sub_contradicts_cnf")
+    )
+    assert check.got == f"{subject[:120]} ({how})"
+
+
+def test_a_failed_credential_claim_leaves_the_key_binding_unchecked() -> None:
+    report = _report(
+        _BUILDER.build_chain(key_type="p256", credential_claims={"vct": "urn:example:age-over-18"})
+    )
+    vct = report.by_id("issuer.jwt.vct")
+    assert (vct.status, vct.code, vct.error) == ("failed", "vct_not_accepted", "policy")
+    for name in ("user.kb.header", "user.kb.signature", "user.kb.nonce"):
+        check = report.by_id(name)
+        assert (check.status, check.detail) == ("skipped", "not run: the credential did not verify")
+
+
+def test_the_key_binding_jwt_is_checked_with_the_cnf_key(chain: Any) -> None:
+    key = _report(chain).by_id("user.kb.key")
+    assert (key.status, key.got) == ("passed", "cnf key of holder (cnf.jwk)")
+    assert str(key.key).startswith("jwk-thumbprint:")
+
+
+def test_a_holder_key_the_policy_allows_no_algorithm_for_fails_the_cnf_check(chain: Any) -> None:
+    """An RSA holder key (the allow-list names no RS* algorithm), bound by the genuine issuer."""
+    rsa_jwk = PublicKey.from_cryptography(rsa.generate_private_key(65537, 2048).public_key()).to_jwk()
+    report = _inspect(chain, payment=_credential_resigned(chain, cnf={"jwk": rsa_jwk}))
+    check = report.by_id("issuer.jwt.cnf")
+    assert (check.status, check.code, check.error) == ("failed", "holder_alg_not_allowed", "policy")

@@ -381,12 +381,10 @@ _MAX_SUB: Final = 4096
 
 
 @functools.lru_cache(maxsize=1024)
-def _self_certified_key(did: str) -> object:
-    """The key a did:key / did:jwk encodes (``None`` if it encodes none), remembered: decoding
-    decompresses an EC point, and a user's credential names the same ``sub`` for every payment."""
+def _did_jwk_key(did: str) -> object:
+    """The key a did:jwk encodes (``None`` if it encodes none), remembered: decoding builds the key
+    (an EC point validated), and a user's credential names the same ``sub`` for every payment."""
     try:
-        if did.startswith("did:key:"):
-            return did_key.decode(did)
         return did_jwk.decode(did)[1]
     except InvalidInput:
         return None
@@ -394,10 +392,11 @@ def _self_certified_key(did: str) -> object:
 
 def _is_did_key_of(did: str, key: PublicKey, did_key_of: Callable[[PublicKey], str] = did_key.create) -> bool:
     """``did`` is the did:key of ``key``: encoding a key (a compression and a base58 encoding) is a
-    fraction of decoding one (a square root modulo p to decompress the point).  Exact for a match:
-    :func:`~mudrika.identity.methods.key.create` writes the one canonical form, which
-    :func:`~mudrika.identity.methods.key.decode` reads back as ``key``.  Any other DID (another key,
-    or a spelling this does not write) is decided by decoding it."""
+    fraction of decoding one (a square root modulo p to decompress the point).  Exact both ways:
+    :func:`~mudrika.identity.methods.key.create` writes the one canonical form, and
+    :func:`~mudrika.identity.methods.key.decode` refuses every other spelling of a key (a non-minimal
+    varint, another multibase, a non-canonical point), so a did:key that is not this string is
+    another key's or none."""
     return did.startswith("did:key:") and did_key_of(key) == did
 
 
@@ -432,7 +431,7 @@ def _check_subject(
     if isinstance(sub, str) and sub.startswith(("did:key:", "did:jwk:")):
         method = sub[:8]
         ok = len(sub) <= _MAX_SUB and (
-            _is_did_key_of(sub, holder, did_key_of) or _self_certified_key(sub) == holder
+            _is_did_key_of(sub, holder, did_key_of) if method == "did:key:" else _did_jwk_key(sub) == holder
         )
         how = f"{method}, its key is the cnf key" if ok else f"{method} of another key than cnf"
     elif isinstance(sub, str) and sub.startswith("did:"):
