@@ -778,3 +778,95 @@ def test_a_holder_key_the_policy_allows_no_algorithm_for_fails_the_cnf_check(cha
     report = _inspect(chain, payment=_credential_resigned(chain, cnf={"jwk": rsa_jwk}))
     check = report.by_id("issuer.jwt.cnf")
     assert (check.status, check.code, check.error) == ("failed", "holder_alg_not_allowed", "policy")
+
+
+def test_an_open_intent_restricts_no_merchant_sku_or_refund() -> None:
+    def open_intent(intent: dict[str, Any]) -> None:
+        intent.pop("merchants")
+        intent.pop("skus")
+        intent["requires_refundability"] = False
+
+    report = _report(_BUILDER.build_chain(key_type="p256", edit_intent=open_intent))
+    facts = {
+        name: (check.status, check.party, check.expected, check.got)
+        for name in ("intent.merchants", "intent.skus", "intent.refundability")
+        for check in [report.by_id(name)]
+    }
+    assert facts == {
+        "intent.merchants": ("passed", "merchant", "any merchant (no restriction)", _BUILDER.MERCHANT_DID),
+        "intent.skus": ("passed", "merchant", "any SKU (no restriction)", None),
+        "intent.refundability": ("passed", "merchant", "refundability not required", None),
+    }
+
+
+@pytest.mark.parametrize(("period", "refundable"), [(1, True), (0, False), (-1, False)])
+def test_an_item_is_refundable_from_a_refund_period_of_one(period: int, refundable: bool) -> None:
+    def set_period(contents: dict[str, Any]) -> None:
+        contents["payment_request"]["details"]["display_items"][1]["refund_period"] = period
+
+    chain = _BUILDER.build_chain(key_type="p256", edit_cart=set_period)
+    check = _report(chain).by_id("intent.refundability")
+    assert check.expected == "every item refundable (refund_period > 0)"
+    if refundable:
+        assert (check.status, check.got) == ("passed", "all refundable")
+    else:
+        label = chain.cart.model.contents.payment_request.details.display_items[1].label
+        assert (check.status, check.code, check.got) == (
+            "failed",
+            "item_not_refundable",
+            f"not refundable: {label}",
+        )
+
+
+def test_an_intent_signed_by_another_person_in_a_legacy_chain_is_refused_as_the_users() -> None:
+    legacy = _BUILDER.build_chain(key_type="p256", bind_intent=False)
+    other = _BUILDER.build_chain(key_type="p256", seeded=False)
+    report = _inspect(
+        legacy, intent=other.intent, trust_root=legacy.trust_root(accept_legacy_unbound_intent=True)
+    )
+    check = report.by_id("intent.signer_is_holder")
+    assert (check.status, check.party, check.error, check.code) == (
+        "failed",
+        "user",
+        "binding",
+        "intent_signer_not_holder",
+    )
+
+
+def test_an_unsigned_intent_in_a_legacy_chain_is_covered_by_no_signature() -> None:
+    legacy = _BUILDER.build_chain(key_type="p256", bind_intent=False, sign_the_intent=False)
+    report = _inspect(legacy, trust_root=legacy.trust_root(accept_legacy_unbound_intent=True))
+    holder = report.by_id("intent.signer_is_holder")
+    assert (holder.status, holder.party) == ("passed", "user")
+    assert (
+        holder.expected
+        == "not applicable: unsigned intent, the user confirmed the cart in the payment mandate"
+    )
+    check = report.by_id("intent.unsigned_members")
+    assert (check.status, check.party, check.error, check.code) == (
+        "failed",
+        "user",
+        "binding",
+        "unsigned_member",
+    )
+    assert check.got == "unsigned intent in a legacy chain: no signature covers any of its members"
+
+
+def test_a_bound_unsigned_intent_is_covered_by_the_key_binding_jwt_alone() -> None:
+    check = _report(_BUILDER.build_chain(key_type="p256", sign_the_intent=False)).by_id(
+        "intent.unsigned_members"
+    )
+    assert (check.status, check.got) == ("passed", "covered by the key-binding JWT")
+
+
+@pytest.mark.parametrize(("members", "accepted"), [(32, True), (33, False)])
+def test_a_holder_jwk_holds_at_most_32_members(chain: Any, members: int, accepted: bool) -> None:
+    """Extra members do not change the key or its RFC 7638 thumbprint, up to the JWK import's bound."""
+    jwk = chain.user_key.public_key.to_jwk()
+    padded = {**jwk, **{f"x-note-{index}": "n" for index in range(members - len(jwk))}}
+    report = _inspect(chain, payment=_credential_resigned(chain, cnf={"jwk": padded}))
+    cnf = report.by_id("issuer.jwt.cnf")
+    if accepted:
+        assert (cnf.status, cnf.key) == ("passed", f"jwk-thumbprint:{chain.user_key.public_key.thumbprint()}")
+    else:
+        assert (cnf.status, cnf.code) == ("failed", "bad_cnf")
