@@ -160,6 +160,7 @@ _CHAIN_TESTS: Final = (
     "tests/unit/test_report_analyst_findings.py",
     "tests/unit/test_report_meanings.py",
     "tests/security/test_report_anchoring_consistency.py",
+    "tests/unit/test_chain_mutants.py",
 )
 
 #: Tests of RFC 8785 serialisation: every path to the canonical bytes a mandate hash covers.

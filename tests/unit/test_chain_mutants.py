@@ -870,3 +870,161 @@ def test_a_holder_jwk_holds_at_most_32_members(chain: Any, members: int, accepte
         assert (cnf.status, cnf.key) == ("passed", f"jwk-thumbprint:{chain.user_key.public_key.thumbprint()}")
     else:
         assert (cnf.status, cnf.code) == ("failed", "bad_cnf")
+
+
+def test_an_unknown_algorithm_is_shown_cut_to_16_characters(chain: Any) -> None:
+    header, payload = _segments(chain)
+    alg = "A" * 40
+    token = _signed({**header, "alg": alg}, json.dumps(payload).encode(), chain.merchant_key)
+    check = _report(chain, _with_token(chain, token)).by_id("merchant.jws.alg")
+    assert (check.status, check.code, check.expected, check.got) == (
+        "failed",
+        "alg_not_allowed",
+        "ES256",
+        "A" * 16,
+    )
+
+
+# -- the key-binding JWT -------------------------------------------------------------------------------------
+
+
+def _with_kb(chain: Any, kb: str) -> Received[PaymentMandate]:
+    *credential, _ = chain.payment.model.user_authorization.split("~")
+    return receive_payment({**chain.payment.plain(), "user_authorization": "~".join([*credential, kb])})
+
+
+def _kb_claims(chain: Any) -> dict[str, Any]:
+    kb = chain.payment.model.user_authorization.split("~")[-1]
+    claims: dict[str, Any] = json.loads(b64url_decode(kb.split(".")[1]))
+    return claims
+
+
+def test_a_presentation_without_key_binding_fails_at_its_header(chain: Any) -> None:
+    report = _inspect(chain, payment=_with_kb(chain, ""))
+    header = report.by_id("user.kb.header")
+    assert (header.status, header.error, header.code) == ("failed", "signature", "kb_missing")
+    assert (header.expected, header.got) == ("a key-binding JWT", "none presented")
+    for name in ("user.kb.key", "user.kb.signature", "user.kb.nonce", "user.kb.intent_binding"):
+        check = report.by_id(name)
+        assert (check.status, check.party, check.detail) == ("skipped", "user", "not run: no key-binding JWT")
+
+
+def test_a_key_binding_signed_by_another_key_leaves_its_claims_unchecked(chain: Any) -> None:
+    forged = sign_jwt(_kb_claims(chain), KeyPair.generate("p256"), typ="kb+jwt")
+    report = _inspect(chain, payment=_with_kb(chain, forged))
+    assert report.by_id("user.kb.signature").code == "bad_signature"
+    for name in (
+        "user.kb.typ",
+        "user.kb.aud",
+        "user.kb.nonce",
+        "user.kb.sd_hash",
+        "user.kb.transaction_data",
+    ):
+        check = report.by_id(name)
+        assert (check.status, check.detail) == (
+            "skipped",
+            "not run: the key-binding signature did not verify",
+        )
+
+
+def test_a_key_binding_jwt_of_another_type_is_refused_and_its_type_cut(chain: Any) -> None:
+    token = sign_jwt(_kb_claims(chain), chain.user_key, typ="t" * 40)
+    check = _inspect(chain, payment=_with_kb(chain, token)).by_id("user.kb.typ")
+    assert (check.status, check.error, check.code) == ("failed", "verification", "kb_wrong_typ")
+    assert (check.expected, check.got) == ("kb+jwt", "t" * 32)
+
+
+def test_a_key_binding_for_another_audience_shows_it_cut_to_200_characters() -> None:
+    audience = "https://" + "a" * 240 + ".example"
+    chain = _BUILDER.build_chain(key_type="p256", kb_claims={"aud": audience})
+    check = _report(chain).by_id("user.kb.aud")
+    assert (check.status, check.error, check.code) == ("failed", "binding", "kb_wrong_aud")
+    assert check.got == audience[:200]
+
+
+def _transaction_data_cases() -> list[
+    tuple[str, Callable[[list[str]], Any], tuple[str, str | None, str | None], tuple[str, str | None]]
+]:
+    """(name, the signed transaction_data from the genuine one, (status, code, detail) of
+    user.kb.transaction_data, (status, code) of user.kb.intent_binding)."""
+    return [
+        ("genuine", lambda td: td, ("passed", None, None), ("passed", None)),
+        (
+            "not a list",
+            "|".join,
+            ("failed", "transaction_data_mismatch", None),
+            ("failed", "intent_hash_mismatch"),
+        ),
+        (
+            "one hash",
+            lambda td: td[:1],
+            ("failed", "transaction_data_mismatch", None),
+            ("failed", "intent_hash_mismatch"),
+        ),
+        (
+            "four hashes",
+            lambda td: [*td, td[0]],
+            ("failed", "transaction_data_mismatch", None),
+            ("failed", "intent_hash_mismatch"),
+        ),
+        (
+            "another cart",
+            lambda td: ["A" * 43, *td[1:]],
+            ("failed", "transaction_data_mismatch", "differs: H(CartMandate)"),
+            ("passed", None),
+        ),
+        (
+            "other payment contents",
+            lambda td: [td[0], "B" * 43, td[2]],
+            ("failed", "transaction_data_mismatch", "differs: H(PaymentMandateContents)"),
+            ("passed", None),
+        ),
+        (
+            "another intent",
+            lambda td: [*td[:2], "C" * 70],
+            ("passed", None, None),
+            ("failed", "intent_hash_mismatch"),
+        ),
+        ("legacy, not accepted", lambda td: td[:2], ("passed", None, None), ("failed", "intent_not_bound")),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "edit", "data", "binding"),
+    _transaction_data_cases(),
+    ids=[case[0] for case in _transaction_data_cases()],
+)
+def test_transaction_data_covers_the_cart_the_payment_and_the_intent(
+    name: str,
+    edit: Callable[[list[str]], Any],
+    data: tuple[str, str | None, str | None],
+    binding: tuple[str, str | None],
+) -> None:
+    # Ed25519 signs deterministically: the seeded chain built again has the very cart and payment
+    # whose hashes the genuine transaction_data holds.
+    signed = edit(_kb_claims(_BUILDER.build_chain(key_type="ed25519"))["transaction_data"])
+    report = _report(_BUILDER.build_chain(key_type="ed25519", kb_claims={"transaction_data": signed}))
+    check = report.by_id("user.kb.transaction_data")
+    assert (check.status, check.code, check.detail) == data
+    bound = report.by_id("user.kb.intent_binding")
+    assert (bound.status, bound.code) == binding
+    if binding[1] == "intent_hash_mismatch":
+        third = signed[2] if isinstance(signed, list) and len(signed) > 2 else None
+        assert bound.got == ("missing" if third is None else third[:64])
+    if binding[1] == "intent_not_bound":
+        assert bound.got == "absent (legacy v0.1 chain; the trust root does not accept legacy chains)"
+
+
+def test_a_legacy_chain_the_trust_root_accepts_says_the_intent_is_not_bound() -> None:
+    legacy = _BUILDER.build_chain(key_type="p256", bind_intent=False)
+    check = _inspect(legacy, trust_root=legacy.trust_root(accept_legacy_unbound_intent=True)).by_id(
+        "user.kb.intent_binding"
+    )
+    assert (check.status, check.expected) == (
+        "passed",
+        "H(IntentMandate), or a legacy chain the trust root accepts",
+    )
+    assert (
+        check.got
+        == "NOT BOUND: legacy v0.1 chain accepted by the trust root; the intent is not bound to this payment"
+    )
