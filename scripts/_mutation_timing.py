@@ -1,14 +1,22 @@
 """A pytest plugin for scripts/mutation.py, loaded in its coverage run: writes to ``$MUTATION_TIMING``
-each test's duration and the third-party modules the tests loaded.
+each test's duration and the third-party modules the tests loaded, and empties mudrika's memos
+before each test.
 
 Why: a mutant that loops must be stopped, and the right limit depends on how long the tests that
 cover its line take on this machine (setup, call and teardown summed per test id).  The module list
 lets the mutation server import those libraries once and fork a fresh pytest per mutant from there,
 instead of paying the interpreter and import start-up for every mutant.
+
+Why the memos are emptied: the body of a memoised function (``functools.lru_cache``/``cache`` at
+module level) runs only for the first test that asks for its value, so coverage would attribute its
+lines to that test alone, and a mutant there would run only that test, even when the test that checks
+the value comes later.  Emptying them before each test makes every test that needs the value compute
+it, and be selected for the mutants of those lines.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -18,6 +26,15 @@ import pytest
 
 _OWN: tuple[str, ...] = ("mudrika", "tests", "conftest", "_mutation", "__main__", "__mp_main__")
 _durations: dict[str, float] = {}
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith("mudrika"):
+            continue
+        for value in list(vars(module).values()):
+            if isinstance(value, functools._lru_cache_wrapper) and value.__module__ == name:
+                value.cache_clear()
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

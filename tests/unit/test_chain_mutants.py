@@ -986,6 +986,24 @@ def _transaction_data_cases() -> list[
             ("failed", "intent_hash_mismatch"),
         ),
         ("legacy, not accepted", lambda td: td[:2], ("passed", None, None), ("failed", "intent_not_bound")),
+        (
+            "legacy, another cart",
+            lambda td: ["A" * 43, td[1]],
+            ("failed", "transaction_data_mismatch", "differs: H(CartMandate)"),
+            ("failed", "intent_not_bound"),
+        ),
+        (
+            "an object of the hashes",
+            lambda td: dict.fromkeys(td, 0),
+            ("failed", "transaction_data_mismatch", None),
+            ("failed", "intent_hash_mismatch"),
+        ),
+        (
+            "five long texts",
+            lambda td: [item + "x" * 30 for item in [*td, *td[:2]]],
+            ("failed", "transaction_data_mismatch", None),
+            ("failed", "intent_hash_mismatch"),
+        ),
     ]
 
 
@@ -1008,6 +1026,9 @@ def test_transaction_data_covers_the_cart_the_payment_and_the_intent(
     assert (check.status, check.code, check.detail) == data
     bound = report.by_id("user.kb.intent_binding")
     assert (bound.status, bound.code) == binding
+    # What was signed, as a reader sees it: at most four items, each cut to 64 characters.
+    shown = ", ".join(str(item)[:64] for item in signed[:4]) if isinstance(signed, list) else "missing"
+    assert check.got == shown
     if binding[1] == "intent_hash_mismatch":
         third = signed[2] if isinstance(signed, list) and len(signed) > 2 else None
         assert bound.got == ("missing" if third is None else third[:64])
@@ -1028,3 +1049,40 @@ def test_a_legacy_chain_the_trust_root_accepts_says_the_intent_is_not_bound() ->
         check.got
         == "NOT BOUND: legacy v0.1 chain accepted by the trust root; the intent is not bound to this payment"
     )
+
+
+def test_a_key_binding_for_another_session_fails_its_nonce_showing_fingerprints_only(chain: Any) -> None:
+    check = _inspect(chain, kb_nonce="a-nonce-of-another-session").by_id("user.kb.nonce")
+    assert (check.status, check.error, check.code) == ("failed", "binding", "kb_wrong_nonce")
+    assert str(check.expected).startswith("sha256:")
+    assert str(check.got).startswith("sha256:")
+    assert check.expected != check.got
+
+
+def test_the_accepted_credential_types_are_listed_and_a_long_type_cut() -> None:
+    vct = "urn:example:" + "v" * 240
+    chain = _BUILDER.build_chain(key_type="p256", credential_claims={"vct": vct})
+    check = _report(chain).by_id("issuer.jwt.vct")
+    assert (check.status, check.expected, check.got) == (
+        "failed",
+        "one of: urn:mudrika:ap2:payment-user:1",
+        vct[:200],
+    )
+
+
+def _kb_resigned(chain: Any, **claims: Any) -> Received[PaymentMandate]:
+    """The payment with its key-binding JWT re-signed by the user, ``claims`` replaced (``None`` drops one)."""
+    changed = {**_kb_claims(chain), **claims}
+    return _with_kb(
+        chain, sign_jwt({k: v for k, v in changed.items() if v is not None}, chain.user_key, typ="kb+jwt")
+    )
+
+
+def test_a_key_binding_without_nonce_shows_it_missing(chain: Any) -> None:
+    check = _inspect(chain, payment=_kb_resigned(chain, nonce=None)).by_id("user.kb.nonce")
+    assert (check.status, check.code, check.got) == ("failed", "kb_wrong_nonce", "missing")
+
+
+def test_a_key_binding_over_other_disclosures_fails_its_sd_hash(chain: Any) -> None:
+    check = _inspect(chain, payment=_kb_resigned(chain, sd_hash="A" * 43)).by_id("user.kb.sd_hash")
+    assert (check.status, check.error, check.code) == ("failed", "binding", "sd_hash_mismatch")

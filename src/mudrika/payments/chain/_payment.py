@@ -684,8 +684,8 @@ def _format_texts(disclosures: int, has_key_binding: bool) -> Texts:
 
 
 def _vct_texts(accepted: frozenset[str], vct: Any) -> Texts:
-    expected = "one of: " + ", ".join(sorted(accepted)) if accepted else "(the trust root accepts none)"
-    return expected, str(vct)[:200]
+    # Never empty: a trust root refuses an empty vct list, for an issuer and as its default.
+    return "one of: " + ", ".join(sorted(accepted)), str(vct)[:200]
 
 
 def _cnf_texts(key: PublicKey) -> Texts:
