@@ -1,6 +1,6 @@
 """A pytest plugin for scripts/mutation.py, loaded in its coverage run: writes to ``$MUTATION_TIMING``
-each test's duration and the third-party modules the tests loaded, and empties mudrika's memos
-before each test.
+each test's duration and the third-party modules the tests loaded, and empties the memos of mudrika
+and of the tests before each test.
 
 Why: a mutant that loops must be stopped, and the right limit depends on how long the tests that
 cover its line take on this machine (setup, call and teardown summed per test id).  The module list
@@ -10,8 +10,9 @@ instead of paying the interpreter and import start-up for every mutant.
 Why the memos are emptied: the body of a memoised function (``functools.lru_cache``/``cache`` at
 module level) runs only for the first test that asks for its value, so coverage would attribute its
 lines to that test alone, and a mutant there would run only that test, even when the test that checks
-the value comes later.  Emptying them before each test makes every test that needs the value compute
-it, and be selected for the mutants of those lines.
+the value comes later.  The same holds for a test module's memoised fixture data (reports drawn once
+for several tests).  Emptying them before each test makes every test that needs the value compute
+it, and be selected for the mutants of the lines it runs.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ _durations: dict[str, float] = {}
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     for name, module in list(sys.modules.items()):
-        if module is None or not name.startswith("mudrika"):
+        if module is None or not name.startswith(("mudrika", "tests")):
             continue
         for value in list(vars(module).values()):
             if isinstance(value, functools._lru_cache_wrapper) and value.__module__ == name:

@@ -395,6 +395,12 @@ def test_an_intent_member_nobody_can_enforce_is_named_and_refused() -> None:
         raw["max_price"] = 10
         raw["deliver_by"] = "tomorrow"
 
+    clean = _report(_BUILDER.build_chain(key_type="p256")).by_id("intent.constraints")
+    assert (clean.status, clean.expected, clean.got) == (
+        "passed",
+        "only AP2 v0.1 IntentMandate members",
+        "none unknown",
+    )
     check = _report(_BUILDER.build_chain(key_type="p256", edit_intent=add)).by_id("intent.constraints")
     assert (check.status, check.code, check.error) == ("failed", "unknown_constraint", "policy")
     assert check.got == "unknown: deliver_by, max_price"
@@ -778,6 +784,7 @@ def test_a_holder_key_the_policy_allows_no_algorithm_for_fails_the_cnf_check(cha
     report = _inspect(chain, payment=_credential_resigned(chain, cnf={"jwk": rsa_jwk}))
     check = report.by_id("issuer.jwt.cnf")
     assert (check.status, check.code, check.error) == ("failed", "holder_alg_not_allowed", "policy")
+    assert check.key == f"jwk-thumbprint:{PublicKey.from_jwk(rsa_jwk).thumbprint()}"
 
 
 def test_an_open_intent_restricts_no_merchant_sku_or_refund() -> None:
