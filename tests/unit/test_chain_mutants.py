@@ -1093,3 +1093,29 @@ def test_a_key_binding_without_nonce_shows_it_missing(chain: Any) -> None:
 def test_a_key_binding_over_other_disclosures_fails_its_sd_hash(chain: Any) -> None:
     check = _inspect(chain, payment=_kb_resigned(chain, sd_hash="A" * 43)).by_id("user.kb.sd_hash")
     assert (check.status, check.error, check.code) == ("failed", "binding", "sd_hash_mismatch")
+
+
+def test_a_signed_payment_shows_its_authorization_present(chain: Any) -> None:
+    present = _report(chain).by_id("user.authorization.present")
+    assert (present.status, present.expected, present.got) == (
+        "passed",
+        "user_authorization (SD-JWT+KB)",
+        "present",
+    )
+
+
+def test_a_payment_at_the_intent_expiry_itself_is_in_time() -> None:
+    def expire_early(intent: dict[str, Any]) -> None:
+        intent["intent_expiry"] = "2025-10-01T12:25:00Z"
+
+    chain = _BUILDER.build_chain(
+        key_type="p256",
+        edit_intent=expire_early,
+        edit_payment=lambda p: p.update(timestamp="2025-10-01T12:25:00Z"),
+    )
+    check = _report(chain).by_id("chain.timestamp.intent")
+    assert (check.status, check.expected, check.got) == (
+        "passed",
+        "not after 2025-10-01T12:25:00Z",
+        "2025-10-01T12:25:00Z",
+    )
