@@ -30,6 +30,7 @@ from mudrika.payments.chain._cart import MERCHANT_CLAIM_CHECKS, check_cart
 from mudrika.payments.chain._jws import JWS_PHASES, run_jws_phases
 from mudrika.payments.chain._keys import Anchors, ResolvedKey, StageRules
 from mudrika.payments.chain._links import LINK_CHECKS
+from mudrika.payments.chain._payment import _check_subject
 from mudrika.payments.models import (
     CartMandate,
     PaymentMandate,
@@ -1118,4 +1119,99 @@ def test_a_payment_at_the_intent_expiry_itself_is_in_time() -> None:
         "passed",
         "not after 2025-10-01T12:25:00Z",
         "2025-10-01T12:25:00Z",
+    )
+
+
+@pytest.mark.parametrize(
+    ("sub", "status", "got"),
+    [
+        (None, "passed", "absent"),
+        (42, "failed", "42 (not a DID)"),
+        ("alice", "failed", "alice (not a DID)"),
+        (
+            "did:web:someone-else.example",
+            "failed",
+            "did:web:someone-else.example (a DID that did not sign the intent with the cnf key)",
+        ),
+    ],
+)
+def test_a_subject_is_absent_or_a_did_of_the_holder(sub: Any, status: str, got: str) -> None:
+    check = _report(_BUILDER.build_chain(key_type="p256", credential_claims={"sub": sub})).by_id(
+        "issuer.jwt.sub"
+    )
+    assert (check.status, check.expected, check.got) == (
+        status,
+        "absent, or the DID of the cnf key's holder",
+        got,
+    )
+    assert check.code == (None if status == "passed" else "sub_contradicts_cnf")
+
+
+@pytest.mark.parametrize(
+    ("signer", "status", "how"),
+    [
+        (
+            "did:web:user.example",
+            "passed",
+            "the DID that signed the intent (signed with the cnf key: intent.signer_is_holder)",
+        ),
+        ("did:web:another-user.example", "failed", "a DID that did not sign the intent with the cnf key"),
+        (None, "failed", "a DID that did not sign the intent with the cnf key"),
+    ],
+)
+def test_a_subject_of_another_method_must_be_the_did_that_signed_the_intent(
+    chain: Any, signer: str | None, status: str, how: str
+) -> None:
+    """Any DID but did:key and did:jwk is the subject only as the intent's signer, whose key
+    intent.signer_is_holder holds equal to the cnf key (an unsigned intent names no signer)."""
+    rec = Recorder(validate=True)
+    _check_subject(rec, "did:web:user.example", True, chain.user_key.public_key, signer, key="issuer-kid")
+    (check,) = rec.checks
+    assert (check.id, check.status, check.got, check.key) == (
+        "issuer.jwt.sub",
+        status,
+        f"did:web:user.example ({how})",
+        "issuer-kid",
+    )
+
+
+@pytest.mark.parametrize(
+    ("edit_intent", "edit_cart", "status", "got"),
+    [
+        (None, None, "passed", "2 items allowed"),
+        (lambda i: i.update(skus=["TR-GTX-42"]), None, "failed", "not allowed: SOCK-MER-2"),
+        (
+            None,
+            lambda c: c["payment_request"]["details"]["display_items"][0].pop("sku"),
+            "failed",
+            "not allowed: (no sku)",
+        ),
+    ],
+    ids=["every sku allowed", "a sku outside", "an item without sku"],
+)
+def test_the_skus_outside_the_intent_are_named(
+    edit_intent: Callable[[dict[str, Any]], None] | None,
+    edit_cart: Callable[[dict[str, Any]], None] | None,
+    status: str,
+    got: str,
+) -> None:
+    chain = _BUILDER.build_chain(key_type="p256", edit_intent=edit_intent, edit_cart=edit_cart)
+    check = _report(chain).by_id("intent.skus")
+    assert (check.status, check.got) == (status, got)
+    assert str(check.expected).startswith("every item in: ")
+
+
+@pytest.mark.parametrize(
+    ("intent_requires", "expected"),
+    [(True, "cart keeps user_cart_confirmation_required=true"), (False, "not required")],
+)
+def test_the_cart_confirmation_the_intent_requires_is_stated(intent_requires: bool, expected: str) -> None:
+    chain = _BUILDER.build_chain(
+        key_type="p256", edit_intent=lambda i: i.update(user_cart_confirmation_required=intent_requires)
+    )
+    check = _report(chain).by_id("intent.cart_confirmation")
+    assert (check.status, check.expected, check.got) == (
+        "passed",
+        expected,
+        "cart user_cart_confirmation_required=true",
     )
