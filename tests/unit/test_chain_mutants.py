@@ -607,12 +607,10 @@ def _credential_resigned(chain: Any, **claims: Any) -> Received[PaymentMandate]:
 
 @pytest.mark.parametrize(
     "cnf",
-    [{"jwk": {"kty": "EC", "crv": "P-256"}}, {"jwk": "not an object"}, {"kid": "user-key"}],
-    ids=["incomplete JWK", "JWK not an object", "no JWK"],
+    [{"jwk": {"kty": "EC", "crv": "P-256"}}, {"jwk": "not an object"}, {"kid": "user-key"}, "not an object"],
+    ids=["incomplete JWK", "JWK not an object", "no JWK", "cnf not an object"],
 )
-def test_a_credential_naming_no_usable_holder_key_fails_its_cnf_check(
-    chain: Any, cnf: dict[str, Any]
-) -> None:
+def test_a_credential_naming_no_usable_holder_key_fails_its_cnf_check(chain: Any, cnf: Any) -> None:
     """The genuine issuer re-signs the user's credential with ``cnf`` replaced (no holder could
     present such a credential with a key-binding JWT, so the old one stays; it is never reached)."""
     report = _inspect(chain, payment=_credential_resigned(chain, cnf=cnf))
