@@ -1032,6 +1032,7 @@ def test_transaction_data_covers_the_cart_the_payment_and_the_intent(
     assert (check.status, check.code, check.detail) == data
     bound = report.by_id("user.kb.intent_binding")
     assert (bound.status, bound.code) == binding
+    assert bound.error == (None if binding[0] == "passed" else "binding")
     # What was signed, as a reader sees it: at most four items, each cut to 64 characters.
     shown = ", ".join(str(item)[:64] for item in signed[:4]) if isinstance(signed, list) else "missing"
     assert check.got == shown
@@ -1142,7 +1143,9 @@ def test_a_subject_is_absent_or_a_did_of_the_holder(sub: Any, status: str, got: 
         "absent, or the DID of the cnf key's holder",
         got,
     )
-    assert check.code == (None if status == "passed" else "sub_contradicts_cnf")
+    assert (check.code, check.error) == (
+        (None, None) if status == "passed" else ("sub_contradicts_cnf", "binding")
+    )
 
 
 @pytest.mark.parametrize(
