@@ -18,7 +18,7 @@ from mudrika.crypto.jose import KeyResolver, TrustedKey, open_compact, verify_op
 from mudrika.errors import IncompleteVerification, InvalidInput, MudrikaError, VerificationError
 from mudrika.payments.chain._common import MAX_TOKEN_BYTES
 from mudrika.payments.chain._keys import ResolvedKey
-from mudrika.payments.report import Recorder, Texts, no_texts
+from mudrika.payments.report import Recorder, Texts, no_texts, said_texts
 
 __all__ = ["JWS_PHASES", "CheckedJWS", "check_jws", "run_jws_phases"]
 
@@ -80,15 +80,8 @@ def _record_failure(
     for name in JWS_PHASES[:failed_at]:
         rec.passed(f"{prefix}.{name}", party, key=kid if name != "header" else None)
     name = JWS_PHASES[failed_at]
-    expected, got = exc.fields.get("expected"), exc.fields.get("got")
-    rec.from_error(
-        f"{prefix}.{name}",
-        party,
-        exc,
-        key=kid,
-        expected=None if expected is None else str(expected),
-        got=None if got is None else str(got),
-    )
+    expected, got = said_texts(exc)
+    rec.from_error(f"{prefix}.{name}", party, exc, key=kid, expected=expected, got=got)
     rec.skip(
         ((f"{prefix}.{later}", party) for later in JWS_PHASES[failed_at + 1 :]),
         because=f"{prefix}.{name} failed",

@@ -48,6 +48,7 @@ from mudrika.payments.report._recorder import (
     fingerprint,
     found,
     no_texts,
+    said_texts,
     same_text,
 )
 from mudrika.payments.report._text import printable, render_text
@@ -84,6 +85,7 @@ __all__ = [
     "record_signing_time",
     "render_html",
     "render_text",
+    "said_texts",
     "same_text",
     "status_key_evidence",
     "status_statements",

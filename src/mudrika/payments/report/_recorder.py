@@ -33,6 +33,7 @@ __all__ = [
     "fingerprint",
     "found",
     "no_texts",
+    "said_texts",
     "same_text",
 ]
 
@@ -59,6 +60,13 @@ Deferred = tuple[str, str, str | None, Callable[..., Texts], tuple[Any, ...]]
 
 def _given(expected: str | None, got: str | None) -> Texts:
     return expected, got
+
+
+def said_texts(exc: MudrikaError) -> Texts:
+    """The ``expected`` and ``got`` an error names in its fields, as text (``None`` when it names
+    none): what the failed check made from it shows, since the code that raised knows what it saw."""
+    expected, got = exc.fields.get("expected"), exc.fields.get("got")
+    return None if expected is None else str(expected), None if got is None else str(got)
 
 
 def no_texts() -> Texts:
@@ -290,10 +298,9 @@ class Recorder:
         try:
             result = step()
         except MudrikaError as exc:
-            said_expected, said_got = exc.fields.get("expected"), exc.fields.get("got")
-            if expected is None and said_expected is not None:
-                expected = str(said_expected)
-            got = None if said_got is None else str(said_got)
+            said_expected, got = said_texts(exc)
+            if expected is None:
+                expected = said_expected
             self.from_error(check_id, party, exc, expected=expected, got=got, key=key)
             raise StepFailed(check_id) from None
         self.passed(
