@@ -173,6 +173,45 @@ _JCS_SERIALIZE_TESTS: Final = (
     "tests/unit/test_jcs_error_paths.py",
 )
 
+#: Tests of key handling: the public keys every signature is verified with (from JWK, multikey, raw,
+#: PEM and DER), which algorithms a key type may verify, signing, private-key files and did:key.
+_KEY_TESTS: Final = (
+    "tests/unit/test_keys.py",
+    "tests/unit/test_keystore.py",
+    "tests/unit/test_jwk_properties.py",
+    "tests/unit/test_did_key_vectors.py",
+    "tests/unit/test_did_key_fast_paths.py",
+    "tests/unit/test_did_key_cold_path.py",
+    "tests/unit/test_did_jwk.py",
+    "tests/unit/test_jose.py",
+    "tests/unit/test_jose_mutants.py",
+    "tests/interop/test_wycheproof_jose.py",
+    "tests/interop/test_pkcs8_openssl.py",
+    "tests/security/test_key_material_never_leaks.py",
+    "tests/unit/test_keys_mutants.py",
+)
+
+#: Tests of Token Status Lists: the compressed list and its bit packing, and the signed status list
+#: token a dispute reads to judge whether a credential was revoked on the purchase day.
+_STATUSLIST_TESTS: Final = (
+    "tests/unit/test_statuslist.py",
+    "tests/unit/test_cli_status_list.py",
+    "tests/unit/test_credential_status.py",
+    "tests/unit/test_credential_status_mutants.py",
+    "tests/security/test_disputes_over_time.py",
+    "tests/security/test_v02_disputes_over_time.py",
+    "tests/interop/test_statuslist_node.py",
+    "tests/unit/test_statuslist_mutants.py",
+)
+
+#: Tests of the open-web verifier (Web Bot Auth and Visa TAP over RFC 9421): the profiles' rules, the
+#: draft's and Visa's examples, the directory a Web Bot Auth key comes from, and the npm oracle.
+_WEB_SIGNATURE_TESTS: Final = (
+    "tests/unit/test_webagent_profiles.py",
+    "tests/unit/test_webbotauth_vectors.py",
+    "tests/interop/test_webbotauth_interop.py",
+)
+
 TARGETS: Final[dict[str, tuple[str, ...]]] = {
     "src/mudrika/identity/anchoring.py": _ANCHOR_TESTS,
     "src/mudrika/payments/trustroot/_model.py": _ANCHOR_TESTS,
@@ -194,6 +233,11 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
     "src/mudrika/payments/chain/_intent.py": _CHAIN_TESTS,
     "src/mudrika/payments/chain/_payment.py": _CHAIN_TESTS,
     "src/mudrika/crypto/jose.py": _JOSE_TESTS,
+    "src/mudrika/crypto/keys.py": _KEY_TESTS,
+    "src/mudrika/crypto/statuslist/_list.py": _STATUSLIST_TESTS,
+    "src/mudrika/crypto/statuslist/_token.py": _STATUSLIST_TESTS,
+    "src/mudrika/trust/httpsig/_web.py": _WEB_SIGNATURE_TESTS,
+    "src/mudrika/trust/httpsig/_webprofile.py": _WEB_SIGNATURE_TESTS,
     "src/mudrika/crypto/b64url.py": _JOSE_TESTS,
     "src/mudrika/crypto/sdjwt/_presentation.py": _SDJWT_TESTS,
     "src/mudrika/crypto/sdjwt/_process.py": _SDJWT_TESTS,

@@ -71,8 +71,9 @@ _CURVES: Final[Mapping[KeyType, ec.EllipticCurve]] = {
     KeyType.P256: ec.SECP256R1(),
     KeyType.SECP256K1: ec.SECP256K1(),
 }
+#: The JWK ``crv`` of each elliptic curve (RFC 7518 §6.2.1.1, RFC 8812 §3.1); an Ed25519 key is an
+#: ``OKP`` JWK instead, read and written apart.
 _JWK_CRV: Final[Mapping[KeyType, str]] = {
-    KeyType.ED25519: "Ed25519",
     KeyType.P256: "P-256",
     KeyType.SECP256K1: "secp256k1",
 }
@@ -430,7 +431,7 @@ def _public_from_jwk(kty: str, jwk: Mapping[str, Any]) -> _PublicCrypto:
         return ed25519.Ed25519PublicKey.from_public_bytes(_jwk_member(jwk, "x", length=32))
     if kty == "EC":
         key_type = _CRV_TO_TYPE.get(str(jwk.get("crv")))
-        if key_type is None or key_type not in _CURVES:
+        if key_type is None:
             raise InvalidInput("unsupported EC curve", code="unsupported_key", crv=str(jwk.get("crv"))[:16])
         x = int.from_bytes(_jwk_member(jwk, "x", length=_EC_SIZE), "big")
         y = int.from_bytes(_jwk_member(jwk, "y", length=_EC_SIZE), "big")
