@@ -210,6 +210,7 @@ _WEB_SIGNATURE_TESTS: Final = (
     "tests/unit/test_webagent_profiles.py",
     "tests/unit/test_webbotauth_vectors.py",
     "tests/interop/test_webbotauth_interop.py",
+    "tests/unit/test_web_signature_mutants.py",
 )
 
 TARGETS: Final[dict[str, tuple[str, ...]]] = {

@@ -13,6 +13,7 @@ thumbprints, one key.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from collections.abc import Callable
 from typing import Any
@@ -21,10 +22,11 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import dsa, ec, rsa, x25519
 
+from mudrika.crypto._pkcs8 import PBES2_OID
 from mudrika.crypto.b64url import b64url_encode
 from mudrika.crypto.keys import KeyPair, KeyType, PublicKey, _der_length
 from mudrika.crypto.multibase import multikey_encode
-from mudrika.errors import InvalidInput, SignatureError
+from mudrika.errors import InvalidInput, KeyStoreError, SignatureError
 
 #: The field primes, written as the standards print them (not imported from the module under test).
 P256_PRIME = 2**256 - 2**224 + 2**192 + 2**96 - 1
@@ -546,3 +548,38 @@ def test_key_pairs_are_equal_by_their_public_key_only() -> None:
     assert pair != KeyPair.generate(KeyType.ED25519)
     assert pair.__eq__(pair.public_key) is NotImplemented
     assert pair != pair.public_key
+
+
+def _encrypted_block(der: bytes) -> bytes:
+    body = base64.encodebytes(der)
+    return b"-----BEGIN ENCRYPTED PRIVATE KEY-----\n" + body + b"-----END ENCRYPTED PRIVATE KEY-----\n"
+
+
+@pytest.mark.parametrize(
+    ("der", "wrong_password"),
+    [
+        (b"\x30\x10" + PBES2_OID + bytes(16), True),  # a SEQUENCE naming PBES2 early: the password failed
+        (b"\x30" + bytes(65 - 1 - len(PBES2_OID)) + PBES2_OID, False),  # named only past byte 64
+        (b"\x31\x10" + PBES2_OID + bytes(16), False),  # not a SEQUENCE
+        (b"\x30\x82\x01\x00" + bytes(80), False),  # a SEQUENCE that names no PBES2
+    ],
+    ids=["pbes2", "oid-past-64", "not-sequence", "no-oid"],
+)
+def test_only_a_pbes2_key_that_fails_blames_the_password(der: bytes, wrong_password: bool) -> None:
+    """A failed load is called a wrong password only for what can be one: an encrypted PKCS#8 key
+    (its DER a SEQUENCE naming PBES2 within its first 64 bytes); anything else is unreadable."""
+    with pytest.raises((InvalidInput, KeyStoreError)) as caught:
+        KeyPair.from_pem(_encrypted_block(der), b"password1")
+    expected = "wrong_password" if wrong_password else "bad_private_key"
+    assert caught.value.code == expected
+
+
+def test_an_encrypted_block_whose_base64_is_not_strict_is_unreadable() -> None:
+    """Padding in the middle of the base64 would decode leniently to a PBES2 prefix: it is refused
+    as unreadable instead of blaming the password."""
+    block = _encrypted_block(b"\x30\x10" + PBES2_OID + bytes(16))
+    lines = block.splitlines()
+    broken = b"\n".join([lines[0], lines[1] + b"=AAAA", *lines[2:]]) + b"\n"
+    with pytest.raises(InvalidInput) as caught:
+        KeyPair.from_pem(broken, b"password1")
+    assert caught.value.code == "bad_private_key"

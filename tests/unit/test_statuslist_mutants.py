@@ -432,3 +432,17 @@ def test_lists_differ_by_entries_width_and_size() -> None:
         assert base != other
     assert base.__eq__(b"\x00\x00") is NotImplemented
     assert base != b"\x00\x00"
+
+
+@pytest.mark.parametrize("bits", [1, 2, 4, 8])
+def test_clearing_an_entry_leaves_every_bit_of_its_neighbours(bits: int) -> None:
+    """Every entry at its largest value, then each one cleared in turn: only that entry changes."""
+    top = (1 << bits) - 1
+    for cleared in range(16 // bits * 2):
+        status_list = StatusList(16 // bits * 2, bits)
+        for index in range(len(status_list)):
+            status_list.set(index, top)
+        status_list.set(cleared, 0)
+        assert [status_list.get(index) for index in range(len(status_list))] == [
+            0 if index == cleared else top for index in range(len(status_list))
+        ]

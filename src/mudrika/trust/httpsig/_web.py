@@ -96,8 +96,8 @@ WEB_REPLAY_KEY_PREFIX: Final = "webagent:"
 _MAX_REPLAY_ID: Final = 200
 _STRING_PARAMS: Final = frozenset({"nonce", "keyid", "alg", "tag"})
 _INTEGER_PARAMS: Final = frozenset({"created", "expires"})
-#: Each signature parameter by kind: 1 a non-negative integer, 2 a string.
-_PARAMETER_KINDS: Final = {**dict.fromkeys(_INTEGER_PARAMS, 1), **dict.fromkeys(_STRING_PARAMS, 2)}
+#: Each known signature parameter: True for a non-negative integer, False for a string.
+_INTEGER_PARAMETER: Final = {**dict.fromkeys(_INTEGER_PARAMS, True), **dict.fromkeys(_STRING_PARAMS, False)}
 
 
 def web_profile_of(headers: HeaderInput) -> str | None:
@@ -444,17 +444,17 @@ class WebSignatureVerifier:
     def _parameters(self, inner: InnerList, profile_tap: bool) -> dict[str, str | int]:
         found: dict[str, str | int] = {}
         for name, value in inner.params:
-            # One table lookup per parameter on the usual path: its kind (1 integer, 2 string).
-            canonical, kind = name, _PARAMETER_KINDS.get(name)
-            if kind is None:
+            # One table lookup per parameter on the usual path: known, and an integer or a string.
+            canonical, integer = name, _INTEGER_PARAMETER.get(name)
+            if integer is None:
                 if name != "keyId" or not profile_tap:
                     raise InvalidInput(
                         "unknown signature parameter", code="unknown_parameter", parameter=name[:32]
                     )
-                canonical, kind = "keyid", 2  # TAP's spelling, kept as text signed as received
+                canonical, integer = "keyid", False  # TAP's spelling, kept as text signed as received
             if canonical in found:
                 raise InvalidInput("signature parameter repeated", code="bad_parameter", parameter=canonical)
-            if kind == 1:
+            if integer:
                 if type(value) is not int or value < 0:
                     raise InvalidInput(
                         "signature parameter must be a non-negative integer",
