@@ -40,13 +40,21 @@ from mudrika.trust.httpsig import (
     WebBotAuthSigner,
     WebSignatureVerifier,
     _web,
+    _webprofile,
     web_profile_of,
 )
+from mudrika.trust.httpsig._sf import InnerList, Item
 from mudrika.trust.httpsig._webprofile import (
     DIRECTORY_MEDIA_TYPE,
+    DIRECTORY_WELL_KNOWN,
     PROFILES,
     WEB_PROFILES,
     agent_ref,
+    check_thumbprint_keyid,
+    check_web_keyid,
+    check_web_nonce,
+    key_ref,
+    parse_signature_agent,
     profile_for_tag,
 )
 from mudrika.trust.jsonrpc import AuthenticationRequired
@@ -519,9 +527,14 @@ def test_the_same_covered_list_read_twice_keeps_its_order() -> None:
     assert first.components == second.components == ("@authority", "@path")
 
 
-def test_the_covered_list_memo_holds_at_most_128_lists() -> None:
-    from mudrika.trust.httpsig._sf import Item
+def test_a_remembered_list_is_used_only_for_the_very_items_it_was_read_from() -> None:
+    """The memo is keyed by ``id``: an entry left by items whose id is now another's is not used."""
+    items = (Item("@path"),)
+    _web._COVERED[id(items)] = ((Item("@method"),), ("@method",), frozenset({"@method"}))
+    assert _web._covered(items) == (("@path",), frozenset({"@path"}))
 
+
+def test_the_covered_list_memo_holds_at_most_128_lists() -> None:
     _web._COVERED.clear()
     for index in range(300):
         assert _web._covered((Item(f"c{index}"),))[0] == (f"c{index}",)
@@ -808,3 +821,198 @@ def test_a_signature_agent_url_is_at_most_2048_characters(length: int, accepted:
     with pytest.raises(InvalidInput) as caught:
         agent_ref(url, "jwks_uri")
     assert caught.value.code == "bad_signature_agent"
+
+
+# -- Signature-Agent URLs -----------------------------------------------------------------------------
+
+
+def test_the_shape_checks_return_what_they_checked() -> None:
+    assert check_web_nonce(NONCE) == NONCE
+    assert check_web_keyid(TAP_KID) == TAP_KID
+    assert check_thumbprint_keyid(THUMBPRINT) == THUMBPRINT
+    assert key_ref(THUMBPRINT).type == "key"
+
+
+@pytest.mark.parametrize(
+    ("url", "agent_type", "fetched", "identifier", "origin"),
+    [
+        (
+            "https://Crawler.Example",
+            "directory",
+            AGENT + DIRECTORY_WELL_KNOWN,
+            AGENT + DIRECTORY_WELL_KNOWN,
+            AGENT,
+        ),
+        (
+            "https://crawler.example/",
+            "directory",
+            AGENT + DIRECTORY_WELL_KNOWN,
+            AGENT + DIRECTORY_WELL_KNOWN,
+            AGENT,
+        ),
+        (
+            "https://crawler.example:443",
+            "directory",
+            AGENT + DIRECTORY_WELL_KNOWN,
+            AGENT + DIRECTORY_WELL_KNOWN,
+            AGENT,
+        ),
+        (
+            "https://crawler.example:444",
+            "directory",
+            AGENT + ":444" + DIRECTORY_WELL_KNOWN,
+            AGENT + ":444" + DIRECTORY_WELL_KNOWN,
+            AGENT + ":444",
+        ),
+        (
+            "https://[::1]:8443",
+            "directory",
+            "https://[::1]:8443" + DIRECTORY_WELL_KNOWN,
+            "https://[::1]:8443" + DIRECTORY_WELL_KNOWN,
+            "https://[::1]:8443",
+        ),
+        (
+            "https://crawler.example/keys.json?v=2",
+            "jwks_uri",
+            AGENT + "/keys.json?v=2",
+            AGENT + "/keys.json",
+            AGENT,
+        ),
+        ("https://crawler.example", "cimd", AGENT + "/", AGENT + "/", AGENT),
+    ],
+    ids=["directory", "slash", "port-443", "port-444", "ipv6", "jwks-query", "cimd"],
+)
+def test_agent_references(url: str, agent_type: str, fetched: str, identifier: str, origin: str) -> None:
+    ref = agent_ref(url, agent_type)
+    assert (ref.type, ref.url, ref.identifier, ref.origin) == (agent_type, fetched, identifier, origin)
+    assert ref.agent == (origin if agent_type == "directory" else identifier)
+
+
+@pytest.mark.parametrize(
+    ("url", "agent_type", "message"),
+    [
+        (None, "directory", "Signature-Agent URL missing or too long"),
+        ("https://crawlér.example", "directory", "Signature-Agent URL missing or too long"),
+        ("https://crawler.example:99999", "directory", "Signature-Agent is not a URL"),
+        ("http://crawler.example", "directory", "Signature-Agent must be an https URL"),
+        ("https://crawler.example/a b", "jwks_uri", "Signature-Agent URL has forbidden characters"),
+        ("https://crawler.example/a\tb", "jwks_uri", "Signature-Agent URL has forbidden characters"),
+        ("https://crawler.example/a\rb", "jwks_uri", "Signature-Agent URL has forbidden characters"),
+        ("https://crawler.example/a\nb", "jwks_uri", "Signature-Agent URL has forbidden characters"),
+        ("https://crawler.example/a\\b", "jwks_uri", "Signature-Agent URL has forbidden characters"),
+        ("https://crawler.example/keys", "directory", "a directory Signature-Agent must be an origin"),
+        ("https://crawler.example/?v=1", "directory", "a directory Signature-Agent must be an origin"),
+        ("https://crawler.example?", "directory", "a directory Signature-Agent must be an origin"),
+        ("https://crawler.example#", "directory", "a directory Signature-Agent must be an origin"),
+        ("https://crawler.example/#top", "directory", "a directory Signature-Agent must be an origin"),
+        ("https://crawler.example/keys#top", "jwks_uri", "Signature-Agent URL has a fragment"),
+    ],
+    ids=[
+        "none",
+        "non-ascii",
+        "bad-port",
+        "http",
+        "space",
+        "tab",
+        "cr",
+        "lf",
+        "backslash",
+        "dir-path",
+        "dir-query",
+        "dir-empty-query",
+        "dir-empty-fragment",
+        "dir-fragment",
+        "jwks-fragment",
+    ],
+)
+def test_agent_reference_refusals(url: Any, agent_type: str, message: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        agent_ref(url, agent_type)
+    assert (caught.value.code, str(caught.value)) == ("bad_signature_agent", message)
+
+
+def test_an_unsupported_agent_type_is_named_in_32_characters() -> None:
+    with pytest.raises(InvalidInput) as caught:
+        agent_ref(AGENT, "t" * 40)
+    assert (caught.value.code, caught.value.fields) == ("unsupported_agent_type", {"type": "t" * 32})
+
+
+# -- the Signature-Agent member a signature covers ----------------------------------------------------
+
+
+def _covering(*params: tuple[str, Any]) -> InnerList:
+    return InnerList((Item("@authority"), Item("signature-agent", params)))
+
+
+@pytest.mark.parametrize(
+    ("value", "covered", "message"),
+    [
+        (f'"{AGENT}"', _covering(("key", "sig1")), "legacy Signature-Agent is covered whole"),
+        (f'"{AGENT}";a=1', _covering(), "Signature-Agent must be a string"),
+        (
+            f'sig1="{AGENT}"',
+            _covering(),
+            'a dictionary Signature-Agent is covered as "signature-agent";key="<member>"',
+        ),
+        (
+            f'sig1="{AGENT}"',
+            _covering(("key", 1)),
+            'a dictionary Signature-Agent is covered as "signature-agent";key="<member>"',
+        ),
+        (
+            f'sig1="{AGENT}"',
+            _covering(("key", "sig1"), ("other", 1)),
+            'a dictionary Signature-Agent is covered as "signature-agent";key="<member>"',
+        ),
+        (
+            f'sig1="{AGENT}"',
+            _covering(("key", "sig2")),
+            "covered Signature-Agent member missing or not a string",
+        ),
+        ("sig1=7", _covering(("key", "sig1")), "covered Signature-Agent member missing or not a string"),
+        (
+            f'sig1="{AGENT}";type="jwks_uri"',
+            _covering(("key", "sig1")),
+            "Signature-Agent type must be a token",
+        ),
+    ],
+    ids=[
+        "legacy-with-key",
+        "legacy-params",
+        "dict-bare",
+        "dict-int-key",
+        "dict-extra",
+        "dict-other-member",
+        "dict-int",
+        "type-string",
+    ],
+)
+def test_signature_agent_refusals(value: str, covered: InnerList, message: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        parse_signature_agent(value, covered)
+    assert (caught.value.code, str(caught.value)) == ("bad_signature_agent", message)
+
+
+@pytest.mark.parametrize(
+    ("value", "key"), [('"(((', ()), ("sig1=(((", (("key", "sig1"),))], ids=["legacy", "dictionary"]
+)
+def test_a_malformed_signature_agent_names_its_field(value: str, key: tuple[tuple[str, str], ...]) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        parse_signature_agent(value, _covering(*key))
+    assert (caught.value.code, caught.value.fields["field"]) == ("bad_structured_field", "signature-agent")
+
+
+def test_a_typed_member_is_read_with_its_type() -> None:
+    agent = parse_signature_agent(f'sig1="{AGENT}/keys.json";type=jwks_uri', _covering(("key", "sig1")))
+    assert (agent.key, agent.ref.type, agent.ref.url) == ("sig1", "jwks_uri", AGENT + "/keys.json")
+    legacy = parse_signature_agent(f'"{AGENT}"', _covering())
+    assert (legacy.key, legacy.ref.type) == (None, "directory")
+
+
+def test_the_members_read_memo_holds_at_most_1024() -> None:
+    _webprofile._agents_read.clear()
+    for index in range(1100):
+        agent = parse_signature_agent(f'sig1="https://a{index}.example"', _covering(("key", "sig1")))
+        assert agent.ref.origin == f"https://a{index}.example"
+        assert len(_webprofile._agents_read) <= 1024
+    assert len(_webprofile._agents_read) == 1100 - 1024
