@@ -213,6 +213,15 @@ _WEB_SIGNATURE_TESTS: Final = (
     "tests/unit/test_web_signature_mutants.py",
 )
 
+#: Tests of did:webvh log verification: every rule a log entry must keep (shape, SCID, entry hash,
+#: parameters, authorisation, pre-rotation, time, identity, deactivation, witnesses), the trust root's
+#: webvh pins, and the independent implementations as oracles.
+_WEBVH_TESTS: Final = (
+    "tests/unit/test_webvh.py",
+    "tests/security/test_webvh_trust_root.py",
+    "tests/interop/test_webvh_oracles.py",
+)
+
 TARGETS: Final[dict[str, tuple[str, ...]]] = {
     "src/mudrika/identity/anchoring.py": _ANCHOR_TESTS,
     "src/mudrika/payments/trustroot/_model.py": _ANCHOR_TESTS,
@@ -239,6 +248,7 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
     "src/mudrika/crypto/statuslist/_token.py": _STATUSLIST_TESTS,
     "src/mudrika/trust/httpsig/_web.py": _WEB_SIGNATURE_TESTS,
     "src/mudrika/trust/httpsig/_webprofile.py": _WEB_SIGNATURE_TESTS,
+    "src/mudrika/identity/methods/webvh/_log.py": _WEBVH_TESTS,
     "src/mudrika/crypto/b64url.py": _JOSE_TESTS,
     "src/mudrika/crypto/sdjwt/_presentation.py": _SDJWT_TESTS,
     "src/mudrika/crypto/sdjwt/_process.py": _SDJWT_TESTS,

@@ -548,6 +548,8 @@ def test_key_pairs_are_equal_by_their_public_key_only() -> None:
     assert pair != KeyPair.generate(KeyType.ED25519)
     assert pair.__eq__(pair.public_key) is NotImplemented
     assert pair != pair.public_key
+    assert hash(pair) == hash(pair.public_key)
+    assert len({pair, KeyPair.from_jwk(pair.private_jwk())}) == 1
 
 
 def _encrypted_block(der: bytes) -> bytes:

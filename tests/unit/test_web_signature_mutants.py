@@ -1016,3 +1016,24 @@ def test_the_members_read_memo_holds_at_most_1024() -> None:
         assert agent.ref.origin == f"https://a{index}.example"
         assert len(_webprofile._agents_read) <= 1024
     assert len(_webprofile._agents_read) == 1100 - 1024
+
+
+def test_a_keyid_beside_a_signature_agent_must_be_a_thumbprint() -> None:
+    """With a Signature-Agent the keyid is looked up in the agent's directory: its shape is still
+    refused first, by name, not reported as a key the directory lacks."""
+    agent = ('"signature-agent";key="sig1"', f'"{AGENT}"')
+    headers = _signed(_params(keyid="not-a-thumbprint"), components=(('"@authority"', AUTHORITY), agent))
+    refused = _refused({**headers, "Signature-Agent": f'sig1="{AGENT}"'})
+    assert isinstance(refused, InvalidInput)
+    assert refused.code == "bad_keyid"
+
+
+def test_a_missing_covered_signature_agent_is_refused_before_the_time_is_judged() -> None:
+    """Step 4's order: what the signature covers is settled before its time window."""
+    agent = ('"signature-agent";key="sig1"', f'"{AGENT}"')
+    headers = _signed(
+        _params(created=NOW - 100, expires=NOW - 50), components=(('"@authority"', AUTHORITY), agent)
+    )
+    refused = _refused(headers)
+    assert isinstance(refused, InvalidInput)
+    assert (refused.code, refused.fields) == ("missing_component", {"component": "signature-agent"})
