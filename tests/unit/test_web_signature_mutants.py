@@ -1037,3 +1037,17 @@ def test_a_missing_covered_signature_agent_is_refused_before_the_time_is_judged(
     refused = _refused(headers)
     assert isinstance(refused, InvalidInput)
     assert (refused.code, refused.fields) == ("missing_component", {"component": "signature-agent"})
+
+
+@pytest.mark.parametrize(
+    "covered",
+    [
+        InnerList((Item("@authority"),)),
+        InnerList((Item("signature-agent", (("key", "sig1"),)), Item("signature-agent", (("key", "sig2"),)))),
+    ],
+    ids=["none", "two"],
+)
+def test_a_signature_covers_exactly_one_signature_agent_member(covered: InnerList) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        parse_signature_agent(f'sig1="{AGENT}", sig2="{AGENT}"', covered)
+    assert (caught.value.code, caught.value.fields) == ("missing_component", {"component": "signature-agent"})
