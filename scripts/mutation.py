@@ -220,6 +220,7 @@ _WEBVH_TESTS: Final = (
     "tests/unit/test_webvh.py",
     "tests/security/test_webvh_trust_root.py",
     "tests/interop/test_webvh_oracles.py",
+    "tests/unit/test_webvh_mutants.py",
 )
 
 TARGETS: Final[dict[str, tuple[str, ...]]] = {

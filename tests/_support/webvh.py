@@ -124,8 +124,17 @@ def make_prerotation_log() -> PyLog:
     return PyLog(states=states, keys=keys)
 
 
-def make_plain_log(*, witnesses: int = 0, threshold: int = 0) -> PyLog:
-    """v1 (k1, no pre-rotation, optional witness rule) → v2 changes the document, signed by k1."""
+def make_plain_log(
+    *,
+    witnesses: int = 0,
+    threshold: int = 0,
+    portable: bool = False,
+    second_params: dict[str, Any] | None = None,
+    second_did: str | None = None,
+) -> PyLog:
+    """v1 (k1, no pre-rotation, optional witness rule and ``portable``) → v2 changes the document
+    (its own parameter changes ``second_params``; under ``second_did``, a DID with the same SCID on
+    another path, when given), signed by k1."""
     oracle()
     from did_webvh.core.state import DocumentState
 
@@ -136,6 +145,8 @@ def make_plain_log(*, witnesses: int = 0, threshold: int = 0) -> PyLog:
             "threshold": threshold,
             "witnesses": [{"id": "did:key:" + keys[f"w{i}"].multikey} for i in range(witnesses)],
         }
+    if portable:
+        params["portable"] = True
     placeholder = f"did:webvh:{{SCID}}:{DOMAIN}:dids:alice"
     genesis = _sign(
         DocumentState.initial(
@@ -143,8 +154,12 @@ def make_plain_log(*, witnesses: int = 0, threshold: int = 0) -> PyLog:
         ),
         keys["k1"],
     )
+    did = genesis.document_id
+    if second_did is not None:
+        did = second_did.replace("{SCID}", did.split(":")[2])
     second = genesis.create_next(
-        document=_document(genesis.document_id, keys["k1"], "key-1", service=True),
+        document=_document(did, keys["k1"], "key-1", service=True),
+        params_update=second_params or {},
         timestamp=T0 + timedelta(days=1),
     )
     return PyLog(states=[genesis, _sign(second, keys["k1"])], keys=keys)

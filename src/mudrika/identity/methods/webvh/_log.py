@@ -35,7 +35,6 @@ Each failure has its own code (``webvh_*``), so a report can say *which* rule a 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -446,8 +445,3 @@ def witness_json(text: str | bytes, *, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -
     """``did-witness.json`` parsed strictly."""
     data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
     return loads_strict(data, max_bytes=max_bytes, max_depth=32)
-
-
-def dumps_entry(entry: Mapping[str, Any]) -> str:
-    """One JSON Lines line (compact)."""
-    return json.dumps(entry, separators=(",", ":"), ensure_ascii=False)
