@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from mudrika.crypto.jcs import canonicalize
 from mudrika.errors import (
     BindingError,
     InvalidInput,
@@ -26,7 +27,7 @@ from mudrika.errors import (
     UntrustedKeyError,
     VerificationError,
 )
-from mudrika.identity.methods.webvh import entry_hash, parse_log, verify_log
+from mudrika.identity.methods.webvh import VerifiedLog, entry_hash, parse_log, verify_log
 from mudrika.identity.methods.webvh._log import (
     DEFAULT_MAX_ENTRIES,
     DEFAULT_MAX_LOG_BYTES,
@@ -632,3 +633,37 @@ def test_the_witness_file_is_read_from_text_or_bytes_strictly() -> None:
     with pytest.raises(InvalidInput) as caught:
         witness_json('[{"a": 1, "a": 2}]')
     assert caught.value.code == "duplicate_key"
+
+
+def test_a_log_built_by_hand_is_not_witnessed_unless_said() -> None:
+    assert (VerifiedLog("QmScid", ()).witnessed, VerifiedLog("QmScid", ()).witness_approvals) == (False, {})
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_the_first_entry_read_for_its_scid_nests_64_levels_at_most() -> None:
+    """Entries handed to verify_log directly (not read by parse_log) meet the same depth cap."""
+    deep = _first(_REQUIRED)[0]
+    deep["state"]["x"] = _nested(62)  # the entry, the state and 62 lists: 64 levels
+    assert _refused([deep]).code == "webvh_scid_mismatch"
+    deep["state"]["x"] = _nested(63)
+    refused = _refused([deep])
+    assert (refused.code, refused.fields["limit"]) == ("too_deep", 64)
+
+
+def test_the_first_entry_read_for_its_scid_is_at_most_512_kib() -> None:
+    entry = _first(_REQUIRED)[0]
+    entry["state"]["x"] = ""
+    unsigned = {name: value for name, value in entry.items() if name != "proof"}
+    unsigned["versionId"] = "QmScid"
+    size = len(canonicalize(unsigned))  # "{SCID}" has as many characters as the SCID "QmScid"
+    entry["state"]["x"] = "x" * (512 * 1024 - size)
+    assert _refused([entry]).code == "webvh_scid_mismatch"
+    entry["state"]["x"] += "x"
+    refused = _refused([entry])
+    assert (refused.code, refused.fields) == ("too_large", {"limit": 512 * 1024})

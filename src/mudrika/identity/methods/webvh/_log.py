@@ -178,10 +178,9 @@ def _parse_time(text: object, number: int) -> datetime:
     return moment.astimezone(UTC)
 
 
-def _string_list(value: object, name: str, number: int) -> list[str]:
+def _check_string_list(value: object, name: str, number: int) -> None:
     if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
         raise _malformed(f"parameter {name!r} must be a list of strings", number, parameter=name)
-    return list(value)
 
 
 def _witness_rule(value: object, number: int) -> tuple[int, tuple[str, ...]] | None:
@@ -227,7 +226,7 @@ def _apply(previous: Mapping[str, Any] | None, changes: object, number: int) -> 
                 raise _malformed("scid must be a string", number)
         elif name in ("updateKeys", "nextKeyHashes", "watchers"):
             if value is not None:
-                _string_list(value, name, number)
+                _check_string_list(value, name, number)
         elif name in ("portable", "deactivated"):
             if not isinstance(value, bool):
                 raise _malformed(f"parameter {name!r} must be a boolean", number)
