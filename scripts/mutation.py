@@ -250,6 +250,12 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
     "src/mudrika/trust/httpsig/_web.py": _WEB_SIGNATURE_TESTS,
     "src/mudrika/trust/httpsig/_webprofile.py": _WEB_SIGNATURE_TESTS,
     "src/mudrika/identity/methods/webvh/_log.py": _WEBVH_TESTS,
+    "src/mudrika/identity/methods/webvh/_history.py": (
+        "tests/security/test_webvh_trust_root.py",
+        "tests/unit/test_trust_root_windows.py",
+        "tests/unit/test_webvh.py",
+        "tests/unit/test_webvh_key_history.py",
+    ),
     "src/mudrika/crypto/b64url.py": _JOSE_TESTS,
     "src/mudrika/crypto/sdjwt/_presentation.py": _SDJWT_TESTS,
     "src/mudrika/crypto/sdjwt/_process.py": _SDJWT_TESTS,
