@@ -129,12 +129,13 @@ def make_plain_log(
     witnesses: int = 0,
     threshold: int = 0,
     portable: bool = False,
+    first_params: dict[str, Any] | None = None,
     second_params: dict[str, Any] | None = None,
     second_did: str | None = None,
 ) -> PyLog:
-    """v1 (k1, no pre-rotation, optional witness rule and ``portable``) → v2 changes the document
-    (its own parameter changes ``second_params``; under ``second_did``, a DID with the same SCID on
-    another path, when given), signed by k1."""
+    """v1 (k1, no pre-rotation, optional witness rule and ``portable``, more ``first_params``) → v2
+    changes the document (its own parameter changes ``second_params``; under ``second_did``, a DID
+    with the same SCID on another path, when given), signed by k1."""
     oracle()
     from did_webvh.core.state import DocumentState
 
@@ -147,6 +148,7 @@ def make_plain_log(
         }
     if portable:
         params["portable"] = True
+    params.update(first_params or {})
     placeholder = f"did:webvh:{{SCID}}:{DOMAIN}:dids:alice"
     genesis = _sign(
         DocumentState.initial(

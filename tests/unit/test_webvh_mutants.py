@@ -667,3 +667,14 @@ def test_the_first_entry_read_for_its_scid_is_at_most_512_kib() -> None:
     entry["state"]["x"] += "x"
     refused = _refused([entry])
     assert (refused.code, refused.fields) == ("too_large", {"limit": 512 * 1024})
+
+
+def test_a_witness_rule_of_threshold_zero_asks_for_nothing() -> None:
+    log = make_plain_log(first_params={"witness": {"threshold": 0, "witnesses": []}})
+    verified = verify_log(log.lines())
+    assert (verified.witnessed, verified.witness_approvals) == (False, {})
+
+
+def test_a_portable_log_may_say_so_again() -> None:
+    log = make_plain_log(portable=True, second_params={"portable": True})
+    assert verify_log(log.lines()).entries[1].parameters["portable"] is True
