@@ -678,3 +678,10 @@ def test_a_witness_rule_of_threshold_zero_asks_for_nothing() -> None:
 def test_a_portable_log_may_say_so_again() -> None:
     log = make_plain_log(portable=True, second_params={"portable": True})
     assert verify_log(log.lines()).entries[1].parameters["portable"] is True
+
+
+def test_the_witness_file_nests_32_levels_at_most() -> None:
+    assert witness_json(json.dumps(_nested(32))) == _nested(32)  # 32 arrays, one inside the other
+    with pytest.raises(InvalidInput) as caught:
+        witness_json(json.dumps(_nested(33)))
+    assert (caught.value.code, caught.value.fields["limit"]) == ("too_deep", 32)
