@@ -427,8 +427,9 @@ def test_a_precheck_is_reused_only_for_the_same_request() -> None:
         ("GET", ORIGIN + "/p?x", headers),
         ("GET", ORIGIN + "/p", dict(headers)),
     ):
-        with pytest.raises((InvalidInput, SignatureError)):
+        with pytest.raises(SignatureError) as recomputed:
             asyncio.run(prepare(method, url, value))
+        assert recomputed.value.code == "bad_signature"
     headers["Signature"] = good_signature
     with pytest.raises(ExpiredError):
         asyncio.run(
@@ -581,10 +582,14 @@ def test_tap_and_web_bot_auth_signers_agree_with_the_hand_signed_requests() -> N
     assert verifier.verify("GET", ORIGIN + "/p", _tap(), b"").keyid == TAP_KID
 
 
-def test_an_unknown_key_is_named_in_256_characters() -> None:
+def test_a_key_the_directory_lacks_is_named() -> None:
     other = KeyPair.generate(KeyType.ED25519)
-    refused = _refused(_signed(_params(keyid=other.public_key.thumbprint()), key=other))
+    agent = ('"signature-agent";key="sig1"', f'"{AGENT}"')
+    keyid = other.public_key.thumbprint()
+    headers = _signed(_params(keyid=keyid), components=(('"@authority"', AUTHORITY), agent), key=other)
+    refused = _refused({**headers, "Signature-Agent": f'sig1="{AGENT}"'})
     assert isinstance(refused, UntrustedKeyError)
+    assert (refused.code, refused.fields) == ("unknown_key", {"kid": keyid})
 
 
 # -- what each profile requires --------------------------------------------------------------------
