@@ -514,32 +514,25 @@ def test_a_private_key_of_another_family_is_refused() -> None:
         assert (caught.value.code, str(caught.value)) == ("unsupported_key", "unsupported private key type")
 
 
-def test_a_multi_prime_rsa_jwk_is_refused() -> None:
-    jwk: dict[str, Any] = {
-        **KeyPair.generate(KeyType.RSA).private_jwk(),
-        "oth": [{"r": "Aw", "d": "Aw", "t": "Aw"}],
-    }
-    with pytest.raises(InvalidInput) as caught:
-        KeyPair.from_jwk(jwk)
-    assert (caught.value.code, str(caught.value)) == (
-        "unsupported_key",
-        "multi-prime RSA keys are not supported",
-    )
-
-
-def test_a_private_jwk_that_is_no_key_or_another_key() -> None:
-    pair = KeyPair.generate(KeyType.P256)
-    zero = {**pair.private_jwk(), "d": b64url_encode(bytes(32))}
-    with pytest.raises(InvalidInput) as invalid:
-        KeyPair.from_jwk(zero)
-    assert (invalid.value.code, str(invalid.value)) == ("bad_jwk", "invalid private JWK")
-    other = {**pair.private_jwk(), "d": KeyPair.generate(KeyType.P256).private_jwk()["d"]}
-    with pytest.raises(InvalidInput) as mismatch:
-        KeyPair.from_jwk(other)
-    assert (mismatch.value.code, str(mismatch.value)) == (
-        "bad_jwk",
-        "private JWK does not match its public members",
-    )
+def test_private_jwks_that_are_no_key_another_key_or_multi_prime_are_refused() -> None:
+    pair, rsa_pair = KeyPair.generate(KeyType.P256), KeyPair.generate(KeyType.RSA)
+    cases: list[tuple[dict[str, Any], str, str]] = [
+        ({**pair.private_jwk(), "d": b64url_encode(bytes(32))}, "bad_jwk", "invalid private JWK"),
+        (
+            {**pair.private_jwk(), "d": KeyPair.generate(KeyType.P256).private_jwk()["d"]},
+            "bad_jwk",
+            "private JWK does not match its public members",
+        ),
+        (
+            {**rsa_pair.private_jwk(), "oth": [{"r": "Aw", "d": "Aw", "t": "Aw"}]},
+            "unsupported_key",
+            "multi-prime RSA keys are not supported",
+        ),
+    ]
+    for jwk, code, message in cases:
+        with pytest.raises(InvalidInput) as caught:
+            KeyPair.from_jwk(jwk)
+        assert (caught.value.code, str(caught.value)) == (code, message)
 
 
 def test_key_pairs_are_equal_by_their_public_key_only() -> None:
