@@ -53,7 +53,7 @@ def sign_eddsa_jcs_2022(
     """A proof object over ``document`` (its own ``proof`` member, if any, is not covered)."""
     if key.key_type is not KeyType.ED25519:
         raise InvalidInput("eddsa-jcs-2022 signs with Ed25519 keys only", code="bad_key_type")
-    moment = (created or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
+    moment = (created or datetime.now(UTC)).astimezone(UTC)  # written to the second, below
     options: dict[str, Any] = {
         "type": PROOF_TYPE,
         "cryptosuite": CRYPTOSUITE,
