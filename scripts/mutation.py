@@ -251,6 +251,11 @@ TARGETS: Final[dict[str, tuple[str, ...]]] = {
     "src/mudrika/trust/httpsig/_webprofile.py": _WEB_SIGNATURE_TESTS,
     "src/mudrika/identity/methods/webvh/_log.py": _WEBVH_TESTS,
     "src/mudrika/crypto/dataintegrity.py": (*_WEBVH_TESTS, "tests/unit/test_dataintegrity.py"),
+    "src/mudrika/payments/v02/_x5c.py": (
+        "tests/security/test_v02_x5c.py",
+        "tests/security/test_v02_sdk_gaps.py",
+        "tests/security/test_x5c_mutants.py",
+    ),
     "src/mudrika/identity/methods/webvh/_history.py": (
         "tests/security/test_webvh_trust_root.py",
         "tests/unit/test_trust_root_windows.py",
