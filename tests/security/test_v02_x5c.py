@@ -52,7 +52,9 @@ def usage(*, sign: bool, ca: bool) -> x509.KeyUsage:
     )
 
 
-def ca_certificate(key: ec.EllipticCurvePrivateKey, common_name: str) -> x509.Certificate:
+def ca_certificate(
+    key: ec.EllipticCurvePrivateKey, common_name: str, *, path_length: int = 0
+) -> x509.Certificate:
     return (
         x509.CertificateBuilder()
         .subject_name(name(common_name))
@@ -61,7 +63,7 @@ def ca_certificate(key: ec.EllipticCurvePrivateKey, common_name: str) -> x509.Ce
         .serial_number(x509.random_serial_number())
         .not_valid_before(NOW - datetime.timedelta(days=30))
         .not_valid_after(NOW + datetime.timedelta(days=365))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=path_length), critical=True)
         .add_extension(usage(sign=False, ca=True), critical=True)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())

@@ -69,19 +69,7 @@ def _issued(
 
 def test_an_intermediate_is_taken_from_the_chain() -> None:
     root_key = ec.generate_private_key(ec.SECP256R1())
-    root = (
-        x509.CertificateBuilder()
-        .subject_name(name("root"))
-        .issuer_name(name("root"))
-        .public_key(root_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(NOW - datetime.timedelta(days=30))
-        .not_valid_after(NOW + datetime.timedelta(days=365))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=1), critical=True)
-        .add_extension(usage(sign=False, ca=True), critical=True)
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(root_key.public_key()), critical=False)
-        .sign(root_key, hashes.SHA256())
-    )
+    root = ca_certificate(root_key, "root", path_length=1)
     middle_key = ec.generate_private_key(ec.SECP256R1())
     middle = _issued("intermediate", middle_key.public_key(), "root", root_key, ca=True, sign=False)
     public = serialization.load_der_public_key(SIGNER.public_key.to_der())
