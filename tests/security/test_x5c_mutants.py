@@ -160,3 +160,15 @@ def test_an_entry_is_at_most_32_kib_of_base64() -> None:
     with pytest.raises(InvalidInput) as caught:
         load_certificates([over])
     assert caught.value.code == "bad_x5c"
+
+
+def test_the_reason_a_path_fails_is_cut_at_200_characters() -> None:
+    """cryptography names the certificate it was processing, so the reason can be as long as a
+    subject an issuer chose: the report carries its first 200 characters."""
+    refused = _refused([der64(leaf_certificate(SIGNER, CA_KEY, sign=False))])
+    detail = refused.fields["detail"]
+    assert len(detail) == 200
+    assert detail.startswith("validation failed: Python extension validator failed: ValueError: the leaf")
+    expired = _refused([der64(leaf_certificate(SIGNER, CA_KEY, days=(-30, -1)))])
+    assert expired.fields["detail"].startswith("validation failed: cert is not valid at validation time")
+    assert len(expired.fields["detail"]) < 200
